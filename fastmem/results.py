@@ -1,0 +1,72 @@
+"""Frozen result types returned by :class:`fastmem.Memory`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Hit", "Analogy", "Recall"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One recalled memory.
+
+    Attributes
+    ----------
+    id : int
+        Memory id (as returned by ``remember``).
+    text : str
+        The memory's full text.
+    score : float
+        Fused score (higher is better); comparable within one recall only.
+    why : dict
+        Per-channel evidence: ``{"keyword": {"rank", "score"}, "vector": {"rank", "score"},
+        "graph": {"rank", "score", "entities"}, "use": {"weight", "engaged", "ignored"}}``;
+        a channel that did not find the memory is absent.
+    scope : str
+        The memory's scope.
+    """
+
+    id: int
+    text: str
+    score: float
+    why: dict[str, Any]
+    scope: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Analogy:
+    """The analogy slot: a memory with the turn's structure in different words.
+
+    Attributes
+    ----------
+    id, text, score : as :class:`Hit` (``score`` is the selection score).
+    why : dict
+        ``z`` (structural similarity in store standard deviations), ``structural``
+        (similarity), ``store_mean``/``store_std``, ``surface`` (embedding cosine to the turn),
+        ``surface_rank`` (its rank among the store's surface neighbours of the turn) and
+        ``matched`` (relations and roles that rhyme).
+    """
+
+    id: int
+    text: str
+    score: float
+    why: dict[str, Any]
+    scope: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Recall:
+    """What ``recall`` returns: ranked ``hits`` and at most one ``analogy`` (or None)."""
+
+    query: str
+    hits: tuple[Hit, ...]
+    analogy: Analogy | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def __iter__(self):
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)

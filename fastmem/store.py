@@ -1,0 +1,269 @@
+"""The SQLite file: connection, pragmas, migrations and transactions.
+
+One :class:`Store` owns one apsw connection. Every write in fastmem happens inside
+``store.atomic()``, so a memory, its FTS row, its embedding, its facts, its structural code
+and its usage row are committed together or not at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import time
+from collections.abc import Callable, Iterator
+
+import apsw
+
+from .errors import StoreCorrupt
+
+__all__ = ["Store", "SCHEMA_VERSION"]
+
+_MIGRATIONS_TABLE = "_fastmem_migrations"
+
+
+def _m1_core(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE memories(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            text TEXT NOT NULL,
+            scope TEXT NOT NULL DEFAULT '',
+            source TEXT,
+            created REAL NOT NULL,
+            updated REAL NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX memories_scope ON memories(scope, id);
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            text, content='memories', content_rowid='id', tokenize='porter unicode61'
+        );
+        CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts(rowid, text) VALUES (new.id, new.text);
+        END;
+        CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END;
+        CREATE TRIGGER memories_au AFTER UPDATE OF text ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            INSERT INTO memories_fts(rowid, text) VALUES (new.id, new.text);
+        END;
+        CREATE TABLE embeddings(
+            memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vec BLOB NOT NULL
+        );
+        CREATE TABLE usage(
+            memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+            surfaced INTEGER NOT NULL DEFAULT 0,
+            engaged INTEGER NOT NULL DEFAULT 0,
+            ignored INTEGER NOT NULL DEFAULT 0,
+            last_surfaced REAL
+        );
+        CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """
+    )
+
+
+def _m2_graph(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE nodes(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            key TEXT NOT NULL UNIQUE,          -- canonical key (folded name)
+            name TEXT NOT NULL,                -- display name as first seen
+            type TEXT NOT NULL DEFAULT 'thing'
+        );
+        CREATE TABLE aliases(
+            alias TEXT NOT NULL,               -- folded alias
+            node_id INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+            PRIMARY KEY(alias, node_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX aliases_node ON aliases(node_id);
+        CREATE TABLE alias_candidates(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            node_id INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+            other_id INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+            score REAL NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending',
+            UNIQUE(node_id, other_id)
+        );
+        CREATE TABLE edges(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            pos INTEGER NOT NULL,
+            subj INTEGER NOT NULL REFERENCES nodes(id),
+            rel TEXT NOT NULL,
+            rel_raw TEXT NOT NULL,
+            obj INTEGER NOT NULL REFERENCES nodes(id)
+        );
+        CREATE INDEX edges_memory ON edges(memory_id);
+        CREATE INDEX edges_subj ON edges(subj);
+        CREATE INDEX edges_obj ON edges(obj);
+        """
+    )
+
+
+def _m3_structure(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE codes(
+            memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+            dim INTEGER NOT NULL,
+            code BLOB NOT NULL                 -- int8 [round(127 cos v); round(127 sin v)]
+        );
+        CREATE TABLE hrr_stats(
+            dim INTEGER PRIMARY KEY,
+            n INTEGER NOT NULL,
+            id_sum INTEGER NOT NULL,           -- fingerprint of the code set the sums describe
+            s BLOB NOT NULL,
+            m BLOB NOT NULL
+        );
+        """
+    )
+
+
+def _m4_usage_events(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE usage_events(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id INTEGER NOT NULL,
+            session TEXT,
+            turn INTEGER,
+            channel TEXT NOT NULL,
+            ts REAL NOT NULL,
+            outcome INTEGER                    -- NULL pending, 1 engaged, 0 ignored
+        );
+        CREATE INDEX usage_events_session ON usage_events(session, turn);
+        ALTER TABLE usage ADD COLUMN weight REAL NOT NULL DEFAULT 1.0;
+        """
+    )
+
+
+MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
+    ("core", _m1_core),
+    ("graph", _m2_graph),
+    ("structure", _m3_structure),
+    ("usage_events", _m4_usage_events),
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class Store:
+    """Owns the apsw connection of one fastmem file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The SQLite file; created with its parent folder when missing.
+    busy_timeout_ms : int
+        How long a write waits for another process's lock before failing.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, busy_timeout_ms: int = 10_000) -> None:
+        self.path = os.fspath(path)
+        parent = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(parent, exist_ok=True)
+        try:
+            self.db = apsw.Connection(self.path)
+            self.db.set_busy_timeout(busy_timeout_ms)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except (apsw.NotADBError, apsw.CorruptError) as exc:
+            raise StoreCorrupt(
+                f"{self.path!r} is not a readable SQLite file ({exc}); restore a backup or "
+                "choose another path"
+            ) from exc
+        self._savepoints = itertools.count()
+        self._depth = 0
+
+    # -- migrations ------------------------------------------------------------------------
+    def _migrate(self) -> None:
+        db = self.db
+        with db:
+            db.execute(
+                f"CREATE TABLE IF NOT EXISTS {_MIGRATIONS_TABLE}("
+                "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied REAL NOT NULL)"
+            )
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        done = {r[0] for r in db.execute(f"SELECT version FROM {_MIGRATIONS_TABLE}")}
+        if not done and tables - {_MIGRATIONS_TABLE}:
+            raise StoreCorrupt(
+                f"{self.path!r} holds tables but no fastmem migrations: it is not a fastmem store"
+            )
+        if done and max(done) > SCHEMA_VERSION:
+            raise StoreCorrupt(
+                f"{self.path!r} has schema version {max(done)}, newer than this fastmem "
+                f"({SCHEMA_VERSION}); upgrade fastmem to open it"
+            )
+        for version, (name, fn) in enumerate(MIGRATIONS, start=1):
+            if version in done:
+                continue
+            with db:  # one transaction per migration; IMMEDIATE via the write below
+                again = db.execute(
+                    f"SELECT 1 FROM {_MIGRATIONS_TABLE} WHERE version=?", (version,)
+                ).fetchone()
+                if again:  # another process migrated meanwhile
+                    continue
+                fn(db)
+                db.execute(
+                    f"INSERT INTO {_MIGRATIONS_TABLE}(version, name, applied) VALUES (?,?,?)",
+                    (version, name, time.time()),
+                )
+
+    @property
+    def schema_version(self) -> int:
+        row = self.db.execute(f"SELECT max(version) FROM {_MIGRATIONS_TABLE}").fetchone()
+        return int(row[0] or 0)
+
+    # -- transactions ----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[apsw.Connection]:
+        """A transaction; nested calls become savepoints. Rolls back on any exception."""
+        if self._depth == 0:
+            self.db.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                yield self.db
+            except BaseException:
+                self._depth -= 1
+                self.db.execute("ROLLBACK")
+                raise
+            self._depth -= 1
+            self.db.execute("COMMIT")
+        else:
+            name = f"sp{next(self._savepoints)}"
+            self.db.execute(f"SAVEPOINT {name}")
+            self._depth += 1
+            try:
+                yield self.db
+            except BaseException:
+                self._depth -= 1
+                self.db.execute(f"ROLLBACK TO {name}")
+                self.db.execute(f"RELEASE {name}")
+                raise
+            self._depth -= 1
+            self.db.execute(f"RELEASE {name}")
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits to the file."""
+        return int(self.db.execute("PRAGMA data_version").fetchone()[0])
+
+    # -- settings --------------------------------------------------------------------------
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        row = self.db.execute("SELECT value FROM settings WHERE key=?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_setting(self, key: str, value: str) -> None:
+        self.db.execute(
+            "INSERT INTO settings(key, value) VALUES (?,?) "
+            "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (key, value),
+        )
+
+    def close(self) -> None:
+        self.db.close()

@@ -1,0 +1,66 @@
+"""Text helpers: validation and the FTS5 query sanitiser (user text never reaches MATCH raw)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .errors import InvalidInput
+
+__all__ = ["MAX_TEXT_CHARS", "check_text", "fts_query", "content_words", "STOPWORDS"]
+
+#: Longest memory accepted, in characters. Longer input raises InvalidInput (never truncated):
+#: split long documents into passages before storing them.
+MAX_TEXT_CHARS = 32_000
+_MAX_QUERY_TERMS = 48
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+STOPWORDS = frozenset(
+    """a an and are as at be been but by can could did do does for from had has have he her
+    hers him his how i if in into is it its me my no not of on or our she so than that the
+    their them then there these they this to us was we were what when where which who whom why
+    will with would you your yours about after before just also very""".split()
+)
+
+
+def check_text(text, what: str = "text") -> str:
+    """Validate one memory text: a non-blank str of at most MAX_TEXT_CHARS characters."""
+    if not isinstance(text, str):
+        raise InvalidInput(f"{what} must be str, not {type(text).__name__}")
+    if not text.strip():
+        raise InvalidInput(f"{what} is empty or whitespace only")
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidInput(
+            f"{what} has {len(text):,} characters, over the maximum of {MAX_TEXT_CHARS:,}; "
+            "split it into passages and store them with remember_many"
+        )
+    if "\x00" in text:
+        raise InvalidInput(f"{what} contains a NUL character")
+    return text
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (Unicode aware, NFKC)."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def content_words(text: str) -> list[str]:
+    """Words that are not stopwords, in order, de-duplicated."""
+    seen: dict[str, None] = {}
+    for w in words(text):
+        if w not in STOPWORDS and w not in seen:
+            seen[w] = None
+    return list(seen)
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression for free text: each word quoted, OR-ed; None when no word.
+
+    Quoting every token as a string literal (with ``"`` doubled) means no user character can
+    act as FTS syntax (``NEAR(``, ``OR``, ``*``, ``:``, ``-``, parentheses...).
+    """
+    toks = content_words(text) or list(dict.fromkeys(words(text)))
+    toks = toks[:_MAX_QUERY_TERMS]
+    if not toks:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)

@@ -1,0 +1,58 @@
+"""Numba kernels for phase-vector HRR (FHRR), imported as ``fastmem.kernels``.
+
+Kernels take and return arrays; no I/O, no classes, no mutable globals. Every kernel has a
+plain NumPy reference in :mod:`fastmem.kernels.reference`, used by the tests.
+
+A code is D phases in [0, 2pi). Its stored form is int8
+``[round(127 cos v); round(127 sin v)]`` (2D bytes, a quarter of float64 phases' 8D), and
+``sim(a, b) = mean(cos(a - b)) = (cos a . cos b + sin a . sin b) / D`` becomes one dot
+product with the float query ``[cos q; sin q]``.
+"""
+
+from .hrr import (
+    Q8_SCALE,
+    above,
+    atom,
+    atoms,
+    bind,
+    bundle,
+    bundle_weighted,
+    dequantize,
+    permute,
+    quantize,
+    sim,
+    sim_many,
+    sim_scan_q8,
+    sims_q8_many,
+    stats_add,
+    stats_remove,
+    to_unit,
+    topk,
+    unbind,
+    warmup,
+    z_stats,
+)
+
+__all__ = [
+    "Q8_SCALE",
+    "above",
+    "atom",
+    "atoms",
+    "bind",
+    "bundle",
+    "bundle_weighted",
+    "dequantize",
+    "permute",
+    "quantize",
+    "sim",
+    "sim_many",
+    "sim_scan_q8",
+    "sims_q8_many",
+    "stats_add",
+    "stats_remove",
+    "to_unit",
+    "topk",
+    "unbind",
+    "warmup",
+    "z_stats",
+]

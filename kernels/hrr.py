@@ -1,0 +1,363 @@
+"""FHRR kernels: atoms, bind/unbind/bundle, similarity scans, top-k and store statistics.
+
+Shapes: D is the code dimension (phases), N the number of stored codes. ``u`` denotes the
+unit form ``[cos v; sin v] / sqrt(D)`` of shape (2D,), so that ``sim(a, b) = u_a . u_b``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+
+import numba as nb
+import numpy as np
+
+TWO_PI = 2.0 * math.pi
+Q8_SCALE = 127.0
+#: Below this many rows the scan runs on one thread (thread start-up costs more than it saves).
+PARALLEL_MIN_ROWS = 16_384
+
+
+# -- atoms -----------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=65_536)
+def _atom_cached(symbol: str, dim: int) -> np.ndarray:
+    seed = int.from_bytes(hashlib.blake2b(symbol.encode("utf-8"), digest_size=8).digest(), "little")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    a = rng.uniform(0.0, TWO_PI, dim)
+    a.setflags(write=False)
+    return a
+
+
+def atom(symbol: str, dim: int) -> np.ndarray:
+    """Deterministic phase vector of a symbol.
+
+    Derivation (stable across processes, platforms and fastmem versions): the 64-bit seed is
+    the little-endian BLAKE2b-64 digest of the UTF-8 symbol; the phases are
+    ``numpy.random.Generator(PCG64(seed)).uniform(0, 2pi, dim)`` (NumPy guarantees this
+    stream). Cached; the returned array is read-only.
+
+    Returns
+    -------
+    ndarray, float64, shape (dim,)
+    """
+    return _atom_cached(str(symbol), int(dim))
+
+
+def atoms(symbols, dim: int) -> np.ndarray:
+    """Stack of :func:`atom` for each symbol, shape (len(symbols), dim)."""
+    out = np.empty((len(symbols), dim), np.float64)
+    for i, s in enumerate(symbols):
+        out[i] = atom(s, dim)
+    return out
+
+
+# -- algebra ---------------------------------------------------------------------------------
+@nb.njit(cache=True)
+def _wrap(x):
+    y = np.empty_like(x)
+    yf = y.reshape(-1)
+    xf = x.reshape(-1)
+    for i in range(xf.size):
+        v = xf[i] % TWO_PI
+        yf[i] = v if v >= 0.0 else v + TWO_PI
+    return y
+
+
+@nb.njit(cache=True)
+def bind(a, b):
+    """(a + b) mod 2pi; works on (D,) or (N, D) arrays (broadcasting as NumPy)."""
+    return _wrap(a + b)
+
+
+@nb.njit(cache=True)
+def unbind(m, k):
+    """(m - k) mod 2pi: exact inverse of :func:`bind`."""
+    return _wrap(m - k)
+
+
+@nb.njit(cache=True)
+def bundle_weighted(v, w):
+    """Weighted circular mean of the rows of ``v`` (N, D) -> (D,).
+
+    ``angle(sum_i w_i exp(i v_i))``; where the sum cancels to exactly zero the phase is 0.
+    """
+    n, d = v.shape
+    c = np.zeros(d)
+    s = np.zeros(d)
+    for i in range(n):
+        wi = w[i]
+        for j in range(d):
+            c[j] += wi * math.cos(v[i, j])
+            s[j] += wi * math.sin(v[i, j])
+    out = np.empty(d)
+    for j in range(d):
+        a = math.atan2(s[j], c[j])
+        out[j] = a if a >= 0.0 else a + TWO_PI
+    return out
+
+
+def bundle(v: np.ndarray) -> np.ndarray:
+    """Circular mean of the rows of ``v`` (N, D) -> (D,), equal weights."""
+    v = np.ascontiguousarray(v, np.float64)
+    return bundle_weighted(v, np.ones(v.shape[0]))
+
+
+def permute(v: np.ndarray, shift: int = 1) -> np.ndarray:
+    """Cyclic shift of the phases (last axis): a fixed permutation that makes order matter.
+
+    ``bind(a, permute(b))`` differs from ``bind(b, permute(a))``, unlike ``bind(a, b)``.
+    """
+    return np.roll(v, shift, axis=-1)
+
+
+# -- unit and stored forms ------------------------------------------------------------------
+@nb.njit(cache=True)
+def to_unit(v):
+    """Phases (N, D) -> float64 (N, 2D) rows ``[cos v; sin v] / sqrt(D)``."""
+    n, d = v.shape
+    out = np.empty((n, 2 * d))
+    r = 1.0 / math.sqrt(d) if d > 0 else 0.0
+    for i in range(n):
+        for j in range(d):
+            out[i, j] = math.cos(v[i, j]) * r
+            out[i, d + j] = math.sin(v[i, j]) * r
+    return out
+
+
+@nb.njit(cache=True)
+def quantize(v):
+    """Phases (N, D) -> int8 (N, 2D): ``round(127 [cos v; sin v])``."""
+    n, d = v.shape
+    out = np.empty((n, 2 * d), np.int8)
+    for i in range(n):
+        for j in range(d):
+            out[i, j] = np.int8(round(Q8_SCALE * math.cos(v[i, j])))
+            out[i, d + j] = np.int8(round(Q8_SCALE * math.sin(v[i, j])))
+    return out
+
+
+@nb.njit(cache=True)
+def dequantize(q):
+    """int8 (N, 2D) -> float64 unit rows (N, 2D), the ``u`` that the statistics sum."""
+    n, d2 = q.shape
+    out = np.empty((n, d2))
+    r = 1.0 / (Q8_SCALE * math.sqrt(d2 // 2)) if d2 > 0 else 0.0
+    for i in range(n):
+        for j in range(d2):
+            out[i, j] = q[i, j] * r
+    return out
+
+
+# -- similarity ------------------------------------------------------------------------------
+@nb.njit(cache=True)
+def sim(a, b):
+    """mean(cos(a - b)) of two phase vectors (D,), via the cos/sin identity."""
+    d = a.shape[0]
+    if d == 0:
+        return 0.0
+    acc = 0.0
+    for j in range(d):
+        acc += math.cos(a[j]) * math.cos(b[j]) + math.sin(a[j]) * math.sin(b[j])
+    return acc / d
+
+
+@nb.njit(cache=True)
+def sim_many(q, v):
+    """sim of one phase query (D,) against phase rows (N, D) -> (N,) float64."""
+    n, d = v.shape
+    out = np.zeros(n)
+    if d == 0:
+        return out
+    cq = np.cos(q)
+    sq = np.sin(q)
+    for i in range(n):
+        acc = 0.0
+        for j in range(d):
+            acc += cq[j] * math.cos(v[i, j]) + sq[j] * math.sin(v[i, j])
+        out[i] = acc / d
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _scan_serial(codes, qu, out):
+    n, d2 = codes.shape
+    for i in range(n):
+        acc = np.float32(0.0)
+        for j in range(d2):
+            acc += np.float32(codes[i, j]) * qu[j]
+        out[i] = acc
+
+
+@nb.njit(parallel=True, nogil=True)
+def _scan_parallel(codes, qu, out):
+    n, d2 = codes.shape
+    for i in nb.prange(n):
+        acc = np.float32(0.0)
+        for j in range(d2):
+            acc += np.float32(codes[i, j]) * qu[j]
+        out[i] = acc
+
+
+def _query_scale(qu: np.ndarray, d2: int) -> np.ndarray:
+    # u rows are q8 / (127 sqrt(D)); fold that constant into the query once
+    return (np.asarray(qu, np.float64) / (Q8_SCALE * math.sqrt(max(d2 // 2, 1)))).astype(np.float32)
+
+
+def sim_scan_q8(codes: np.ndarray, qu: np.ndarray) -> np.ndarray:
+    """Similarity of one unit query ``qu`` (2D,) to every stored int8 code (N, 2D) -> (N,) float32.
+
+    Bandwidth-bound: reads 2D bytes per code. Runs multi-threaded above
+    ``PARALLEL_MIN_ROWS`` rows.
+    """
+    n, d2 = codes.shape
+    out = np.empty(n, np.float32)
+    if n == 0:
+        return out
+    q = _query_scale(qu, d2)
+    if n >= PARALLEL_MIN_ROWS and nb.get_num_threads() > 1:
+        _scan_parallel(codes, q, out)
+    else:
+        _scan_serial(codes, q, out)
+    return out
+
+
+def sims_q8_many(codes: np.ndarray, qus: np.ndarray) -> np.ndarray:
+    """Many unit queries (m, 2D) against int8 codes (N, 2D) -> (m, N) float32 (BLAS)."""
+    n, d2 = codes.shape
+    q = np.stack([_query_scale(x, d2) for x in np.atleast_2d(qus)]) if len(qus) else np.zeros((0, d2), np.float32)
+    return q @ codes.astype(np.float32).T
+
+
+# -- selection -------------------------------------------------------------------------------
+@nb.njit(cache=True)
+def _topk_heap(x, k):
+    # min-heap of (value, index) of size k; O(N log k), no full sort
+    hv = np.empty(k, x.dtype)
+    hi = np.empty(k, np.int64)
+    size = 0
+    for i in range(x.shape[0]):
+        v = x[i]
+        if v != v:  # NaN never enters
+            continue
+        if size < k:
+            j = size
+            size += 1
+            while j > 0:
+                p = (j - 1) >> 1
+                if hv[p] <= v:
+                    break
+                hv[j] = hv[p]
+                hi[j] = hi[p]
+                j = p
+            hv[j] = v
+            hi[j] = i
+        elif v > hv[0]:
+            j = 0
+            while True:
+                c = 2 * j + 1
+                if c >= size:
+                    break
+                if c + 1 < size and hv[c + 1] < hv[c]:
+                    c += 1
+                if hv[c] >= v:
+                    break
+                hv[j] = hv[c]
+                hi[j] = hi[c]
+                j = c
+            hv[j] = v
+            hi[j] = i
+    order = np.argsort(-hv[:size], kind="mergesort")
+    return hi[:size][order]
+
+
+def topk(x: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest values of ``x`` (N,), largest first (ties: lower index first
+    is not guaranteed). NaNs are skipped; k is clamped to N."""
+    k = int(min(max(k, 0), x.shape[0]))
+    if k == 0:
+        return np.zeros(0, np.int64)
+    return _topk_heap(np.ascontiguousarray(x), k)
+
+
+@nb.njit(cache=True)
+def above(x, t):
+    """Indices i with x[i] >= t, in index order."""
+    n = 0
+    for i in range(x.shape[0]):
+        if x[i] >= t:
+            n += 1
+    out = np.empty(n, np.int64)
+    n = 0
+    for i in range(x.shape[0]):
+        if x[i] >= t:
+            out[n] = i
+            n += 1
+    return out
+
+
+# -- store-wide statistics -------------------------------------------------------------------
+def stats_add(s: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
+    """Add unit rows ``u`` (n, 2D) to the running sums in place: s += sum u, M += u^T u."""
+    if len(u):
+        u = np.asarray(u, np.float64)
+        s += u.sum(axis=0)
+        m += u.T @ u
+
+
+def stats_remove(s: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
+    """Remove unit rows ``u`` (n, 2D) from the running sums in place."""
+    if len(u):
+        u = np.asarray(u, np.float64)
+        s -= u.sum(axis=0)
+        m -= u.T @ u
+
+
+@nb.njit(cache=True)
+def z_stats(qu, s, m, n):
+    """Exact mean and standard deviation of ``sim(q, .)`` over the N codes the sums describe.
+
+    mean = q.s / N; E[sim^2] = q^T M q / N; cost O(D^2), independent of N.
+    Returns (mean, std); (0, 0) for an empty store.
+    """
+    if n <= 0:
+        return 0.0, 0.0
+    d2 = qu.shape[0]
+    mean = 0.0
+    e2 = 0.0
+    for i in range(d2):
+        mean += qu[i] * s[i]
+        row = 0.0
+        for j in range(d2):
+            row += m[i, j] * qu[j]
+        e2 += qu[i] * row
+    mean /= n
+    var = e2 / n - mean * mean
+    if var < 0.0:
+        var = 0.0
+    return mean, math.sqrt(var)
+
+
+def warmup() -> None:
+    """Compile every kernel on tiny inputs (Numba caches the leaf kernels on disk)."""
+    d = 4
+    v = np.zeros((2, d))
+    a = atom("warmup", d)
+    bind(a, a)
+    unbind(v, v)
+    bundle(v)
+    u = to_unit(v)
+    q = quantize(v)
+    dequantize(q)
+    sim(a, a)
+    sim_many(a, v)
+    out = np.empty(2, np.float32)
+    qu = np.ones(2 * d, np.float32)
+    _scan_serial(q, qu, out)
+    _scan_parallel(q, qu, out)
+    topk(out, 1)
+    above(out, 0.0)
+    s = np.zeros(2 * d)
+    m = np.zeros((2 * d, 2 * d))
+    stats_add(s, m, u)
+    z_stats(u[0], s, m, 2)
