@@ -107,6 +107,30 @@ class MiniLM:
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out
 
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Many query texts through the LRU cache; misses are embedded in one batch."""
+        out = np.empty((len(texts), self.dim), np.float32)
+        miss: dict[str, list[int]] = {}
+        with self._lock:
+            for i, t in enumerate(texts):
+                hit = self._cache.get(t)
+                if hit is None:
+                    miss.setdefault(t, []).append(i)
+                else:
+                    out[i] = hit
+        if miss:
+            keys = list(miss)
+            vecs = self.encode(keys)
+            with self._lock:
+                for t, v in zip(keys, vecs):
+                    out[miss[t]] = v
+                    v = v.copy()
+                    v.setflags(write=False)
+                    self._cache[t] = v
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return out
+
     def encode_query(self, text: str) -> np.ndarray:
         """One text, through a small LRU cache. Returns shape (dim,)."""
         with self._lock:
@@ -132,6 +156,14 @@ def default_embedder() -> MiniLM:
     if _DEFAULT is None:
         _DEFAULT = MiniLM()
     return _DEFAULT
+
+
+def encode_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Embed query texts, using the embedder's cache when it has one."""
+    f = getattr(embedder, "encode_queries", None)
+    if f is not None:
+        return f(texts)
+    return np.asarray(embedder.encode(list(texts)), np.float32)
 
 
 def encode_query(embedder: Embedder, text: str) -> np.ndarray:

@@ -10,7 +10,7 @@ from collections import deque
 from dataclasses import dataclass
 
 import apsw
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from .canon import canon_relation, fold_name
 
@@ -72,21 +72,26 @@ def resolve_entity(db: apsw.Connection, name: str, etype: str | None, *, create:
             return nid
     if not create:
         return None
-    # fuzzy: block on the first two characters, so this never scans every name
+    # fuzzy: block on the first two characters, so this never scans every name; names
+    # with digits (dates, codes, amounts) and times/quantities only ever match exactly
     cands: list[tuple[float, int]] = []
-    if len(key) >= _MIN_FUZZY_LEN and not rows:
+    if len(key) >= _MIN_FUZZY_LEN and not rows and etype not in ("time", "quantity") and not any(c.isdigit() for c in key):
         lo = key[:2]
         hi = lo[:-1] + chr(ord(lo[-1]) + 1)
-        for alias, nid, ntype in db.execute(
-            "SELECT a.alias, n.id, n.type FROM aliases a JOIN nodes n ON n.id=a.node_id "
-            "WHERE a.alias>=? AND a.alias<? LIMIT 2000",
-            (lo, hi),
-        ):
-            if len(alias) < _MIN_FUZZY_LEN or not _compatible(etype, None if ntype == "?" else ntype):
-                continue
-            score = fuzz.ratio(key, alias)
-            if score >= CANDIDATE_SCORE:
-                cands.append((score, nid))
+        block = [
+            (alias, nid)
+            for alias, nid, ntype in db.execute(
+                "SELECT a.alias, n.id, n.type FROM aliases a JOIN nodes n ON n.id=a.node_id "
+                "WHERE a.alias>=? AND a.alias<? LIMIT 5000",
+                (lo, hi),
+            )
+            if _compatible(etype, None if ntype == "?" else ntype)
+        ]
+        if block:
+            for _, score, j in process.extract(
+                key, [a for a, _ in block], scorer=fuzz.ratio, score_cutoff=CANDIDATE_SCORE, limit=5
+            ):
+                cands.append((score, block[j][1]))
     cands.sort(reverse=True)
     if cands and cands[0][0] >= MERGE_SCORE:
         nid = cands[0][1]

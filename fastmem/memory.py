@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 
 from . import graph as G
+from .fusion import FUSIONS, drop_boundary_ties
 from . import kernels as K
 from . import usage as U
 from .canon import fold_name
-from .embedder import Embedder, default_embedder, encode_query
+from .embedder import Embedder, default_embedder, encode_queries, encode_query
 from .errors import InvalidInput, ModelMismatch, NotFound
 from .extract import Extractor, SpacyExtractor, Triple
 from .index import VectorIndex
@@ -28,7 +29,6 @@ from .text import STOPWORDS, check_text, content_words, fts_query, words
 
 __all__ = ["Memory", "Session"]
 
-_RRF_K = 60.0
 _DEFAULT_EXTRACTOR = object()
 
 
@@ -71,6 +71,9 @@ class Memory:
         ``min(surface_exclude, ceil(surface_fraction * N))`` nearest surface neighbours.
     surface_fraction : float
         See ``surface_exclude``; makes the condition relative to the store's size.
+    surface_floor : float
+        A near neighbour below this embedding cosine still counts as superficially different
+        (in a tiny store the nearest memory can be off topic).
     surface_max : float or None
         Optional absolute ceiling on the embedding cosine between turn and analogy.
     analogy_repeat_window : int
@@ -79,6 +82,10 @@ class Memory:
         The analogy slot stays empty while fewer memories have structural codes.
     reembed : bool
         Re-embed every memory when the store's model differs from ``embedder``.
+    progress : bool or None
+        Progress bars on long work (None: for 2,000 items or more).
+    fusion : {"rrf", "score"}
+        How channels are fused (see :mod:`fastmem.fusion`).
     """
 
     def __init__(
@@ -92,11 +99,16 @@ class Memory:
         surface_exclude: int = 10,
         surface_fraction: float = 0.05,
         surface_max: float | None = None,
+        surface_floor: float = 0.4,
         analogy_repeat_window: int = 20,
         min_store: int = 8,
         reembed: bool = False,
         progress: bool | None = None,
+        fusion: str = "rrf",
     ) -> None:
+        if fusion not in FUSIONS:
+            raise InvalidInput(f"fusion must be one of {sorted(FUSIONS)}, not {fusion!r}")
+        self._fuse = FUSIONS[fusion]
         self.path = os.fspath(path)
         self.store = Store(self.path)
         self.db = self.store.db
@@ -106,6 +118,7 @@ class Memory:
         self.surface_exclude = surface_exclude
         self.surface_fraction = surface_fraction
         self.surface_max = surface_max
+        self.surface_floor = surface_floor
         self.analogy_repeat_window = analogy_repeat_window
         self.min_store = min_store
         self._lock = threading.RLock()
@@ -492,6 +505,7 @@ class Memory:
         analogy: bool = True,
         z_min: float | None = None,
         record: bool = True,
+        channels: Sequence[str] = ("keyword", "vector", "graph"),
     ) -> Recall:
         """Hybrid recall: keyword (FTS5 bm25), vector (hnswlib) and graph channels fused by
         reciprocal rank, each multiplied by the memory's use weight, plus the analogy slot.
@@ -512,11 +526,15 @@ class Memory:
             Override the store's analogy gate for this call.
         record : bool
             Record what was surfaced in the usage ledger (default True).
+        channels : sequence of str
+            Which of "keyword", "vector", "graph" to fuse (default all three).
         """
-        return self.recall_many([query], k=k, scope=scope, session=session, analogy=analogy, z_min=z_min, record=record)[0]
+        return self.recall_many([query], k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
+                                record=record, channels=channels)[0]
 
     def recall_many(self, queries: Sequence[str], *, k: int = 10, scope: str | None = None, session: str | None = None,
-                    analogy: bool = True, z_min: float | None = None, record: bool = True) -> list[Recall]:
+                    analogy: bool = True, z_min: float | None = None, record: bool = True,
+                    channels: Sequence[str] = ("keyword", "vector", "graph")) -> list[Recall]:
         """:meth:`recall` for several queries (embedded in one batch)."""
         self._check_open()
         if isinstance(queries, str):
@@ -530,16 +548,20 @@ class Memory:
             raise InvalidInput(f"k must be an int >= 1, got {k!r}")
         if scope is not None and not isinstance(scope, str):
             raise InvalidInput(f"scope must be str or None, not {type(scope).__name__}")
+        use = frozenset(channels)
+        if not use or use - {"keyword", "vector", "graph"}:
+            raise InvalidInput(f"channels must be a non-empty subset of keyword, vector, graph; got {channels!r}")
         out = []
         with self._lock:
             self._sync()
             if len(queries) > 1:
-                qv = self.embedder.encode(list(queries))
+                qv = encode_queries(self.embedder, list(queries))
             for qi, query in enumerate(queries):
                 t0 = time.perf_counter()
                 vec = qv[qi] if len(queries) > 1 else encode_query(self.embedder, query)
                 t1 = time.perf_counter()
-                res = self._recall_one(query, vec, int(k), scope, session, analogy, self.z_min if z_min is None else z_min, record)
+                res = self._recall_one(query, vec, int(k), scope, session, analogy,
+                                       self.z_min if z_min is None else z_min, record, use)
                 res.timings_ms["embed"] = (t1 - t0) * 1e3
                 out.append(res)
         return out
@@ -557,7 +579,7 @@ class Memory:
             self._scope_cache[scope] = ids
         return ids.__contains__
 
-    def _recall_one(self, query, vec, k, scope, session, want_analogy, z_min, record) -> Recall:
+    def _recall_one(self, query, vec, k, scope, session, want_analogy, z_min, record, use) -> Recall:
         t = {}
         t0 = time.perf_counter()
         pool = max(50, 4 * k)
@@ -585,11 +607,9 @@ class Memory:
         t1 = time.perf_counter()
         channels["graph"], ents = self._graph_channel(query, scope, pool)
         t["graph"] = (time.perf_counter() - t1) * 1e3
-        # fuse
-        fused: dict[int, float] = {}
-        for name, ch in channels.items():
-            for mid, (rank, _) in ch.items():
-                fused[mid] = fused.get(mid, 0.0) + 1.0 / (_RRF_K + rank)
+        # fuse (the vector labels stay available to the analogy's surface condition)
+        channels = {c: (v if c == "vector" else drop_boundary_ties(v, pool)) for c, v in channels.items() if c in use}
+        fused = self._fuse(channels)
         for mid in fused:
             w = self._weights.get(mid)
             if w is not None:
@@ -692,35 +712,33 @@ class Memory:
                 (_ids_json(cand),),
             )
         }
-        best = None
+        scored = []
         for i in order:
             mid = int(cids[i])
+            z = (float(csims[i]) - mean) / std
+            scored.append((z * self._weights.get(mid, (1.0, 0, 0))[0], z, mid, float(csims[i])))
+        scored.sort(reverse=True)
+        for score, z, mid, ssim in scored:
             if mid not in info or mid in recent:
                 continue
             text, mscope, v = info[mid]
             if scope is not None and mscope != scope:
                 continue
-            srank = too_close.get(mid)
-            if srank is not None and srank <= n_surface:
-                continue
             surface = float(np.dot(np.frombuffer(v, np.float32), vec))
+            srank = too_close.get(mid)
+            if srank is not None and srank <= n_surface and surface >= self.surface_floor:
+                continue  # among the turn's nearest surface neighbours: same topic, not an analogy
             if self.surface_max is not None and surface > self.surface_max:
                 continue
-            z = (float(csims[i]) - mean) / std
-            w = self._weights.get(mid, (1.0, 0, 0))[0]
-            score = z * w
-            if best is None or score > best[0]:
-                best = (score, mid, text, mscope, z, float(csims[i]), surface, srank)
-        if best is None:
-            return None
-        score, mid, text, mscope, z, ssim, surface, srank = best
-        why = {
-            "z": z, "structural": ssim, "store_mean": mean, "store_std": std, "surface": surface,
-            "surface_rank": srank, "matched": self.encoder.explain(facts, self._stored_struct_facts(mid)),
-        }
-        if session:
-            self._recent_analogies.setdefault(session, deque(maxlen=self.analogy_repeat_window)).append(mid)
-        return Analogy(mid, text, score, why, mscope)
+            matched = self.encoder.explain(facts, self._stored_struct_facts(mid))
+            if not matched:
+                continue  # high by the sum of weak coincidences only: nothing to point at
+            why = {"z": z, "structural": ssim, "store_mean": mean, "store_std": std, "surface": surface,
+                   "surface_rank": srank, "matched": matched}
+            if session:
+                self._recent_analogies.setdefault(session, deque(maxlen=self.analogy_repeat_window)).append(mid)
+            return Analogy(mid, text, score, why, mscope)
+        return None
 
     def _stored_struct_facts(self, mid: int):
         return [
@@ -898,7 +916,7 @@ class Memory:
         found = G.neighbours(self.db, self._node(name_or_id), depth)
         return [(G.entity(self.db, n), d) for n, d in sorted(found.items(), key=lambda x: (x[1], x[0]))]
 
-    def path(self, a, b, *, max_depth: int = 4) -> list[G.Fact] | None:
+    def relation_path(self, a, b, *, max_depth: int = 4) -> list[G.Fact] | None:
         """Shortest chain of facts linking two entities (None when unconnected)."""
         return G.shortest_path(self.db, self._node(a), self._node(b), max_depth)
 

@@ -243,7 +243,7 @@ class CodeStore:
         self.s = np.zeros(2 * self.dim)
         self.m = np.zeros((2 * self.dim, 2 * self.dim))
         for start in range(0, self.n, 8192):
-            K.stats_add(self.s, self.m, K.dequantize(np.ascontiguousarray(self._codes[start : start + 8192])))
+            K.stats_add(self.s, self.m, K.dequantize(np.ascontiguousarray(self._codes[start : min(start + 8192, self.n)])))
 
     def z_stats(self, qu: np.ndarray) -> tuple[float, float]:
         return K.z_stats(np.asarray(qu, np.float64), self.s, self.m, self.n)

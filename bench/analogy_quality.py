@@ -1,0 +1,144 @@
+"""Analogy-slot quality on ProPara-Logy silver (../shared/data/proparalogy-silver).
+
+Protocol: every target, distractor and random paragraph is a memory; each source paragraph is
+the current turn. Per turn the slot fires or not; a fire is *correct* when it is that row's
+target or another target with the same source_id, a *distractor* when it is any row's
+distractor. Reported: fire rate (fires/turns), precision (correct/fires), distractor rate
+(distractor fires/fires), hit rate (correct/turns). Two baselines run on the same store:
+
+* bag-of-words: the replaced system's gate (content words bound to one role, z >= 2 over
+  the store by a full scan, MiniLM cosine <= 0.30), and the same without the ceiling;
+* nearest: MiniLM nearest neighbour (always fires).
+
+    python bench/analogy_quality.py [--dim 1024] [--z 2.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from conftest import DATA  # noqa: E402
+
+FILE = "silver_set_analogies_w_challenging_distractors_w_random.csv"
+
+
+def load_rows():
+    path = os.path.join(DATA, "proparalogy-silver", FILE)
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def build_memories(rows):
+    texts, kind, src = [], [], []
+    seen = {}
+    for r in rows:
+        for col, k in (("target_paragraph", "target"), ("distractor_target_paragraph", "distractor"),
+                       ("random_target_paragraph", "random")):
+            t = (r.get(col) or "").strip()
+            if not t or t in seen:
+                continue
+            seen[t] = len(texts)
+            texts.append(t)
+            kind.append(k)
+            src.append(r["source_id"])
+    return texts, kind, src
+
+
+def score(picks, rows, kind, src):
+    fires = correct = distractor = 0
+    for r, p in zip(rows, picks):
+        if p is None:
+            continue
+        fires += 1
+        if kind[p] == "target" and src[p] == r["source_id"]:
+            correct += 1
+        elif kind[p] == "distractor":
+            distractor += 1
+    n = len(rows)
+    return {"fire": fires / n, "precision": correct / max(fires, 1), "distractor": distractor / max(fires, 1),
+            "hit": correct / n}
+
+
+def bag_of_words_picks(texts, queries, qvecs, mvecs, dim=1024, ceiling=0.30):
+    from fastmem import kernels as K
+    from fastmem.text import content_words
+
+    role = K.atom("role:content", dim)
+
+    def code(t):
+        ws = content_words(t)
+        if not ws:
+            return np.zeros(dim)
+        return K.bundle(np.stack([K.bind(role, K.atom("w:" + w, dim)) for w in ws]))
+
+    U = K.to_unit(np.stack([code(t) for t in texts]))
+    out = []
+    for q, qv in zip(queries, qvecs):
+        s = U @ K.to_unit(code(q)[None, :])[0]
+        z = (s - s.mean()) / max(s.std(), 1e-12)
+        surf = mvecs @ qv
+        ok = (z >= 2.0) & ((surf <= ceiling) if ceiling is not None else True)
+        out.append(int(np.argmax(np.where(ok, z, -np.inf))) if ok.any() else None)
+    return out
+
+
+def run(dim=1024, z=2.0, baselines=True, **mem_kw):
+    import fastmem
+
+    rows = load_rows()
+    if rows is None:
+        return None
+    texts, kind, src = build_memories(rows)
+    queries = [r["source_paragraph"] for r in rows]
+    report = {}
+    with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "s.db"), hrr_dim=dim, z_min=z, **mem_kw) as m:
+        t = time.perf_counter()
+        ids = m.remember_many(texts, progress=False)
+        ingest = time.perf_counter() - t
+        pos = {mid: i for i, mid in enumerate(ids)}
+        t = time.perf_counter()
+        res = [m.recall(q, k=10, record=False) for q in queries]
+        per = (time.perf_counter() - t) / len(queries)
+        picks = [pos[r.analogy.id] if r.analogy else None for r in res]
+        report["fastmem"] = score(picks, rows, kind, src)
+        report["fastmem"]["ms/recall"] = per * 1e3
+        report["fastmem"]["ingest s"] = ingest
+        if baselines:
+            qv = m.embedder.encode(queries)
+            mv = m.embedder.encode(texts)
+            report["bag-of-words z>=2, cos<=0.30"] = score(bag_of_words_picks(texts, queries, qv, mv), rows, kind, src)
+            report["bag-of-words z>=2"] = score(bag_of_words_picks(texts, queries, qv, mv, ceiling=None), rows, kind, src)
+            nn = [int(np.argmax(mv @ v)) for v in qv]
+            report["MiniLM nearest"] = score(nn, rows, kind, src)
+    return report
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dim", type=int, default=1024)
+    ap.add_argument("--z", type=float, default=2.0)
+    ap.add_argument("--no-baselines", action="store_true")
+    a = ap.parse_args()
+    rep = run(a.dim, a.z, baselines=not a.no_baselines)
+    if rep is None:
+        print("no ProPara-Logy silver data; skipping")
+        return 0
+    print(f"{'method':32s} {'fire':>6s} {'prec':>6s} {'distr':>6s} {'hit':>6s}")
+    for name, s in rep.items():
+        print(f"{name:32s} {s['fire']:6.3f} {s['precision']:6.3f} {s['distractor']:6.3f} {s['hit']:6.3f}"
+              + (f"   {s['ms/recall']:.1f} ms/recall" if "ms/recall" in s else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""The analogy slot: structure that rhymes, surface that differs, a gate from the whole store."""
+
+import pytest
+
+import fastmem
+
+FACTS = """Maria teaches chemistry at the local high school.
+The Rhine flows through Basel before reaching Germany.
+Tom's sister lives in Denver with her two cats.
+The quarterly report is due on the first Monday of March.
+Priya prefers green tea over coffee in the morning.
+The museum closes at six on weekdays.
+Kenji plays the cello in a community orchestra.
+Heavy rain flooded the basement last spring.
+The bakery on Elm Street sells sourdough on Fridays.
+Lena is allergic to peanuts and shellfish.
+The train from Lyon arrives at platform four.
+Our landlord raised the rent by five percent.
+Sam is learning Portuguese before his trip to Brazil.
+The printer on the third floor jams when the paper is damp.
+Grandpa was born in a small village near Krakow.
+The hiking trail is closed because of rockfall.
+Olga runs a marathon every autumn.
+The budget meeting was moved to Thursday afternoon.
+Ravi fixed the leaking kitchen faucet himself.
+The library card expires at the end of the year.""".splitlines()
+
+
+@pytest.fixture
+def store(mem):
+    mem.remember_many(FACTS)
+    return mem
+
+
+def test_ownership_analogy_surfaces(store):
+    target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
+    same_topic = store.remember("Bob bought a used red car from a dealer last week.")
+    res = store.recall("My friend Bob owns a red car.", k=5)
+    assert res.analogy is not None and res.analogy.id == target
+    why = res.analogy.why
+    assert why["z"] >= 2.0 and why["structural"] > why["store_mean"]
+    assert any("own" in m for m in why["matched"])
+    assert res.analogy.id != same_topic
+
+
+def test_same_topic_memory_is_never_the_analogy(store):
+    same = store.remember("My friend Bob owns a blue car too.")  # same structure AND same topic
+    res = store.recall("My friend Bob owns a red car.", k=5)
+    assert res.analogy is None or res.analogy.id != same
+    # it is found by ordinary recall instead
+    assert same in [h.id for h in res.hits]
+
+
+def test_empty_and_tiny_stores_never_fire(mem):
+    assert mem.recall("My friend Bob owns a red car.").analogy is None
+    mem.remember("Acme Corporation owns Widget Inc.")
+    mem.remember("Lena owns a kayak.")
+    assert mem.recall("My friend Bob owns a red car.").analogy is None
+
+
+def test_no_qualifier_leaves_slot_empty(store):
+    store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
+    res = store.recall("Volcanic eruptions darken the sky for weeks.", k=5)
+    assert res.analogy is None
+    assert store.recall("hello", k=3).analogy is None  # no facts in the turn at all
+
+
+def test_gate_uses_whole_store_statistics(store):
+    target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
+    turn = "My friend Bob owns a red car."
+    before = store.recall(turn, k=5, record=False).analogy
+    assert before is not None and before.id == target
+    # many more owners: ownership is now ordinary in this store, so the same memory stands
+    # fewer standard deviations above the mean and no longer passes the gate
+    store.remember_many([f"Person number {i} owns a house in town {i}." for i in range(60)])
+    after_z = store.analogies(turn, k=80)
+    z_target = next(a.why["z"] for a in after_z if a.id == target)
+    assert z_target < before.why["z"]
+    stats_before = before.why["store_mean"]
+    assert after_z[0].why["store_mean"] > stats_before
+
+
+def test_no_repeat_within_session(store):
+    target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
+    s = store.session("chat-9")
+    assert s.recall("My friend Bob owns a red car.").analogy.id == target
+    again = s.recall("My neighbour Ann owns a green van.").analogy
+    assert again is None or again.id != target
+    assert store.recall("My neighbour Ann owns a green van.", session="other").analogy.id == target
+
+
+def test_scope_limits_the_analogy(mem):
+    mem.remember_many(FACTS, scope="a")
+    mem.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.", scope="b")
+    res = mem.recall("My friend Bob owns a red car.", scope="a")
+    assert res.analogy is None or res.analogy.scope == "a"
+
+
+def test_structural_similarity_prefers_same_structure():
+    same = fastmem.structural_similarity("A company owns a subsidiary.", "My friend owns a car.")
+    other = fastmem.structural_similarity("A company owns a subsidiary.", "The river floods the valley.")
+    assert same > other
+    assert fastmem.structural_similarity("hello", "My friend owns a car.") == 0.0

@@ -1,0 +1,139 @@
+"""Every HRR kernel against its NumPy reference, over odd sizes and edge rows."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+import fastmem
+from fastmem import kernels as K
+from fastmem.kernels import reference as R
+
+DIMS = [3, 97, 1024]
+NS = [0, 1, 77]
+
+
+def phases(n, d, kind, seed=0):
+    rng = np.random.default_rng(seed)
+    if kind == "random":
+        return rng.uniform(0, 2 * np.pi, (n, d))
+    if kind == "zeros":
+        return np.zeros((n, d))
+    return np.full((n, d), 1.2345)  # constant phases
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _compiled():
+    fastmem.warmup()
+
+
+def test_atoms_are_deterministic_across_processes():
+    here = K.atom("relation:own", 16)
+    code = "import fastmem.kernels as K; print(repr(K.atom('relation:own', 16).tolist()))"
+    there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert_allclose(here, np.array(eval(there)), rtol=0, atol=0)
+    assert here.min() >= 0 and here.max() < 2 * np.pi
+    assert not np.allclose(K.atom("a", 64), K.atom("b", 64))
+    assert abs(K.sim(K.atom("a", 4096), K.atom("b", 4096))) < 0.05  # near orthogonal
+
+
+@pytest.mark.parametrize("d", DIMS)
+@pytest.mark.parametrize("n", NS)
+@pytest.mark.parametrize("kind", ["random", "zeros", "constant"])
+def test_algebra_matches_reference(d, n, kind):
+    v = phases(n, d, kind)
+    w = phases(n, d, "random", seed=1)
+    assert_allclose(K.bind(v, w), R.bind(v, w), atol=1e-12)
+    assert_allclose(K.unbind(v, w), R.unbind(v, w), atol=1e-12)
+    if n:
+        assert_allclose(np.cos(K.unbind(K.bind(v, w), w) - v), 1.0, atol=1e-12)  # exact inverse
+        wts = np.linspace(0.5, 1.5, n)
+        b, rb = K.bundle_weighted(v, wts), R.bundle_weighted(v, wts)
+        assert_allclose(np.cos(b - rb), 1.0, atol=1e-9)  # equal as angles
+    assert_allclose(K.to_unit(v), R.to_unit(v), atol=1e-12)
+    assert_allclose(K.quantize(v), R.quantize(v), atol=1)
+    q8 = R.quantize(v)
+    assert_allclose(K.dequantize(q8), R.dequantize(q8), atol=1e-12)
+
+
+@pytest.mark.parametrize("d", DIMS)
+@pytest.mark.parametrize("n", NS)
+@pytest.mark.parametrize("kind", ["random", "zeros", "constant"])
+def test_similarity_scans_match_reference(d, n, kind):
+    v = phases(n, d, kind)
+    q = phases(1, d, "random", seed=5)[0]
+    assert_allclose(K.sim_many(q, v), R.sim_many(q, v), atol=1e-12)
+    if n:
+        assert K.sim(q, v[0]) == pytest.approx(R.sim(q, v[0]), abs=1e-12)
+    codes = K.quantize(v)
+    qu = R.to_unit(q[None, :])[0]
+    assert_allclose(K.sim_scan_q8(codes, qu), R.sim_scan_q8(codes, qu), atol=1e-5)
+    # quantisation error against exact float phases stays small
+    assert_allclose(K.sim_scan_q8(codes, qu), R.sim_many(q, v), atol=0.01)
+
+
+def test_parallel_scan_matches_serial():
+    v = phases(40_000, 64, "random", seed=9)
+    codes = K.quantize(v)
+    qu = R.to_unit(phases(1, 64, "random", seed=2))[0]
+    assert_allclose(K.sim_scan_q8(codes, qu), R.sim_scan_q8(codes, qu), atol=1e-5)
+
+
+@given(st.lists(st.floats(-5, 5, allow_nan=False), min_size=0, max_size=200), st.integers(0, 250))
+def test_topk_and_above_match_reference(xs, k):
+    x = np.asarray(xs, np.float32)
+    got = K.topk(x, k)
+    want = R.topk(x, k)
+    assert_allclose(np.sort(x[got])[::-1], x[want])  # same values (ties may reorder)
+    t = float(np.median(x)) if len(x) else 0.0
+    assert_allclose(K.above(x, np.float32(t)), R.above(x, np.float32(t)))
+
+
+def test_topk_skips_nan():
+    x = np.array([np.nan, 1.0, np.nan, 3.0, 2.0], np.float32)
+    assert list(K.topk(x, 3)) == [3, 4, 1]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(1, 12)), min_size=1, max_size=30), st.sampled_from([3, 97]))
+def test_running_statistics_equal_brute_force(ops, d):
+    from fastmem.structure import CodeStore
+
+    rng = np.random.default_rng(len(ops) * 31 + d)
+    cs = CodeStore(d)
+    live: dict[int, np.ndarray] = {}
+    next_id = 1
+    for insert, count in ops:
+        if insert or not live:
+            v = rng.uniform(0, 2 * np.pi, (count, d))
+            v[0] = 0.0  # an edge row in every batch
+            q8 = K.quantize(v)
+            ids = np.arange(next_id, next_id + count)
+            next_id += count
+            cs.add(ids, q8)
+            live.update(zip(ids.tolist(), q8))
+        else:
+            gone = rng.choice(sorted(live), size=min(count, len(live)), replace=False)
+            cs.remove(gone)
+            for g in gone:
+                live.pop(int(g))
+        q = R.to_unit(rng.uniform(0, 2 * np.pi, (1, d)))[0]
+        units = R.dequantize(np.stack(list(live.values()))) if live else np.zeros((0, 2 * d))
+        mean, std = cs.z_stats(q)
+        want_mean, want_std = R.z_stats(q, units)
+        assert mean == pytest.approx(want_mean, abs=1e-6)
+        assert std == pytest.approx(want_std, abs=1e-6)
+        assert sorted(cs.ids.tolist()) == sorted(live)
+    # rebuilding from the codes gives the same sums
+    s, m = cs.s.copy(), cs.m.copy()
+    cs.recompute_stats()
+    assert_allclose(cs.s, s, atol=1e-9)
+    assert_allclose(cs.m, m, atol=1e-9)
+
+
+def test_z_stats_empty_store():
+    assert K.z_stats(np.ones(6), np.zeros(6), np.zeros((6, 6)), 0) == (0.0, 0.0)

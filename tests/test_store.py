@@ -1,0 +1,213 @@
+"""Foundation: persistence, recall among many, scopes, index rebuild, bad input, processes."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import fastmem
+from fastmem.embedder import MiniLM
+from fastmem.errors import InvalidInput, ModelMismatch, NotFound, StoreCorrupt
+from fastmem.text import MAX_TEXT_CHARS
+
+from .conftest import noise_texts
+
+PLANTED = {
+    "The wifi password at the Lisbon office is blue-heron-42.": "what is the wifi password in Lisbon",
+    "Dr. Okafor prescribed amoxicillin for Maya's ear infection.": "which antibiotic did Maya get",
+    "Our team standup moved to 9:45 on Tuesdays.": "when is the standup meeting",
+    "Grandma's apple pie recipe needs two cups of brown sugar.": "how much sugar goes in the pie",
+}
+
+
+@pytest.fixture(scope="module")
+def big_store(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("big") / "big.db")
+    with fastmem.Memory(path) as m:
+        m.remember_many(noise_texts(1200), scope="u1")
+        ids = {t: m.remember(t, scope="u1") for t in PLANTED}
+        m.remember("The wifi password at the Porto office is red-fox-7.", scope="u2")
+    return path, ids
+
+
+def test_planted_memories_found_among_1000_after_reopen(big_store):
+    path, ids = big_store
+    with fastmem.Memory(path) as m:
+        assert m.count() == 1200 + len(PLANTED) + 1
+        for text, q in PLANTED.items():
+            hits = m.recall(q, k=5, scope="u1").hits
+            assert ids[text] in [h.id for h in hits], q
+            top = next(h for h in hits if h.id == ids[text])
+            assert top.text == text
+            assert set(top.why) & {"keyword", "vector"}
+
+
+def test_scope_isolation(big_store):
+    path, _ = big_store
+    with fastmem.Memory(path) as m:
+        u1 = m.recall("wifi password office", k=10, scope="u1").hits
+        u2 = m.recall("wifi password office", k=10, scope="u2").hits
+        everyone = m.recall("wifi password office", k=10).hits
+    assert all(h.scope == "u1" for h in u1) and not any("Porto" in h.text for h in u1)
+    assert [h.text for h in u2] == ["The wifi password at the Porto office is red-fox-7."]
+    assert any("Porto" in h.text for h in everyone) and any("Lisbon" in h.text for h in everyone)
+
+
+def test_hit_explains_channels(mem):
+    mid = mem.remember("Alice moved to Berlin in May.", scope="user:alice")
+    hit = mem.recall("where does Alice live?", k=3, scope="user:alice").hits[0]
+    assert hit.id == mid and hit.score > 0
+    assert hit.why["vector"]["rank"] == 1 and "score" in hit.why["vector"]
+    assert hit.why["keyword"]["rank"] == 1
+
+
+def test_persistence_and_forget(db_path):
+    with fastmem.Memory(db_path) as m:
+        a = m.remember("The spare key is under the blue flowerpot.", meta={"src": "chat"}, source="msg-1")
+        b = m.remember("Parking permits renew every March.")
+    with fastmem.Memory(db_path) as m:
+        got = m.get(a)
+        assert got["text"] == "The spare key is under the blue flowerpot."
+        assert got["meta"] == {"src": "chat"} and got["source"] == "msg-1"
+        m.forget(a)
+        with pytest.raises(NotFound):
+            m.forget(a)
+        with pytest.raises(NotFound):
+            m.get(a)
+    with fastmem.Memory(db_path) as m:
+        ids = [h.id for h in m.recall("where is the spare key", k=5).hits]
+        assert a not in ids and b in ids and len(m) == 1
+
+
+@pytest.mark.parametrize("damage", ["delete", "truncate", "garbage"])
+def test_index_rebuilds_when_damaged(db_path, damage):
+    texts = noise_texts(300, seed=3) + ["The boiler service code is 7741-K."]
+    with fastmem.Memory(db_path) as m:
+        m.remember_many(texts)
+        before = [(h.id, round(h.score, 6)) for h in m.recall("boiler service code", k=5, record=False).hits]
+    idx = db_path + ".hnsw"
+    assert os.path.exists(idx)
+    if damage == "delete":
+        os.remove(idx)
+    elif damage == "truncate":
+        with open(idx, "r+b") as f:
+            f.truncate(os.path.getsize(idx) // 2)
+    else:
+        with open(idx, "wb") as f:
+            f.write(b"not an index" * 100)
+    with fastmem.Memory(db_path) as m:
+        after = [(h.id, round(h.score, 6)) for h in m.recall("boiler service code", k=5, record=False).hits]
+    assert after == before
+
+
+def test_crash_between_commit_and_index_save_loses_nothing(db_path):
+    m1 = fastmem.Memory(db_path)
+    m1.remember_many(noise_texts(50, seed=4))
+    m1.flush()  # index saved with 50
+    late = m1.remember("The emergency generator fuel is in shed B.")  # committed, index not saved
+    # m1 "crashes": never closed, its index never saved again
+    with fastmem.Memory(db_path) as m2:
+        hits = m2.recall("where is the generator fuel", k=3, record=False).hits
+        assert late in [h.id for h in hits]
+        assert hits[0].why.get("vector", {}).get("rank") == 1
+    m1.store.close()
+
+
+def test_bad_inputs_raise_clear_errors(mem):
+    for bad in ("", "   \n\t", None, 42, b"bytes"):
+        with pytest.raises((InvalidInput, TypeError, ValueError)):
+            mem.remember(bad)
+    with pytest.raises(InvalidInput, match="maximum"):
+        mem.remember("x" * (MAX_TEXT_CHARS + 1))
+    mem.remember("y" * MAX_TEXT_CHARS)  # the maximum itself is accepted, stored whole
+    assert len(mem.recall("yyyy", k=1).hits[0].text) == MAX_TEXT_CHARS
+    for k in (0, -1, 1.5, True):
+        with pytest.raises(InvalidInput):
+            mem.recall("anything", k=k)
+    with pytest.raises(InvalidInput):
+        mem.recall("   ")
+    with pytest.raises(NotFound):
+        mem.forget(999_999)
+    with pytest.raises(InvalidInput):
+        mem.forget("1")
+    with pytest.raises(InvalidInput):
+        mem.remember_many("not a list")
+
+
+def test_failed_remember_many_writes_nothing(mem):
+    mem.remember("existing memory about tea")
+    n = len(mem)
+    with pytest.raises(InvalidInput):
+        mem.remember_many(["good text", "", "another good text"])
+    with pytest.raises(InvalidInput):
+        mem.remember_many(["good", "also good"], triples=[[("a", "b")], None])
+    with pytest.raises(InvalidInput):
+        mem.remember_many(["good"], meta={"x": object()})
+    assert len(mem) == n
+    assert [h.text for h in mem.recall("good text", k=5).hits] == ["existing memory about tea"]
+
+
+FTS_NASTIES = ['"', 'NEAR(a b', "a OR", "-x", "col:val", "((", ")", "\x00\x01", "'; drop table memories; --",
+               "*", "a AND NOT b", '"unterminated', "ünïcödé 東京 🙂", "^start", "text:*", "{a b}", "a\\b"]
+
+
+@pytest.mark.parametrize("q", FTS_NASTIES)
+def test_fts_syntax_never_raises_or_changes_store(mem, q):
+    mem.remember_many(["plain memory one about a drop table", "second memory near the text"])
+    snapshot = mem.db.execute("SELECT group_concat(id || text, '|') FROM memories").fetchone()
+    if q.strip():
+        mem.recall(q, k=3)
+    else:
+        with pytest.raises(InvalidInput):
+            mem.recall(q, k=3)
+    assert mem.db.execute("SELECT group_concat(id || text, '|') FROM memories").fetchone() == snapshot
+    assert len(mem) == 2
+
+
+class _OtherModel(MiniLM):
+    model_id = "test/minilm-variant"
+
+
+def test_model_mismatch_and_reembed(db_path):
+    with fastmem.Memory(db_path) as m:
+        a = m.remember("Kenji plays the cello in a community orchestra.")
+    with pytest.raises(ModelMismatch, match="reembed"):
+        fastmem.Memory(db_path, embedder=_OtherModel())
+    with fastmem.Memory(db_path, embedder=_OtherModel(), reembed=True) as m:
+        assert m.recall("who plays cello", k=1).hits[0].id == a
+        models = {r[0] for r in m.db.execute("SELECT model FROM embeddings")}
+        assert models == {"test/minilm-variant"}
+
+
+def test_not_a_store_is_reported(tmp_path):
+    p = tmp_path / "junk.db"
+    p.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StoreCorrupt):
+        fastmem.Memory(str(p))
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys, fastmem
+    with fastmem.Memory(sys.argv[1], extractor=None) as m:
+        for i in range(10):
+            m.remember_many([f"writer batch {i} item {j} about lighthouses" for j in range(20)])
+        m.remember("The lighthouse keeper's name is Ingrid Solberg.")
+    """
+)
+
+
+def test_writer_process_while_this_process_reads(db_path):
+    with fastmem.Memory(db_path) as reader:
+        reader.remember("A first memory so the store exists.")
+        env = dict(os.environ)
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, db_path], env=env)
+        seen = 0
+        while proc.poll() is None:  # read while the other process writes
+            seen = max(seen, len(reader.recall("lighthouses", k=5, record=False).hits))
+        assert proc.wait() == 0
+        hits = reader.recall("who keeps the lighthouse", k=3, record=False).hits
+        assert any("Ingrid" in h.text for h in hits)
+        assert len(reader) == 202

@@ -1,0 +1,87 @@
+"""Use-driven ranking: engaged rises, ignored sinks but stays findable, nothing pruned by age."""
+
+import pytest
+
+import fastmem
+from fastmem import usage as U
+
+from .conftest import noise_texts
+
+
+def test_weight_is_bounded_and_monotone():
+    assert U.weight(0, 0) == 1.0
+    assert U.weight(6, 0) > U.weight(1, 0) > 1.0 > U.weight(0, 3) > U.weight(0, 30)
+    assert 1 / U.BASE <= U.weight(0, 10_000) and U.weight(10_000, 0) <= U.BASE
+
+
+def test_engaged_memory_rises_above_equal_competitor(mem):
+    mem.remember_many([f"Unrelated memory {i} about gardening and tomatoes." for i in range(100)])
+    a = mem.remember("The team lunch is on Friday at the Thai place.")
+    b = mem.remember("The team lunch is on Friday at the Thai restaurant.")
+    first = [h.id for h in mem.recall("when is the team lunch", k=5).hits]
+    low, high = (b, a) if first.index(a) < first.index(b) else (a, b)
+    for _ in range(6):
+        mem.feedback(low, engaged=True)
+    after = mem.recall("when is the team lunch", k=5).hits
+    ids = [h.id for h in after]
+    assert ids.index(low) < ids.index(high)
+    assert after[ids.index(low)].why["use"]["engaged"] == 6
+
+
+def test_ignored_memory_sinks_but_is_still_found_by_name(mem):
+    mem.remember_many([f"Unrelated memory {i} about gardening and tomatoes." for i in range(100)])
+    c = mem.remember("The boiler service code is 7741-K.")
+    d = mem.remember("The boiler service is booked for October.")
+    for _ in range(40):
+        mem.feedback(c, engaged=False)
+    hits = mem.recall("boiler service", k=5).hits
+    assert [h.id for h in hits].index(d) < [h.id for h in hits].index(c)  # it sank
+    top = {h.id: h for h in mem.recall("boiler service code 7741-K", k=3).hits}
+    assert c in top and top[c].why["use"]["weight"] < 1.0
+
+
+def test_feedback_survives_reopen(db_path):
+    with fastmem.Memory(db_path) as m:
+        a = m.remember("The gate code is 1234.")
+        m.feedback(a, engaged=True)
+        m.feedback(a, engaged=True)
+        m.feedback(a, engaged=False)
+    with fastmem.Memory(db_path) as m:
+        u = m.usage(a)
+        assert (u["engaged"], u["ignored"]) == (2, 1)
+        assert m.recall("gate code", k=1).hits[0].why["use"]["weight"] == pytest.approx(U.weight(2, 1))
+        with pytest.raises(fastmem.NotFound):
+            m.feedback(10_000)
+
+
+def test_inferred_engagement_in_a_scripted_conversation(mem):
+    mem.remember_many(noise_texts(30))
+    hike = mem.remember("Alice loves hiking in the Dolomites every summer.")
+    cake = mem.remember("Alice's favourite dessert is lemon cheesecake.")
+    s = mem.session("chat-1")
+    res = s.recall("what should Alice and I do this summer?", k=3)
+    surfaced = {h.id for h in res.hits}
+    assert hike in surfaced
+    # next turn uses the hiking memory, not the others
+    out = s.observe("Great idea, let's plan a hiking trip to the Dolomites in July.")
+    assert hike in out["engaged"]
+    assert cake not in out["engaged"]
+    # the rest of what was surfaced is ignored once the window passes without reuse
+    out2 = s.observe("Also remind me to water the plants.")
+    ignored = set(out2["ignored"])
+    assert ignored == surfaced - {hike}
+    assert mem.usage(hike)["engaged"] == 1
+    assert all(mem.usage(i)["ignored"] == 1 for i in ignored)
+
+
+def test_ledger_stays_bounded_after_100k_recalls(mem, monkeypatch):
+    monkeypatch.setattr(U, "MAX_EVENTS", 5_000)
+    ids = mem.remember_many(noise_texts(20))
+    queries = ["apple river note", "violin garden", "silver winter doctor", "market stone"] * 25
+    for _ in range(1000):  # 100 queries x 1,000 = 100k recalls
+        mem.recall_many(queries, k=1, analogy=False)
+    n_events = mem.db.execute("SELECT count(*) FROM usage_events").fetchone()[0]
+    assert n_events <= 5_000 + 1_000
+    total = mem.db.execute("SELECT sum(surfaced) FROM usage").fetchone()[0]
+    assert total == 100_000  # aggregated counters never lose a recall
+    assert len(mem) == len(ids)  # nothing deleted
