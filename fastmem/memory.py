@@ -399,8 +399,11 @@ class Memory:
     @staticmethod
     def _struct_facts(fs: list[Triple], edges):
         out = []
-        for t, (s, rel, o, flip) in zip(fs, edges):
-            st, ot = (t.object_type, t.subject_type) if flip else (t.subject_type, t.object_type)
+        for t, (_, rel, _, flip) in zip(fs, edges):
+            s, o = fold_name(t.subject), fold_name(t.object)
+            st, ot = t.subject_type, t.object_type
+            if flip:
+                s, o, st, ot = o, s, ot, st
             out.append((st, rel, ot, s, o))
         return out
 
@@ -742,9 +745,9 @@ class Memory:
 
     def _stored_struct_facts(self, mid: int):
         return [
-            (None if st == "?" else st, rel, None if ot == "?" else ot, s, o)
+            (None if st == "?" else st, rel, None if ot == "?" else ot, s.split("#")[0], o.split("#")[0])
             for s, st, rel, o, ot in self.db.execute(
-                "SELECT e.subj, s.type, e.rel, e.obj, o.type FROM edges e JOIN nodes s ON s.id=e.subj "
+                "SELECT s.key, s.type, e.rel, o.key, o.type FROM edges e JOIN nodes s ON s.id=e.subj "
                 "JOIN nodes o ON o.id=e.obj WHERE e.memory_id=? ORDER BY e.pos",
                 (mid,),
             )

@@ -53,6 +53,8 @@ class TermWeights:
     obj = 0.6
     order = 0.9
     link = 0.7
+    sconc = 0.5
+    oconc = 0.5
 
 
 class StructureEncoder:
@@ -108,30 +110,57 @@ class StructureEncoder:
                         self._rel[r] = p
             return [self._rel[r] for r in rels]
 
+    def concept_atoms(self, facts) -> dict:
+        """Atoms of common-noun fillers (type 'thing'): categories, not identities. Named
+        entities (people, organisations, places...) never get one: only their type counts."""
+        keys = []
+        for st, _, ot, sk, ok in facts:
+            if st == "thing" and isinstance(sk, str) and sk:
+                keys.append(sk)
+            if ot == "thing" and isinstance(ok, str) and ok:
+                keys.append(ok)
+        if not keys:
+            return {}
+        return dict(zip(keys, self.relation_atoms(keys)))
+
     def type_atom(self, t: str | None) -> np.ndarray:
         return K.atom("type:" + (t or "entity"), self.dim)
 
     # -- encoding --------------------------------------------------------------------------
     def terms(self, facts) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """All bound terms of one memory: (T, D) phases, (T,) weights and term labels."""
+        T, fam, labels = self.family_terms(facts)
+        w = self.w
+        weights = {"rel": w.rel, "subj": w.subj, "obj": w.obj, "order": w.order, "link": w.link,
+                   "sconc": w.sconc, "oconc": w.oconc}
+        wts = np.asarray([weights[f] / g for f, g in fam], np.float64)
+        return T, wts, labels
+
+    def family_terms(self, facts) -> tuple[np.ndarray, list[tuple[str, int]], list[str]]:
+        """Bound terms with their family ("rel", "subj", "obj", "order", "link") and distance."""
         if not facts:
-            return np.zeros((0, self.dim)), np.zeros(0), []
+            return np.zeros((0, self.dim)), [], []
         R = self.roles
         rels = self.relation_atoms([f[1] for f in facts])
         rr = [K.bind(R[_ROLE_R], r) for r in rels]
-        out, wts, labels = [], [], []
-        w = self.w
-        for i, (st, rel, ot, _, _) in enumerate(facts):
-            out.append(rr[i]); wts.append(w.rel); labels.append(f"{rel}")
-            out.append(K.bind(K.bind(rr[i], R[_ROLE_S]), self.type_atom(st))); wts.append(w.subj)
+        out, fam, labels = [], [], []
+        concepts = self.concept_atoms(facts)
+        for i, (st, rel, ot, sk, ok) in enumerate(facts):
+            for role, fam_name, key in ((_ROLE_S, "sconc", sk), (_ROLE_O, "oconc", ok)):
+                c = concepts.get(key)
+                if c is not None:
+                    out.append(K.bind(K.bind(rr[i], R[role]), c)); fam.append((fam_name, 1))
+                    labels.append(f"-{rel}-> {key}" if role == _ROLE_O else f"{key} -{rel}->")
+            out.append(rr[i]); fam.append(("rel", 1)); labels.append(f"{rel}")
+            out.append(K.bind(K.bind(rr[i], R[_ROLE_S]), self.type_atom(st))); fam.append(("subj", 1))
             labels.append(f"{st or 'entity'} -{rel}->")
-            out.append(K.bind(K.bind(rr[i], R[_ROLE_O]), self.type_atom(ot))); wts.append(w.obj)
+            out.append(K.bind(K.bind(rr[i], R[_ROLE_O]), self.type_atom(ot))); fam.append(("obj", 1))
             labels.append(f"-{rel}-> {ot or 'entity'}")
         n = len(facts)
         for i in range(n):
             for j in range(i + 1, min(n, i + 1 + self.order_window)):
                 out.append(K.bind(K.bind(R[_NEXT], rels[i]), K.permute(rels[j])))
-                wts.append(w.order / (j - i))
+                fam.append(("order", j - i))
                 labels.append(f"{facts[i][1]} then {facts[j][1]}")
         for i in range(n):
             for j in range(i + 1, min(n, i + 4)):
@@ -141,9 +170,9 @@ class StructureEncoder:
                             ra = K.bind(rels[i], R[_ROLE_S] if a == "s" else R[_ROLE_O])
                             rb = K.bind(rels[j], R[_ROLE_S] if b == "s" else R[_ROLE_O])
                             out.append(K.bind(K.bind(R[_LINK], ra), K.permute(rb)))
-                            wts.append(w.link)
+                            fam.append(("link", 1))
                             labels.append(f"{a}:{facts[i][1]} = {b}:{facts[j][1]}")
-        return np.stack(out), np.asarray(wts, np.float64), labels
+        return np.stack(out), fam, labels
 
     def encode(self, facts) -> np.ndarray | None:
         """One memory's code (D,) phases, or None when it has no facts."""

@@ -1,0 +1,134 @@
+"""Store benchmarks on the real path (MiniLM, SQLite, hnswlib, spaCy).
+
+* ingest: ``remember_many`` next to the raw embedding model on the same texts (the store's
+  overhead should be < 15% over embedding alone, without extraction), and with extraction
+  and graph maintenance (the default) for the write-cost ratio;
+* recall latency at 10k memories, query embedding excluded (cached query) and included
+  (a new query every round), analogy slot on and off;
+* feedback cost.
+
+    pytest bench/test_bench_store.py --benchmark-only --benchmark-columns=median,iqr,rounds
+"""
+
+import itertools
+import os
+import random
+
+import pytest
+
+import fastmem
+from fastmem.embedder import default_embedder
+
+SUBJ = "Alice Bob Carol Dan Erin Frank Gina Hugo Ivy Jack Maria Kenji Priya Olga Ravi".split()
+VERB = "owns likes visited manages teaches sells repairs paints builds studies bought rents".split()
+OBJ = ("a boat,the bakery,a violin,the garden,a laptop,the museum,a bicycle,the farm,a kite,the bridge,"
+       "a red car,the old library,a small cafe,the harbour crane").split(",")
+PLACES = "Berlin Lisbon Denver Krakow Osaka Lyon Basel Toledo Porto Quito".split()
+
+
+def texts(n, seed=0):
+    rnd = random.Random(seed)
+    return [f"{rnd.choice(SUBJ)} {rnd.choice(VERB)} {rnd.choice(OBJ)} in {rnd.choice(PLACES)} "
+            f"during week {i % 52} of the project." for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def model():
+    e = default_embedder()
+    e.encode(["warm"])
+    fastmem.warmup()
+    return e
+
+
+N_INGEST = [256, 1024]
+
+
+@pytest.mark.parametrize("n", N_INGEST)
+def test_ingest_embedding_only_baseline(benchmark, model, n):
+    benchmark.group = f"ingest {n}"
+    t = texts(n)
+    benchmark.pedantic(model.encode, args=(t,), rounds=3, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("n", N_INGEST)
+def test_ingest_remember_many_no_extraction(benchmark, model, tmp_path, n):
+    benchmark.group = f"ingest {n}"
+    t = texts(n)
+    c = itertools.count()
+
+    def setup():
+        m = fastmem.Memory(str(tmp_path / f"s{next(c)}.db"), extractor=None)
+        return (m,), {}
+
+    benchmark.pedantic(lambda m: m.remember_many(t), setup=setup, rounds=3, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("n", N_INGEST)
+def test_ingest_remember_many_with_graph(benchmark, model, tmp_path, n):
+    benchmark.group = f"ingest {n}"
+    t = texts(n)
+    c = itertools.count()
+
+    def setup():
+        m = fastmem.Memory(str(tmp_path / f"g{next(c)}.db"))
+        return (m,), {}
+
+    benchmark.pedantic(lambda m: m.remember_many(t), setup=setup, rounds=3, warmup_rounds=1)
+
+
+@pytest.fixture(scope="module")
+def store10k(tmp_path_factory, model):
+    path = str(tmp_path_factory.mktemp("b") / "10k.db")
+    m = fastmem.Memory(path)
+    m.remember_many(texts(10_000, seed=1), progress=False)
+    yield m
+    m.close()
+
+
+QUERIES = [f"what does {s} own in {p}?" for s in SUBJ for p in PLACES]
+
+
+@pytest.mark.parametrize("analogy", [False, True])
+def test_recall_10k_query_embedding_excluded(benchmark, store10k, analogy):
+    benchmark.group = "recall 10k, embedding excluded"
+    q = "My friend Bob owns a red car."
+    store10k.recall(q, record=False)
+    benchmark.pedantic(lambda: store10k.recall(q, k=10, analogy=analogy, record=False), rounds=50, warmup_rounds=2)
+
+
+@pytest.mark.parametrize("analogy", [False, True])
+def test_recall_10k_query_embedding_included(benchmark, store10k, analogy):
+    benchmark.group = "recall 10k, embedding included"
+    qs = iter(QUERIES * 4)
+    benchmark.pedantic(lambda: store10k.recall(next(qs) + f" #{analogy}", k=10, analogy=analogy, record=False),
+                       rounds=60, warmup_rounds=2)
+
+
+def test_query_embedding_alone(benchmark, store10k):
+    benchmark.group = "recall 10k, embedding included"
+    qs = iter(QUERIES * 4)
+    benchmark.pedantic(lambda: store10k.embedder.encode([next(qs) + " x"]), rounds=60, warmup_rounds=2)
+
+
+def test_recall_10k_recording_usage(benchmark, store10k):
+    benchmark.group = "recall 10k, embedding excluded"
+    q = "My friend Bob owns a red car."
+    benchmark.pedantic(lambda: store10k.recall(q, k=10, analogy=False, record=True), rounds=50, warmup_rounds=2)
+
+
+def test_feedback(benchmark, store10k):
+    benchmark.group = "feedback"
+    ids = itertools.cycle(range(1, 1000))
+    benchmark.pedantic(lambda: store10k.feedback(next(ids), engaged=True), rounds=200, warmup_rounds=2)
+
+
+def test_observe_turn(benchmark, store10k):
+    benchmark.group = "feedback"
+    s = store10k.session("bench")
+    turns = itertools.count()
+
+    def one():
+        s.recall("what does Alice own in Berlin?", k=10, analogy=False)
+        s.observe(f"Alice's boat in Berlin sounds great, turn {next(turns)}")
+
+    benchmark.pedantic(one, rounds=30, warmup_rounds=1)
