@@ -44,13 +44,15 @@ def prepare():
     return out
 
 
-def family_sums(enc, facts_list):
-    """(n, F, D) complex: per paragraph, per family, sum of exp(i term) / distance."""
+def family_sums(enc, facts_list, rel_weight=None):
+    """(n, F, D) complex: per paragraph, per family, sum of exp(i term) / distance, each term
+    times ``rel_weight(relation)`` of the facts it involves (default 1)."""
     out = np.zeros((len(facts_list), len(FAMILIES), enc.dim), np.complex128)
     for n, fs in enumerate(facts_list):
         T, fam, _ = enc.family_terms(fs)
-        for t, (f, g) in zip(T, fam):
-            out[n, FAMILIES.index(f)] += np.exp(1j * t) / g
+        for t, (f, g, i, j) in zip(T, fam):
+            w = 1.0 if rel_weight is None else rel_weight(fs[i][1]) * (rel_weight(fs[j][1]) if j != i else 1.0)
+            out[n, FAMILIES.index(f)] += w * np.exp(1j * t) / g
     return out
 
 

@@ -644,8 +644,11 @@ class Memory:
         an = None
         if want_analogy and self.extractor is not None:
             t1 = time.perf_counter()
-            an = self._analogy(query, vec, scope, session, z_min, labels)
-            t["analogy"] = (time.perf_counter() - t1) * 1e3
+            facts = self._query_struct_facts(query)
+            t2 = time.perf_counter()
+            an = self._analogy(facts, vec, scope, session, z_min, labels)
+            t["parse"] = (t2 - t1) * 1e3
+            t["analogy"] = (time.perf_counter() - t2) * 1e3
         if record:
             self._record(hits, an, session)
         return Recall(query, tuple(hits), an, t)
@@ -680,8 +683,7 @@ class Memory:
         return out, names
 
     # -- analogy ---------------------------------------------------------------------------
-    def _encode_query_structure(self, query: str):
-        facts = self._query_struct_facts(query)
+    def _encode_query_structure(self, facts):
         code = self.encoder.encode(facts)
         if code is None:
             return facts, None
@@ -695,8 +697,8 @@ class Memory:
         idx = K.above(sims, np.float32(mean + z_min * std))
         return mean, std, self.codes.ids[idx], sims[idx]
 
-    def _analogy(self, query, vec, scope, session, z_min, surface_labels) -> Analogy | None:
-        facts, qu = self._encode_query_structure(query)
+    def _analogy(self, facts, vec, scope, session, z_min, surface_labels) -> Analogy | None:
+        facts, qu = self._encode_query_structure(facts)
         if qu is None:
             return None
         mean, std, cids, csims = self._analogy_candidates(qu, z_min)
@@ -762,7 +764,7 @@ class Memory:
             raise InvalidInput(f"k must be an int >= 1, got {k!r}")
         with self._lock:
             self._sync()
-            facts, qu = self._encode_query_structure(text)
+            facts, qu = self._encode_query_structure(self._query_struct_facts(text))
             if qu is None or self.codes.n == 0:
                 return []
             mean, std = self.codes.z_stats(qu)

@@ -46,15 +46,21 @@ _ROLE_R, _ROLE_S, _ROLE_O, _NEXT, _LINK = "role:rel", "role:subj", "role:obj", "
 
 
 class TermWeights:
-    """Relative weights of the term families (documented defaults, chosen on dev data)."""
+    """Relative weights of the term families.
+
+    Chosen on ProPara-Logy silver with bench/analogy_tune.py (precision 0.20 at z >= 2 with the
+    surface exclusion, against 0.18 for equal type/link weights and 0.15 for relations alone);
+    order terms separate a paragraph from its shuffled distractor (target beats distractor
+    in 66% of rows with order terms, 56% without).
+    """
 
     rel = 1.0
-    subj = 0.6
-    obj = 0.6
-    order = 0.9
-    link = 0.7
-    sconc = 0.5
-    oconc = 0.5
+    subj = 0.3
+    obj = 0.3
+    order = 1.5
+    link = 0.3
+    sconc = 1.0
+    oconc = 1.0
 
 
 class StructureEncoder:
@@ -74,7 +80,7 @@ class StructureEncoder:
         How many following triples each triple is ordered against.
     """
 
-    def __init__(self, dim: int = 1024, *, embed=None, sharpen: int = 3, order_window: int = 2,
+    def __init__(self, dim: int = 1024, *, embed=None, sharpen: int = 1, order_window: int = 2,
                  weights: type[TermWeights] | TermWeights = TermWeights, seed: int = 7) -> None:
         self.dim = dim
         self.embed = embed
@@ -133,11 +139,12 @@ class StructureEncoder:
         w = self.w
         weights = {"rel": w.rel, "subj": w.subj, "obj": w.obj, "order": w.order, "link": w.link,
                    "sconc": w.sconc, "oconc": w.oconc}
-        wts = np.asarray([weights[f] / g for f, g in fam], np.float64)
+        wts = np.asarray([weights[f[0]] / f[1] for f in fam], np.float64)
         return T, wts, labels
 
-    def family_terms(self, facts) -> tuple[np.ndarray, list[tuple[str, int]], list[str]]:
-        """Bound terms with their family ("rel", "subj", "obj", "order", "link") and distance."""
+    def family_terms(self, facts) -> tuple[np.ndarray, list[tuple[str, int, int, int]], list[str]]:
+        """Bound terms with (family, distance, fact i, fact j); families are "rel", "subj",
+        "obj", "sconc", "oconc", "order" and "link"."""
         if not facts:
             return np.zeros((0, self.dim)), [], []
         R = self.roles
@@ -149,18 +156,18 @@ class StructureEncoder:
             for role, fam_name, key in ((_ROLE_S, "sconc", sk), (_ROLE_O, "oconc", ok)):
                 c = concepts.get(key)
                 if c is not None:
-                    out.append(K.bind(K.bind(rr[i], R[role]), c)); fam.append((fam_name, 1))
+                    out.append(K.bind(K.bind(rr[i], R[role]), c)); fam.append((fam_name, 1, i, i))
                     labels.append(f"-{rel}-> {key}" if role == _ROLE_O else f"{key} -{rel}->")
-            out.append(rr[i]); fam.append(("rel", 1)); labels.append(f"{rel}")
-            out.append(K.bind(K.bind(rr[i], R[_ROLE_S]), self.type_atom(st))); fam.append(("subj", 1))
+            out.append(rr[i]); fam.append(("rel", 1, i, i)); labels.append(f"{rel}")
+            out.append(K.bind(K.bind(rr[i], R[_ROLE_S]), self.type_atom(st))); fam.append(("subj", 1, i, i))
             labels.append(f"{st or 'entity'} -{rel}->")
-            out.append(K.bind(K.bind(rr[i], R[_ROLE_O]), self.type_atom(ot))); fam.append(("obj", 1))
+            out.append(K.bind(K.bind(rr[i], R[_ROLE_O]), self.type_atom(ot))); fam.append(("obj", 1, i, i))
             labels.append(f"-{rel}-> {ot or 'entity'}")
         n = len(facts)
         for i in range(n):
             for j in range(i + 1, min(n, i + 1 + self.order_window)):
                 out.append(K.bind(K.bind(R[_NEXT], rels[i]), K.permute(rels[j])))
-                fam.append(("order", j - i))
+                fam.append(("order", j - i, i, j))
                 labels.append(f"{facts[i][1]} then {facts[j][1]}")
         for i in range(n):
             for j in range(i + 1, min(n, i + 4)):
@@ -170,7 +177,7 @@ class StructureEncoder:
                             ra = K.bind(rels[i], R[_ROLE_S] if a == "s" else R[_ROLE_O])
                             rb = K.bind(rels[j], R[_ROLE_S] if b == "s" else R[_ROLE_O])
                             out.append(K.bind(K.bind(R[_LINK], ra), K.permute(rb)))
-                            fam.append(("link", 1))
+                            fam.append(("link", 1, i, j))
                             labels.append(f"{a}:{facts[i][1]} = {b}:{facts[j][1]}")
         return np.stack(out), fam, labels
 
