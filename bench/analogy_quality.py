@@ -92,7 +92,7 @@ def bag_of_words_picks(texts, queries, qvecs, mvecs, dim=1024, ceiling=0.30):
     return out
 
 
-def run(dim=1024, z=2.0, baselines=True, **mem_kw):
+def run(dim=512, z=2.0, baselines=True, **mem_kw):
     import fastmem
 
     rows = load_rows()
@@ -125,7 +125,7 @@ def run(dim=1024, z=2.0, baselines=True, **mem_kw):
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--dim", type=int, default=1024)
+    ap.add_argument("--dim", type=int, default=512)
     ap.add_argument("--z", type=float, default=2.0)
     ap.add_argument("--no-baselines", action="store_true")
     a = ap.parse_args()

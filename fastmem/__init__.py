@@ -70,7 +70,7 @@ def structural_similarity(text_a: str, text_b: str) -> float:
     check_text(text_a, "text_a")
     check_text(text_b, "text_b")
     if _SIM_ENCODER is None:
-        _SIM_ENCODER = (SpacyExtractor(), StructureEncoder(1024, embed=default_embedder().encode))
+        _SIM_ENCODER = (SpacyExtractor(), StructureEncoder(512, embed=default_embedder().encode))
     ex, enc = _SIM_ENCODER
     codes = [enc.encode(query_facts(triples)) for triples in ex.extract_many([text_a, text_b])]
     if codes[0] is None or codes[1] is None:

@@ -62,7 +62,8 @@ class Memory:
         Text -> triples for the knowledge graph and structural codes; default spaCy parser.
         ``None`` disables extraction (facts then come only from ``triples=``).
     hrr_dim : int
-        Dimension D of structural codes (fixed per store; persisted).
+        Dimension D of structural codes (fixed per store; persisted). 512 measured as good as
+        1024 on ProPara-Logy silver at half the scan cost; 256 loses about 0.02 precision.
     z_min : float
         Analogy gate: structural similarity at least this many standard deviations above the
         store's mean similarity to the turn.
@@ -94,7 +95,7 @@ class Memory:
         *,
         embedder: Embedder | None = None,
         extractor: Extractor | None | object = _DEFAULT_EXTRACTOR,
-        hrr_dim: int = 1024,
+        hrr_dim: int = 512,
         z_min: float = 2.0,
         surface_exclude: int = 10,
         surface_fraction: float = 0.05,
@@ -644,10 +645,10 @@ class Memory:
         an = None
         if want_analogy and self.extractor is not None:
             t1 = time.perf_counter()
-            facts = self._query_struct_facts(query)
+            facts, qu = self._encode_query_structure(self._query_struct_facts(query))
             t2 = time.perf_counter()
-            an = self._analogy(facts, vec, scope, session, z_min, labels)
-            t["parse"] = (t2 - t1) * 1e3
+            an = self._analogy(facts, qu, vec, scope, session, z_min, labels)
+            t["parse"] = (t2 - t1) * 1e3  # parse + structural encoding of the turn
             t["analogy"] = (time.perf_counter() - t2) * 1e3
         if record:
             self._record(hits, an, session)
@@ -697,8 +698,7 @@ class Memory:
         idx = K.above(sims, np.float32(mean + z_min * std))
         return mean, std, self.codes.ids[idx], sims[idx]
 
-    def _analogy(self, facts, vec, scope, session, z_min, surface_labels) -> Analogy | None:
-        facts, qu = self._encode_query_structure(facts)
+    def _analogy(self, facts, qu, vec, scope, session, z_min, surface_labels) -> Analogy | None:
         if qu is None:
             return None
         mean, std, cids, csims = self._analogy_candidates(qu, z_min)
@@ -723,6 +723,7 @@ class Memory:
             z = (float(csims[i]) - mean) / std
             scored.append((z * self._weights.get(mid, (1.0, 0, 0))[0], z, mid, float(csims[i])))
         scored.sort(reverse=True)
+        ua = None
         for score, z, mid, ssim in scored:
             if mid not in info or mid in recent:
                 continue
@@ -735,7 +736,9 @@ class Memory:
                 continue  # among the turn's nearest surface neighbours: same topic, not an analogy
             if self.surface_max is not None and surface > self.surface_max:
                 continue
-            matched = self.encoder.explain(facts, self._stored_struct_facts(mid))
+            if ua is None:
+                ua = self.encoder.unit_terms(facts)
+            matched = self.encoder.explain(facts, self._stored_struct_facts(mid), ua=ua)
             if not matched:
                 continue  # high by the sum of weak coincidences only: nothing to point at
             why = {"z": z, "structural": ssim, "store_mean": mean, "store_std": std, "surface": surface,

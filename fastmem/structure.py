@@ -80,7 +80,7 @@ class StructureEncoder:
         How many following triples each triple is ordered against.
     """
 
-    def __init__(self, dim: int = 1024, *, embed=None, sharpen: int = 1, order_window: int = 2,
+    def __init__(self, dim: int = 512, *, embed=None, sharpen: int = 1, order_window: int = 2,
                  weights: type[TermWeights] | TermWeights = TermWeights, seed: int = 7) -> None:
         self.dim = dim
         self.embed = embed
@@ -188,13 +188,20 @@ class StructureEncoder:
             return None
         return K.bundle_weighted(np.ascontiguousarray(T), wts)
 
-    def explain(self, facts_a, facts_b, top: int = 5) -> list[str]:
-        """Term labels of ``facts_b`` that match ``facts_a`` best (why two memories rhyme)."""
-        Ta, _, _ = self.terms(facts_a)
+    def unit_terms(self, facts) -> np.ndarray:
+        """(T, 2D) unit forms of a memory's terms (for repeated :meth:`explain` calls)."""
+        T, _, _ = self.terms(facts)
+        return K.to_unit(np.ascontiguousarray(T)) if len(T) else np.zeros((0, 2 * self.dim))
+
+    def explain(self, facts_a, facts_b, top: int = 5, ua: np.ndarray | None = None) -> list[str]:
+        """Term labels of ``facts_b`` that match ``facts_a`` best (why two memories rhyme).
+
+        ``ua`` may carry ``unit_terms(facts_a)`` computed once for many ``facts_b``."""
+        if ua is None:
+            ua = self.unit_terms(facts_a)
         Tb, _, lb = self.terms(facts_b)
-        if len(Ta) == 0 or len(Tb) == 0:
+        if len(ua) == 0 or len(Tb) == 0:
             return []
-        ua = K.to_unit(np.ascontiguousarray(Ta))
         ub = K.to_unit(np.ascontiguousarray(Tb))
         best = (ub @ ua.T).max(axis=1)
         order = np.argsort(-best)

@@ -313,29 +313,27 @@ def stats_remove(s: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
         m -= u.T @ u
 
 
-@nb.njit(cache=True)
 def z_stats(qu, s, m, n):
     """Exact mean and standard deviation of ``sim(q, .)`` over the N codes the sums describe.
 
-    mean = q.s / N; E[sim^2] = q^T M q / N; cost O(D^2), independent of N.
-    Returns (mean, std); (0, 0) for an empty store.
+    mean = q.s / N; E[sim^2] = q^T M q / N; cost O(D^2) (one BLAS matrix-vector product),
+    independent of N. Returns (mean, std); (0, 0) for an empty store.
+
+    Parameters
+    ----------
+    qu : ndarray (2D,)
+        Unit form of the query.
+    s : ndarray (2D,), m : ndarray (2D, 2D)
+        Running sums of the stored unit rows and of their outer products.
+    n : int
+        Number of stored codes.
     """
     if n <= 0:
         return 0.0, 0.0
-    d2 = qu.shape[0]
-    mean = 0.0
-    e2 = 0.0
-    for i in range(d2):
-        mean += qu[i] * s[i]
-        row = 0.0
-        for j in range(d2):
-            row += m[i, j] * qu[j]
-        e2 += qu[i] * row
-    mean /= n
-    var = e2 / n - mean * mean
-    if var < 0.0:
-        var = 0.0
-    return mean, math.sqrt(var)
+    qu = np.asarray(qu, np.float64)
+    mean = float(qu @ s) / n
+    var = float(qu @ (m @ qu)) / n - mean * mean
+    return mean, math.sqrt(var) if var > 0.0 else 0.0
 
 
 def warmup() -> None:
