@@ -105,7 +105,19 @@ class VectorIndex:
         else:
             have = np.asarray(idx.get_ids_list(), np.int64)
         self._index = idx
-        stale = np.setdiff1d(have, db_ids, assume_unique=False)
+        changed = self.reconcile(db_ids, fetch, progress, have=have)
+        if how == "rebuilt" or changed:
+            self.dirty += 1
+        return how
+
+    def reconcile(self, db_ids: np.ndarray, fetch, progress=None, *, have: np.ndarray | None = None) -> bool:
+        """Make the labels equal ``db_ids``: add the missing (vectors from ``fetch``), mark the
+        stale deleted. Returns whether anything changed."""
+        idx = self._index
+        db_ids = np.asarray(db_ids, np.int64)
+        if have is None:
+            have = np.asarray(idx.get_ids_list(), np.int64)
+        stale = np.setdiff1d(have, db_ids)
         for label in stale:
             try:
                 idx.mark_deleted(int(label))
@@ -119,9 +131,7 @@ class VectorIndex:
                 progress(len(part))
         self.live = len(db_ids)
         self.max_id = int(db_ids.max()) if len(db_ids) else 0
-        if how == "rebuilt" or len(missing) or len(stale):
-            self.dirty += 1
-        return how
+        return bool(len(missing) or len(stale))
 
     def _add_raw(self, ids: np.ndarray, vecs: np.ndarray) -> None:
         idx = self._index

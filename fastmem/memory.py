@@ -242,12 +242,12 @@ class Memory:
             return
         self._dv = dv
         n_emb = self.db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
-        if n_emb != self.index.live or True:
-            ids = np.fromiter((r[0] for r in self.db.execute("SELECT memory_id FROM embeddings WHERE memory_id>?", (self.index.max_id,))), np.int64)
-            if len(ids):
-                self.index.add(ids, self._vectors(ids))
-            if n_emb != self.index.live:
-                self._open_index(False)
+        ids = np.fromiter((r[0] for r in self.db.execute("SELECT memory_id FROM embeddings WHERE memory_id>?", (self.index.max_id,))), np.int64)
+        if len(ids):  # ids only grow (AUTOINCREMENT): new rows are the ones above our max
+            self.index.add(ids, self._vectors(ids))
+        if n_emb != self.index.live:  # another process deleted some: full reconcile
+            all_ids = np.fromiter((r[0] for r in self.db.execute("SELECT memory_id FROM embeddings")), np.int64)
+            self.index.reconcile(all_ids, self._vectors)
         n_codes = self.db.execute("SELECT count(*), coalesce(sum(memory_id),0) FROM codes WHERE dim=?", (self.hrr_dim,)).fetchone()
         if (n_codes[0], n_codes[1]) != (self.codes.n, self.codes.id_sum):
             self._load_codes()

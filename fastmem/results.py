@@ -36,24 +36,15 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
-class Analogy:
+class Analogy(Hit):
     """The analogy slot: a memory with the turn's structure in different words.
 
-    Attributes
-    ----------
-    id, text, score : as :class:`Hit` (``score`` is the selection score).
-    why : dict
-        ``z`` (structural similarity in store standard deviations), ``structural``
-        (similarity), ``store_mean``/``store_std``, ``surface`` (embedding cosine to the turn),
-        ``surface_rank`` (its rank among the store's surface neighbours of the turn) and
-        ``matched`` (relations and roles that rhyme).
+    Same fields as :class:`Hit`; ``score`` is the selection score (z times use weight) and
+    ``why`` holds ``z`` (structural similarity in store standard deviations),
+    ``structural`` (similarity), ``store_mean``/``store_std``, ``surface`` (embedding cosine
+    to the turn), ``surface_rank`` (its rank among the turn's surface neighbours, None when
+    beyond them) and ``matched`` (relations and roles that rhyme).
     """
-
-    id: int
-    text: str
-    score: float
-    why: dict[str, Any]
-    scope: str = ""
 
 
 @dataclass(frozen=True, slots=True)

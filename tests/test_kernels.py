@@ -83,6 +83,7 @@ def test_parallel_scan_matches_serial():
     assert_allclose(K.sim_scan_q8(codes, qu), R.sim_scan_q8(codes, qu), atol=1e-5)
 
 
+@settings(deadline=None)  # the first example may include a Numba compile
 @given(st.lists(st.floats(-5, 5, allow_nan=False), min_size=0, max_size=200), st.integers(0, 250))
 def test_topk_and_above_match_reference(xs, k):
     x = np.asarray(xs, np.float32)
