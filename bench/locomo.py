@@ -5,7 +5,7 @@ photo's caption when there is one); every question of categories 1-4 is asked; a
 when an evidence dia_id is in the top k (any@k) / all evidence ids are (all@k), k = 1, 5, 10.
 Reported per channel (keyword, vector, graph) and fused.
 
-    python bench/locomo.py            # prints the table
+    python bench/locomo.py [rrf|score ...]   # prints the tables (both fusions by default)
     pytest bench/test_locomo.py -s    # same, skips cleanly without the data
 """
 
@@ -46,12 +46,12 @@ def turns(conv: dict):
         n += 1
 
 
-def evaluate(path: str, extractor="default") -> dict[str, dict[str, float]]:
+def evaluate(path: str, extractor="default", fusion: str = "rrf") -> dict[str, dict[str, float]]:
     import fastmem
 
     conv = json.load(open(path))
     rows = list(turns(conv))
-    kw = {} if extractor == "default" else {"extractor": extractor}
+    kw = {"fusion": fusion} if extractor == "default" else {"extractor": extractor, "fusion": fusion}
     with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "locomo.db"), **kw) as m:
         ids = m.remember_many([t for _, t, _ in rows], progress=False)
         dia = dict(zip(ids, (r[0] for r in rows)))
@@ -76,12 +76,14 @@ def main() -> int:
     if not files:
         print(f"no LoCoMo data under {DATA}; skipping")
         return 0
+    fusions = sys.argv[1:] or ["rrf", "score"]
     for f in files:
-        res = evaluate(f)
-        print(f"\n{os.path.basename(f)} ({res['fused']['questions']} questions)")
-        print(f"{'channel':10s} " + " ".join(f"{c:>7s}" for c in [f"any@{k}" for k in KS] + [f"all@{k}" for k in KS]))
-        for name, sc in res.items():
-            print(f"{name:10s} " + " ".join(f"{sc[c]:7.3f}" for c in [f"any@{k}" for k in KS] + [f"all@{k}" for k in KS]))
+        for fusion in fusions:
+            res = evaluate(f, fusion=fusion)
+            print(f"\n{os.path.basename(f)} ({res['fused']['questions']} questions), fusion={fusion}")
+            print(f"{'channel':10s} " + " ".join(f"{c:>7s}" for c in [f"any@{k}" for k in KS] + [f"all@{k}" for k in KS]))
+            for name, sc in res.items():
+                print(f"{name:10s} " + " ".join(f"{sc[c]:7.3f}" for c in [f"any@{k}" for k in KS] + [f"all@{k}" for k in KS]))
     return 0
 
 

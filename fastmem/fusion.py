@@ -9,7 +9,9 @@ Each channel gives ``{memory_id: (rank, score)}`` (rank 1 is best; scores larger
   candidates, then ``sum_c w_c * norm_c``. A channel whose candidates all score alike adds
   the same to each of them and so orders nothing.
 
-Measured on LoCoMo dev (bench/locomo.py); the default is the better of the two there.
+Measured on LoCoMo dev (bench/locomo.py, conversations 26 / 30): fused any@5 is 0.613 / 0.642
+with ``score`` against 0.520 / 0.556 with ``rrf`` (keyword alone 0.547 / 0.630), so ``score``
+is the default.
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ class Memory:
         min_store: int = 8,
         reembed: bool = False,
         progress: bool | None = None,
-        fusion: str = "rrf",
+        fusion: str = "score",
     ) -> None:
         if fusion not in FUSIONS:
             raise InvalidInput(f"fusion must be one of {sorted(FUSIONS)}, not {fusion!r}")
@@ -707,24 +707,30 @@ class Memory:
         n_surface = min(self.surface_exclude, math.ceil(self.surface_fraction * max(self.index.live, 1)))
         too_close = {int(x): r + 1 for r, x in enumerate(surface_labels)}
         recent = self._recent_analogies.get(session, ()) if session else ()
-        order = np.argsort(-csims)[:256]
-        cand = [int(cids[i]) for i in order]
-        info = {
-            r[0]: r[1:]
+        w = self._weights
+        scored = sorted(
+            (((float(x) - mean) / std * w.get(int(m), (1.0, 0, 0))[0], (float(x) - mean) / std, int(m), float(x))
+             for m, x in zip(cids, csims)),
+            reverse=True,
+        )[:256]
+        info: dict[int, tuple] = {}
+        fetched = 0
+
+        def fetch_more() -> None:  # candidate rows in score order, a few at a time
+            nonlocal fetched
+            part = [m for _, _, m, _ in scored[fetched : fetched + 16]]
+            fetched += len(part)
             for r in self.db.execute(
                 "SELECT m.id, m.text, m.scope, e.vec FROM memories m JOIN embeddings e ON e.memory_id=m.id "
                 "WHERE m.id IN (SELECT value FROM json_each(?))",
-                (_ids_json(cand),),
-            )
-        }
-        scored = []
-        for i in order:
-            mid = int(cids[i])
-            z = (float(csims[i]) - mean) / std
-            scored.append((z * self._weights.get(mid, (1.0, 0, 0))[0], z, mid, float(csims[i])))
-        scored.sort(reverse=True)
+                (_ids_json(part),),
+            ):
+                info[r[0]] = r[1:]
+
         ua = None
-        for score, z, mid, ssim in scored:
+        for pos, (score, z, mid, ssim) in enumerate(scored):
+            if pos >= fetched:
+                fetch_more()
             if mid not in info or mid in recent:
                 continue
             text, mscope, v = info[mid]
