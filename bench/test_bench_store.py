@@ -11,7 +11,6 @@
 """
 
 import itertools
-import os
 import random
 
 import pytest

@@ -17,7 +17,7 @@ from . import graph as G
 from .fusion import FUSIONS, drop_boundary_ties
 from . import kernels as K
 from . import usage as U
-from .canon import fold_name
+from .canon import fold_name, normalise_type
 from .embedder import Embedder, default_embedder, encode_queries, encode_query
 from .errors import InvalidInput, ModelMismatch, NotFound
 from .extract import Extractor, SpacyExtractor, Triple
@@ -37,7 +37,7 @@ def _ids_json(ids: Iterable[int]) -> str:
 
 
 def _progress(total: int, desc: str, enabled: bool | None):
-    """A tqdm bar for long work (auto: shown above 2,000 items on a terminal)."""
+    """A tqdm bar for long work (None: shown for 2,000 items or more)."""
     if enabled is None:
         enabled = total >= 2000
     if not enabled:
@@ -382,8 +382,6 @@ class Memory:
                 raise InvalidInput(f"triples[{i}]: each triple is (subject, relation, object[, subject_type, object_type])")
             if not all(isinstance(x, str) and x.strip() for x in t[:3]):
                 raise InvalidInput(f"triples[{i}]: subject, relation and object must be non-blank str")
-            from .canon import normalise_type
-
             out.append(Triple(t[0], t[1], t[2], *(normalise_type(x) for x in t[3:5])))
         return [Triple(t.subject, self._lemmatise(t.relation), t.object, t.subject_type, t.object_type) for t in out]
 
