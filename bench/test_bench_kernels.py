@@ -14,7 +14,7 @@ from fastmem import kernels as K
 from fastmem.structure import CodeStore
 
 SIZES = [10_000, 100_000] + ([1_000_000] if os.environ.get("FASTMEM_BENCH_1M") else [])
-DIMS = [256, 1024]
+DIMS = [256, 512, 1024]
 _cache = {}
 
 

@@ -303,20 +303,37 @@ def above(x, t):
 
 
 # -- store-wide statistics -------------------------------------------------------------------
+@nb.njit(cache=True)
+def _rank_update(s, m, u, sign):
+    # in place: s += sign * sum u; M += sign * u^T u, for a few rows (no temporary D^2 matrix)
+    n, d2 = u.shape
+    for r in range(n):
+        for i in range(d2):
+            s[i] += sign * u[r, i]
+            a = sign * u[r, i]
+            for j in range(d2):
+                m[i, j] += a * u[r, j]
+
+
+def _stats_update(s, m, u, sign: float) -> None:
+    if not len(u):
+        return
+    u = np.ascontiguousarray(u, np.float64)
+    if len(u) <= 16:
+        _rank_update(s, m, u, sign)
+    else:  # a batch: one BLAS product
+        s += sign * u.sum(axis=0)
+        m += sign * (u.T @ u)
+
+
 def stats_add(s: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
     """Add unit rows ``u`` (n, 2D) to the running sums in place: s += sum u, M += u^T u."""
-    if len(u):
-        u = np.asarray(u, np.float64)
-        s += u.sum(axis=0)
-        m += u.T @ u
+    _stats_update(s, m, u, 1.0)
 
 
 def stats_remove(s: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
     """Remove unit rows ``u`` (n, 2D) from the running sums in place."""
-    if len(u):
-        u = np.asarray(u, np.float64)
-        s -= u.sum(axis=0)
-        m -= u.T @ u
+    _stats_update(s, m, u, -1.0)
 
 
 def z_stats(qu, s, m, n):
