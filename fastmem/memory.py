@@ -128,27 +128,31 @@ class Memory:
         self._recent_analogies: dict[str, deque] = {}
         self._recalls = 0
 
-        stored_dim = self.store.get_setting("hrr_dim")
-        if stored_dim is None:
-            with self.store.atomic():
-                self.store.set_setting("hrr_dim", str(int(hrr_dim)))
-            stored_dim = hrr_dim
-        self.hrr_dim = int(stored_dim)
-        self.encoder = StructureEncoder(self.hrr_dim, embed=self.embedder.encode)
+        try:
+            stored_dim = self.store.get_setting("hrr_dim")
+            if stored_dim is None:
+                with self.store.atomic():
+                    self.store.set_setting("hrr_dim", str(int(hrr_dim)))
+                stored_dim = hrr_dim
+            self.hrr_dim = int(stored_dim)
+            self.encoder = StructureEncoder(self.hrr_dim, embed=self.embedder.encode)
 
-        self._check_model(reembed, progress)
-        self.index = VectorIndex(
-            self.path + ".hnsw" if not self.path.startswith(":") else None,
-            dim=self.embedder.dim,
-            model_id=self.embedder.model_id,
-        )
-        self._open_index(progress)
-        self.codes = CodeStore(self.hrr_dim)
-        self._load_codes()
-        self._load_weights()
-        self._scope_cache: dict[str, set[int]] = {}
-        self._nscopes = self._count_scopes()
-        self._dv = self.store.data_version()
+            self._check_model(reembed, progress)
+            self.index = VectorIndex(
+                self.path + ".hnsw" if not self.path.startswith(":") else None,
+                dim=self.embedder.dim,
+                model_id=self.embedder.model_id,
+            )
+            self._open_index(progress)
+            self.codes = CodeStore(self.hrr_dim)
+            self._load_codes()
+            self._load_weights()
+            self._scope_cache: dict[str, set[int]] = {}
+            self._nscopes = self._count_scopes()
+            self._dv = self.store.data_version()
+        except BaseException:
+            self.store.close()  # a failed open (model mismatch, bad dim...) leaves no handle behind
+            raise
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> Memory:
