@@ -392,11 +392,7 @@ class Memory:
     def _lemmatise(self, rel: str) -> str:
         """Caller relations ("was bought by") become lemma phrases ("be buy by") like the
         extractor's own output."""
-        lem = getattr(self.extractor, "lemmatise", None)
-        if lem is None:
-            lem = getattr(SpacyExtractor, "_shared", None) or SpacyExtractor()
-            SpacyExtractor._shared = lem
-            lem = lem.lemmatise
+        lem = getattr(self.extractor, "lemmatise", None) or SpacyExtractor().lemmatise  # parser is shared
         return lem(rel.strip())
 
     @staticmethod
