@@ -10,7 +10,7 @@ distractor. Reported: fire rate (fires/turns), precision (correct/fires), distra
   the store by a full scan, MiniLM cosine <= 0.30), and the same without the ceiling;
 * nearest: MiniLM nearest neighbour (always fires).
 
-    python bench/analogy_quality.py [--dim 1024] [--z 2.0]
+    python bench/analogy_quality.py [--dim 1024] [--z 2.0] [--sweep] [--no-baselines]
 """
 
 from __future__ import annotations
@@ -92,7 +92,26 @@ def bag_of_words_picks(texts, queries, qvecs, mvecs, dim=1024, ceiling=0.30):
     return out
 
 
-def run(dim=512, z=2.0, baselines=True, **mem_kw):
+class _CachedParse:
+    """Wraps the store's extractor for sweeps: the same turn is parsed once, not per setting."""
+
+    def __init__(self, inner):
+        self.inner, self.cache = inner, {}
+
+    def parse_many(self, texts):
+        return self.inner.parse_many(texts)
+
+    def extract_many(self, texts):
+        return self.inner.extract_many(texts)
+
+    def events_many(self, texts):
+        miss = [t for t in texts if t not in self.cache]
+        if miss:
+            self.cache.update(zip(miss, self.inner.events_many(miss)))
+        return [self.cache[t] for t in texts]
+
+
+def run(dim=512, z=2.0, baselines=True, sweep=False, **mem_kw):
     import fastmem
 
     rows = load_rows()
@@ -112,7 +131,16 @@ def run(dim=512, z=2.0, baselines=True, **mem_kw):
         picks = [pos[r.analogy.id] if r.analogy else None for r in res]
         report["fastmem"] = score(picks, rows, kind, src)
         report["fastmem"]["ms/recall"] = per * 1e3
+        report["fastmem"]["analogy ms"] = float(np.median([r.timings_ms["analogy"] for r in res]))
         report["fastmem"]["ingest s"] = ingest
+        if sweep:
+            m.extractor = _CachedParse(m.extractor)
+            for rerank in (1, 16):
+                m.analogy_rerank = rerank
+                for zz in (2.0, 3.0, 4.0, 5.0, 6.0, 8.0):
+                    res = [m.recall(q, k=10, record=False, z_min=zz) for q in queries]
+                    picks = [pos[r.analogy.id] if r.analogy else None for r in res]
+                    report[f"fastmem z>={zz:g} rerank={rerank}"] = score(picks, rows, kind, src)
         if baselines:
             qv = m.embedder.encode(queries)
             mv = m.embedder.encode(texts)
@@ -128,8 +156,9 @@ def main() -> int:
     ap.add_argument("--dim", type=int, default=512)
     ap.add_argument("--z", type=float, default=2.0)
     ap.add_argument("--no-baselines", action="store_true")
+    ap.add_argument("--sweep", action="store_true", help="also z_min 2..8 with and without reranking")
     a = ap.parse_args()
-    rep = run(a.dim, a.z, baselines=not a.no_baselines)
+    rep = run(a.dim, a.z, baselines=not a.no_baselines, sweep=a.sweep)
     if rep is None:
         print("no ProPara-Logy silver data; skipping")
         return 0

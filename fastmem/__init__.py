@@ -57,22 +57,22 @@ _SIM_ENCODER = None
 def structural_similarity(text_a: str, text_b: str) -> float:
     """Structural similarity of two texts in [-1, 1] (no store needed).
 
-    Both are parsed by the default extractor and encoded by the default structural encoder;
-    names do not count, relations, roles, order and links do. 0.0 when either has no facts.
+    Both are parsed into events (verbs in order with their subject/object fillers, names
+    reduced to types) by the default extractor and encoded by the default structural encoder;
+    the result is the cosine of the two codes. 0.0 when either has no events.
     """
     global _SIM_ENCODER
     from . import kernels
-    from .embedder import default_embedder
     from .extract import SpacyExtractor
-    from .structure import StructureEncoder, query_facts
+    from .structure import StructureEncoder
     from .text import check_text
 
     check_text(text_a, "text_a")
     check_text(text_b, "text_b")
     if _SIM_ENCODER is None:
-        _SIM_ENCODER = (SpacyExtractor(), StructureEncoder(512, embed=default_embedder().encode))
+        _SIM_ENCODER = (SpacyExtractor(), StructureEncoder(512))
     ex, enc = _SIM_ENCODER
-    codes = [enc.encode(query_facts(triples)) for triples in ex.extract_many([text_a, text_b])]
+    codes = [enc.encode(ev)[0] for ev in ex.events_many([text_a, text_b])]
     if codes[0] is None or codes[1] is None:
         return 0.0
     return float(kernels.sim(codes[0], codes[1]))

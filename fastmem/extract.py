@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 
 from .canon import normalise_type
 
-__all__ = ["Triple", "Extractor", "SpacyExtractor", "ChatExtractor", "load_spacy"]
+__all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "load_spacy", "events_from_triples"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,37 @@ class Triple:
     object: str
     subject_type: str | None = None
     object_type: str | None = None
+
+
+#: One event of a text's narrative, for structural codes: ``(verb, subjects, objects)``.
+#: ``verb`` is the canonical relation of the verb's lemma; subjects and objects are *fillers*:
+#: the lemma of a common noun ("oxygen"), or ``"@" + type`` for names and personal pronouns
+#: ("@person", "@organisation"): identities never enter.
+Event = tuple  # (str, tuple[str, ...], tuple[str, ...])
+
+
+def _filler_of(name: str, typ: str | None) -> str:
+    if typ in (None, "thing", "concept"):
+        from .canon import fold_name
+
+        words = fold_name(name).split()
+        return words[-1] if words else "@entity"  # head word of a common-noun phrase
+    return "@" + typ
+
+
+def events_from_triples(triples: Sequence[Triple]) -> list[Event]:
+    """Events of texts whose facts came from elsewhere (a caller, another extractor): one per
+    triple, the relation canonicalised, named subjects/objects reduced to their type."""
+    from .canon import canon_relation
+
+    out = []
+    for t in triples:
+        rel, flip = canon_relation(t.relation)
+        s, o = (t.subject, t.subject_type), (t.object, t.object_type)
+        if flip:
+            s, o = o, s
+        out.append((rel, (_filler_of(*s),), (_filler_of(*o),)))
+    return out
 
 
 @runtime_checkable
@@ -99,6 +130,16 @@ class SpacyExtractor:
 
     def extract_many(self, texts: Sequence[str]) -> list[list[Triple]]:
         return [self._doc_triples(doc) for doc in self.nlp.pipe(texts, batch_size=self.batch_size)]
+
+    def parse_many(self, texts: Sequence[str]) -> list[tuple[list[Triple], list[Event]]]:
+        """Triples and events of each text from one parse."""
+        return [(self._doc_triples(doc), self._doc_events(doc)) for doc in self.nlp.pipe(texts, batch_size=self.batch_size)]
+
+    def events_many(self, texts: Sequence[str]) -> list[list[Event]]:
+        """Events of each text: every main verb in text order with its subject and object
+        fillers (see :data:`Event`). Verbs without a stated subject inherit it from the verb
+        they depend on ("works by absorbing oxygen")."""
+        return [self._doc_events(doc) for doc in self.nlp.pipe(texts, batch_size=self.batch_size)]
 
     def lemmatise(self, phrase: str) -> str:
         """Lemma phrase of a caller's relation ("was bought by" -> "be buy by")."""
@@ -195,6 +236,62 @@ class SpacyExtractor:
             if len(out) >= self.max_triples:
                 break
         return out[: self.max_triples]
+
+    def _filler(self, tok) -> str | None:
+        if tok.tag_ in ("WDT", "WP", "WP$") and tok.head.dep_ in ("relcl", "acl") and tok.head.head is not tok.head:
+            return self._filler(tok.head.head)
+        if tok.pos_ == "PRON":
+            return "@person" if tok.lower_ in _PERSON_PRON and tok.lower_ not in ("they", "them") else None
+        if tok.ent_type_:
+            return "@" + (normalise_type(tok.ent_type_) or "entity")
+        if tok.pos_ == "PROPN":
+            return "@entity"
+        if tok.pos_ == "NUM":
+            return "@quantity"
+        lemma = tok.lemma_.lower()
+        if lemma in _PERSON_NOUNS:
+            return "@person"
+        if lemma in _ORG_NOUNS:
+            return "@organisation"
+        return lemma if tok.pos_ in ("NOUN", "ADJ", "X") and lemma.isalpha() else None
+
+    def _event_subjects(self, verb, depth: int = 0):
+        if depth < 4 and not any(c.dep_ in _SUBJ for c in verb.children):
+            head = verb.head
+            if verb.dep_ in ("conj", "xcomp", "advcl") and head is not verb and head.pos_ in ("VERB", "AUX"):
+                subs, _ = self._event_subjects(head, depth + 1)
+                return subs, verb.tag_ == "VBN" and verb.dep_ != "xcomp"
+            if verb.dep_ == "pcomp" and head.head is not head and head.head.pos_ in ("VERB", "AUX"):
+                return self._event_subjects(head.head, depth + 1)  # "works by absorbing": the worker absorbs
+        return self._subjects(verb)
+
+    def _doc_events(self, doc) -> list[Event]:
+        from .canon import canon_relation
+
+        out: list[Event] = []
+        for verb in doc:
+            if verb.pos_ != "VERB":
+                continue
+            subs, passive = self._event_subjects(verb)
+            objs, agents = [], []
+            for c in verb.children:
+                if c.dep_ in _OBJ:
+                    objs.extend(self._conj(c))
+                elif c.dep_ == "agent":
+                    agents.extend(p for p in c.children if p.dep_ == "pobj")
+                elif c.dep_ == "prep":
+                    objs.extend(o for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
+            if passive:  # "the rock is broken by water": water breaks the rock
+                subs, objs = agents, list(subs) + objs
+            rel, flip = canon_relation(("not " if any(c.dep_ == "neg" for c in verb.children) else "") + verb.lemma_.lower())
+            sf = tuple(sorted({f for f in map(self._filler, subs) if f}))
+            of = tuple(sorted({f for f in map(self._filler, objs) if f}))
+            if flip:
+                sf, of = of, sf
+            out.append((rel, sf, of))
+            if len(out) >= self.max_triples:
+                break
+        return out
 
     def _triple(self, s, rel, o) -> Triple:
         st, sty = self._span(s)

@@ -20,11 +20,11 @@ from . import usage as U
 from .canon import fold_name, normalise_type
 from .embedder import Embedder, default_embedder, encode_queries, encode_query
 from .errors import InvalidInput, ModelMismatch, NotFound
-from .extract import Extractor, SpacyExtractor, Triple
+from .extract import Extractor, SpacyExtractor, Triple, events_from_triples
 from .index import VectorIndex
 from .results import Analogy, Hit, Recall
 from .store import Store
-from .structure import CodeStore, StructureEncoder, query_facts
+from .structure import CodeStore, StructureEncoder, event_words
 from .text import STOPWORDS, check_text, content_words, fts_query, words
 
 __all__ = ["Memory", "Session"]
@@ -79,6 +79,10 @@ class Memory:
         Optional absolute ceiling on the embedding cosine between turn and analogy.
     analogy_repeat_window : int
         An analogy is not surfaced again within this many turns of the same session.
+    analogy_rerank : int
+        How many qualifiers (highest z first) are compared by exact structural alignment
+        (the IDF-weighted terms they share with the turn); the best, times its use weight,
+        is the analogy. 1 = the highest z.
     min_store : int
         The analogy slot stays empty while fewer memories have structural codes.
     reembed : bool
@@ -102,6 +106,7 @@ class Memory:
         surface_max: float | None = None,
         surface_floor: float = 0.4,
         analogy_repeat_window: int = 20,
+        analogy_rerank: int = 16,
         min_store: int = 8,
         reembed: bool = False,
         progress: bool | None = None,
@@ -121,6 +126,9 @@ class Memory:
         self.surface_max = surface_max
         self.surface_floor = surface_floor
         self.analogy_repeat_window = analogy_repeat_window
+        if isinstance(analogy_rerank, bool) or not isinstance(analogy_rerank, int) or analogy_rerank < 1:
+            raise InvalidInput(f"analogy_rerank must be an int >= 1, got {analogy_rerank!r}")
+        self.analogy_rerank = analogy_rerank
         self.min_store = min_store
         self._lock = threading.RLock()
         self._closed = False
@@ -146,6 +154,8 @@ class Memory:
             self._open_index(progress)
             self.codes = CodeStore(self.hrr_dim)
             self._load_codes()
+            self._load_df()
+            self._check_structure_version(progress)
             self._load_weights()
             self._scope_cache: dict[str, set[int]] = {}
             self._nscopes = self._count_scopes()
@@ -185,6 +195,83 @@ class Memory:
             raise InvalidInput("this Memory is closed; open a new one")
 
     # -- open-time work --------------------------------------------------------------------
+    def _check_structure_version(self, progress) -> None:
+        """Stores written by an older structural encoder are re-encoded once, from their
+        stored events (or, for stores older than events, from their stored facts)."""
+        want = str(StructureEncoder.version)
+        have = self.store.get_setting("struct_version")
+        if have == want:
+            return
+        n = self.db.execute("SELECT count(*) FROM memories").fetchone()[0]
+        if n:
+            self.rebuild_structure(progress=progress)
+        with self.store.atomic():
+            self.store.set_setting("struct_version", want)
+
+    def rebuild_structure(self, *, reparse: bool = False, progress: bool | None = None) -> int:
+        """Recompute every memory's structural code and the word counts from its events.
+
+        Parameters
+        ----------
+        reparse : bool
+            Re-extract events from each memory's text with the current extractor (memories
+            stored with caller triples keep events from those). Default: use stored events,
+            or derive them from stored facts when a memory has none.
+
+        Returns the number of memories that have a structural code afterwards.
+        """
+        self._check_open()
+        with self._lock:
+            rows = self.db.execute(
+                "SELECT m.id, m.text, ev.events FROM memories m LEFT JOIN events ev ON ev.memory_id=m.id ORDER BY m.id"
+            ).fetchall()
+            bar = _progress(len(rows), "re-encoding structure", progress)
+            todo: list[tuple[int, list]] = []
+            parse_ids = [(mid, text) for mid, text, ev in rows if reparse or ev is None]
+            parsed: dict[int, list] = {}
+            if reparse and self.extractor is not None:
+                for start in range(0, len(parse_ids), 256):
+                    part = parse_ids[start : start + 256]
+                    for (mid, _), (_, ev) in zip(part, self._parse([t for _, t in part])):
+                        parsed[mid] = ev
+            for mid, _text, ev in rows:
+                if mid in parsed:
+                    todo.append((mid, parsed[mid]))
+                elif ev is not None:
+                    todo.append((mid, json.loads(ev)))
+                else:
+                    todo.append((mid, self._events_from_edges(mid)))
+            new_codes: list[tuple[int, np.ndarray, int]] = []
+            df_delta: dict[str, int] = {}
+            with self.store.atomic() as db:
+                db.execute("DELETE FROM codes")
+                db.execute("DELETE FROM event_df")
+                for i, (mid, ev) in enumerate(todo):
+                    if not ev:
+                        db.execute("DELETE FROM events WHERE memory_id=?", (mid,))
+                    self._write_structure(db, mid, ev, new_codes, df_delta)
+                    if bar and i % 256 == 255:
+                        bar.update(256)
+                self._write_df(db, df_delta)
+                db.execute("DELETE FROM hrr_stats")
+            if bar:
+                bar.close()
+            self._df = {}
+            self._apply_df(df_delta)
+            cs = CodeStore(self.hrr_dim)
+            if new_codes:
+                cs.add(np.asarray([c[0] for c in new_codes], np.int64), np.stack([c[1] for c in new_codes]),
+                       self.encoder.scale(np.asarray([c[2] for c in new_codes])))
+            self.codes = cs
+            return cs.n
+
+    def _events_from_edges(self, mid: int) -> list:
+        ts = [Triple(s, rel, o, None if st == "?" else st, None if ot == "?" else ot)
+              for s, st, rel, o, ot in self.db.execute(
+                  "SELECT s.name, s.type, e.rel, o.name, o.type FROM edges e JOIN nodes s ON s.id=e.subj "
+                  "JOIN nodes o ON o.id=e.obj WHERE e.memory_id=? ORDER BY e.pos", (mid,))]
+        return events_from_triples(ts)
+
     def _check_model(self, reembed: bool, progress) -> None:
         models = self.db.execute("SELECT model, count(*) FROM embeddings GROUP BY model").fetchall()
         other = [(m, n) for m, n in models if m != self.embedder.model_id]
@@ -215,12 +302,12 @@ class Memory:
         return np.stack([got[int(i)] for i in ids]) if len(ids) else np.zeros((0, self.embedder.dim), np.float32)
 
     def _load_codes(self) -> None:
-        rows = self.db.execute("SELECT memory_id, code FROM codes WHERE dim=? ORDER BY memory_id", (self.hrr_dim,)).fetchall()
+        rows = self.db.execute("SELECT memory_id, code, nterms FROM codes WHERE dim=? ORDER BY memory_id", (self.hrr_dim,)).fetchall()
         cs = CodeStore(self.hrr_dim)
         if rows:
             ids = np.asarray([r[0] for r in rows], np.int64)
             q8 = np.frombuffer(b"".join(r[1] for r in rows), np.int8).reshape(len(rows), 2 * self.hrr_dim)
-            cs.add(ids, q8, update_stats=False)
+            cs.add(ids, q8, self.encoder.scale(np.asarray([r[2] for r in rows])), update_stats=False)
         st = self.db.execute("SELECT n, id_sum, s, m FROM hrr_stats WHERE dim=?", (self.hrr_dim,)).fetchone()
         d2 = 2 * self.hrr_dim
         if st and st[0] == cs.n and st[1] == cs.id_sum:
@@ -255,6 +342,7 @@ class Memory:
         n_codes = self.db.execute("SELECT count(*), coalesce(sum(memory_id),0) FROM codes WHERE dim=?", (self.hrr_dim,)).fetchone()
         if (n_codes[0], n_codes[1]) != (self.codes.n, self.codes.id_sum):
             self._load_codes()
+            self._load_df()
         self._load_weights()
         self._scope_cache.clear()
         self._nscopes = self._count_scopes()
@@ -326,19 +414,25 @@ class Memory:
             # derived data first (embedding, parsing): no lock held on the file meanwhile
             vecs = np.empty((len(texts), self.embedder.dim), np.float32)
             facts: list[list[Triple]] = []
+            events: list[list] = []
             for start in range(0, len(texts), step):
                 part = list(texts[start : start + step])
                 vecs[start : start + len(part)] = self.embedder.encode(part)
                 need = [j for j in range(len(part)) if given[start + j] is None]
-                extracted = self.extractor.extract_many([part[j] for j in need]) if (need and self.extractor) else []
-                ex = dict(zip(need, extracted))
-                facts.extend(given[start + j] if given[start + j] is not None else ex.get(j, []) for j in range(len(part)))
+                parsed = self._parse([part[j] for j in need]) if (need and self.extractor) else []
+                ex = dict(zip(need, parsed))
+                for j in range(len(part)):
+                    g = given[start + j]
+                    fs, ev = (g, events_from_triples(g)) if g is not None else ex.get(j, ([], []))
+                    facts.append(fs)
+                    events.append(ev)
                 if bar:
                     bar.update(len(part))
             if bar:
                 bar.close()
             now = time.time()
-            new_codes: list[tuple[int, np.ndarray]] = []
+            new_codes: list[tuple[int, np.ndarray, int]] = []
+            df_delta: dict[str, int] = {}
             with self.store.atomic() as db:
                 for i, text in enumerate(texts):
                     db.execute(
@@ -352,20 +446,18 @@ class Memory:
                     [(mid, self.embedder.model_id, self.embedder.dim, vecs[i].tobytes()) for i, mid in enumerate(ids)],
                 )
                 db.executemany("INSERT INTO usage(memory_id) VALUES (?)", [(mid,) for mid in ids])
-                for mid, fs in zip(ids, facts):
-                    if not fs:
-                        continue
-                    edges = G.add_facts(db, mid, fs)
-                    code = self.encoder.encode(self._struct_facts(fs, edges))
-                    if code is not None:
-                        q8 = K.quantize(code.reshape(1, -1))[0]
-                        db.execute("INSERT INTO codes(memory_id, dim, code) VALUES (?,?,?)", (mid, self.hrr_dim, q8.tobytes()))
-                        new_codes.append((mid, q8))
+                for mid, fs, ev in zip(ids, facts, events):
+                    if fs:
+                        G.add_facts(db, mid, fs)
+                    self._write_structure(db, mid, ev, new_codes, df_delta)
+                self._write_df(db, df_delta)
             # committed: now the in-process derived structures
             arr = np.asarray(ids, np.int64)
             self.index.add(arr, vecs)
+            self._apply_df(df_delta)
             if new_codes:
-                self.codes.add(np.asarray([c[0] for c in new_codes], np.int64), np.stack([c[1] for c in new_codes]))
+                self.codes.add(np.asarray([c[0] for c in new_codes], np.int64), np.stack([c[1] for c in new_codes]),
+                               self.encoder.scale(np.asarray([c[2] for c in new_codes])))
             if scope in self._scope_cache:
                 self._scope_cache[scope].update(ids)
             if self._nscopes <= 1:
@@ -395,22 +487,61 @@ class Memory:
         lem = getattr(self.extractor, "lemmatise", None) or SpacyExtractor().lemmatise  # parser is shared
         return lem(rel.strip())
 
-    @staticmethod
-    def _struct_facts(fs: list[Triple], edges):
-        out = []
-        for t, (_, rel, _, flip) in zip(fs, edges):
-            s, o = fold_name(t.subject), fold_name(t.object)
-            st, ot = t.subject_type, t.object_type
-            if flip:
-                s, o, st, ot = o, s, ot, st
-            out.append((st, rel, ot, s, o))
-        return out
+    def _parse(self, texts: list[str]) -> list[tuple[list[Triple], list]]:
+        """(triples, events) per text from the extractor (one parse when it can do both)."""
+        both = getattr(self.extractor, "parse_many", None)
+        if both is not None:
+            return both(texts)
+        return [(ts, events_from_triples(ts)) for ts in self.extractor.extract_many(texts)]
 
-    def _query_struct_facts(self, text: str):
+    def _query_events(self, text: str) -> list:
         if not self.extractor:
             return []
-        fs = self.extractor.extract_many([text])[0]
-        return query_facts(fs)
+        ev = getattr(self.extractor, "events_many", None)
+        if ev is not None:
+            return ev([text])[0]
+        return events_from_triples(self.extractor.extract_many([text])[0])
+
+    def _write_structure(self, db, mid: int, ev: list, new_codes: list, df_delta: dict) -> None:
+        """Events, structural code and word counts of one memory, inside the caller's transaction."""
+        if not ev:
+            return
+        ev = [[e[0], list(e[1]), list(e[2])] for e in ev]
+        db.execute("INSERT OR REPLACE INTO events(memory_id, events) VALUES (?,?)", (mid, json.dumps(ev)))
+        code, nterms = self.encoder.encode(ev)
+        q8 = K.quantize(code.reshape(1, -1))[0]
+        db.execute("INSERT OR REPLACE INTO codes(memory_id, dim, code, nterms) VALUES (?,?,?,?)",
+                   (mid, self.hrr_dim, q8.tobytes(), nterms))
+        new_codes.append((mid, q8, nterms))
+        for w in event_words(ev):
+            df_delta[w] = df_delta.get(w, 0) + 1
+
+    @staticmethod
+    def _write_df(db, delta: dict) -> None:
+        if not delta:
+            return
+        db.executemany(
+            "INSERT INTO event_df(word, n) VALUES (?1, ?2) ON CONFLICT(word) DO UPDATE SET n = n + ?2",
+            list(delta.items()),
+        )
+        if any(v < 0 for v in delta.values()):
+            db.execute("DELETE FROM event_df WHERE n <= 0")
+
+    def _apply_df(self, delta: dict) -> None:
+        for w, d in delta.items():
+            n = self._df.get(w, 0) + d
+            if n > 0:
+                self._df[w] = n
+            else:
+                self._df.pop(w, None)
+
+    def _load_df(self) -> None:
+        self._df = dict(self.db.execute("SELECT word, n FROM event_df"))
+
+    def idf(self, word: str) -> float:
+        """Inverse document frequency of a verb or filler among the memories with events:
+        ``ln(1 + N / (df + 0.5))`` (always positive; rare words weigh more)."""
+        return math.log1p(self.codes.n / (self._df.get(word, 0) + 0.5))
 
     def forget(self, memory_id: int) -> None:
         """Delete one memory with its vector, facts (orphaned entities too), code and usage.
@@ -426,12 +557,16 @@ class Memory:
                 if row is None:
                     raise NotFound(f"no memory with id {mid}")
                 nodes = [n for r in db.execute("SELECT subj, obj FROM edges WHERE memory_id=?", (mid,)) for n in r]
+                ev = db.execute("SELECT events FROM events WHERE memory_id=?", (mid,)).fetchone()
+                df_delta = {w: -1 for w in event_words(json.loads(ev[0]))} if ev else {}
+                self._write_df(db, df_delta)
                 db.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
                 db.execute("DELETE FROM memories WHERE id=?", (mid,))
                 db.execute("DELETE FROM usage_events WHERE memory_id=?", (mid,))
                 G.drop_orphans(db, nodes)
             self.index.delete([mid])
             self.codes.remove([mid])
+            self._apply_df(df_delta)
             self._weights.pop(mid, None)
             for s in self._scope_cache.values():
                 s.discard(mid)
@@ -643,7 +778,7 @@ class Memory:
         an = None
         if want_analogy and self.extractor is not None:
             t1 = time.perf_counter()
-            facts, qu = self._encode_query_structure(self._query_struct_facts(query))
+            facts, qu = self._encode_query_structure(self._query_events(query))
             t2 = time.perf_counter()
             an = self._analogy(facts, qu, vec, scope, session, z_min, labels)
             t["parse"] = (t2 - t1) * 1e3  # parse + structural encoding of the turn
@@ -682,56 +817,67 @@ class Memory:
         return out, names
 
     # -- analogy ---------------------------------------------------------------------------
-    def _encode_query_structure(self, facts):
-        code = self.encoder.encode(facts)
-        if code is None:
-            return facts, None
-        return facts, K.to_unit(code.reshape(1, -1))[0]
+    #: Candidates are gathered this many standard deviations below the gate: a code's score
+    #: carries bundling noise, and the gate is applied to the exact alignment afterwards.
+    CANDIDATE_SLACK = 1.0
+
+    def _encode_query_structure(self, events):
+        return events, self.encoder.query(events, self.idf) if events else None
 
     def _analogy_candidates(self, qu: np.ndarray, z_min: float):
         mean, std = self.codes.z_stats(qu)
         if self.codes.n < self.min_store or std <= 1e-9:
             return mean, std, np.zeros(0, np.int64), np.zeros(0, np.float32)
-        sims = K.sim_scan_q8(self.codes.codes, qu.astype(np.float32))
-        idx = K.above(sims, np.float32(mean + z_min * std))
-        return mean, std, self.codes.ids[idx], sims[idx]
+        ids, sims = self.codes.candidates(qu, mean + (z_min - self.CANDIDATE_SLACK) * std, 256)
+        return mean, std, ids, sims
 
-    def _analogy(self, facts, qu, vec, scope, session, z_min, surface_labels) -> Analogy | None:
-        if qu is None:
+    def _analogy(self, events, sq, vec, scope, session, z_min, surface_labels) -> Analogy | None:
+        """The analogy slot.
+
+        1. Candidates: every stored code whose score against the turn is within
+           ``CANDIDATE_SLACK`` of the gate (one int8 scan; mean and std of the whole store
+           exact from the running sums).
+        2. In code-score order, drop those that fail the surface condition, the scope or the
+           session's repeat window; align the first ``analogy_rerank`` survivors exactly with
+           the turn (the IDF-weighted terms they share).
+        3. The gate: a survivor qualifies when its exact alignment, put on the store's score
+           scale (:meth:`StructureEncoder.expected_score`), stands ``z_min`` standard
+           deviations above the store's mean. The analogy is the qualifier with the largest
+           alignment x use weight; ``Analogy.score`` is that product.
+        """
+        if sq is None:
             return None
-        mean, std, cids, csims = self._analogy_candidates(qu, z_min)
+        mean, std, cids, csims = self._analogy_candidates(sq.vector, z_min)
         if len(cids) == 0:
             return None
         n_surface = min(self.surface_exclude, math.ceil(self.surface_fraction * max(self.index.live, 1)))
         too_close = {int(x): r + 1 for r, x in enumerate(surface_labels)}
         recent = self._recent_analogies.get(session, ()) if session else ()
-        w = self._weights
-        scored = sorted(
-            (((float(x) - mean) / std * w.get(int(m), (1.0, 0, 0))[0], (float(x) - mean) / std, int(m), float(x))
-             for m, x in zip(cids, csims)),
-            reverse=True,
-        )[:256]
+        order = np.arange(len(cids))  # already highest first
         info: dict[int, tuple] = {}
         fetched = 0
 
-        def fetch_more() -> None:  # candidate rows in score order, a few at a time
+        def fetch_more() -> None:  # candidate rows in z order, a few at a time
             nonlocal fetched
-            part = [m for _, _, m, _ in scored[fetched : fetched + 16]]
+            part = [int(cids[i]) for i in order[fetched : fetched + 16]]
             fetched += len(part)
             for r in self.db.execute(
-                "SELECT m.id, m.text, m.scope, e.vec FROM memories m JOIN embeddings e ON e.memory_id=m.id "
-                "WHERE m.id IN (SELECT value FROM json_each(?))",
+                "SELECT m.id, m.text, m.scope, e.vec, ev.events FROM memories m JOIN embeddings e ON e.memory_id=m.id "
+                "JOIN events ev ON ev.memory_id=m.id WHERE m.id IN (SELECT value FROM json_each(?))",
                 (_ids_json(part),),
             ):
                 info[r[0]] = r[1:]
 
-        ua = None
-        for pos, (score, z, mid, ssim) in enumerate(scored):
+        best = None
+        seen = 0
+        w = self._weights
+        for pos, i in enumerate(order):
             if pos >= fetched:
                 fetch_more()
+            mid = int(cids[i])
             if mid not in info or mid in recent:
                 continue
-            text, mscope, v = info[mid]
+            text, mscope, v, ev = info[mid]
             if scope is not None and mscope != scope:
                 continue
             surface = float(np.dot(np.frombuffer(v, np.float32), vec))
@@ -740,42 +886,57 @@ class Memory:
                 continue  # among the turn's nearest surface neighbours: same topic, not an analogy
             if self.surface_max is not None and surface > self.surface_max:
                 continue
-            if ua is None:
-                ua = self.encoder.unit_terms(facts)
-            matched = self.encoder.explain(facts, self._stored_struct_facts(mid), ua=ua)
-            if not matched:
-                continue  # high by the sum of weak coincidences only: nothing to point at
-            why = {"z": z, "structural": ssim, "store_mean": mean, "store_std": std, "surface": surface,
-                   "surface_rank": srank, "matched": matched}
-            if session:
-                self._recent_analogies.setdefault(session, deque(maxlen=self.analogy_repeat_window)).append(mid)
-            return Analogy(mid, text, score, why, mscope)
-        return None
+            mev = json.loads(ev)
+            align, matched, n_terms = self.encoder.alignment(sq, mev)
+            seen += 1
+            z = (self.encoder.expected_score(sq, align, n_terms) - mean) / std
+            if matched and z >= z_min:
+                use = w.get(mid, (1.0, 0, 0))[0]
+                score = align * use
+                if best is None or score > best[0]:
+                    why = {"z": z, "structural": float(csims[i]), "store_mean": mean, "store_std": std,
+                           "alignment": align, "surface": surface, "surface_rank": srank, "matched": matched,
+                           "use": use}
+                    best = (score, mid, text, mscope, why)
+            if seen >= self.analogy_rerank:
+                break
+        if best is None:
+            return None
+        score, mid, text, mscope, why = best
+        if session:
+            self._recent_analogies.setdefault(session, deque(maxlen=self.analogy_repeat_window)).append(mid)
+        return Analogy(mid, text, score, why, mscope)
 
-    def _stored_struct_facts(self, mid: int):
-        return [
-            (None if st == "?" else st, rel, None if ot == "?" else ot, s.split("#")[0], o.split("#")[0])
-            for s, st, rel, o, ot in self.db.execute(
-                "SELECT s.key, s.type, e.rel, o.key, o.type FROM edges e JOIN nodes s ON s.id=e.subj "
-                "JOIN nodes o ON o.id=e.obj WHERE e.memory_id=? ORDER BY e.pos",
-                (mid,),
-            )
-        ]
+    def _stored_events(self, mid: int) -> list:
+        row = self.db.execute("SELECT events FROM events WHERE memory_id=?", (mid,)).fetchone()
+        return json.loads(row[0]) if row else []
+
+    def events(self, memory_id: int) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+        """The stored narrative events of a memory (what its structural code encodes):
+        ``(verb, subject fillers, object fillers)`` in text order."""
+        self._check_open()
+        mid = self._check_id(memory_id)
+        with self._lock:
+            self._sync()
+            if self.db.execute("SELECT 1 FROM memories WHERE id=?", (mid,)).fetchone() is None:
+                raise NotFound(f"no memory with id {mid}")
+            return [(v, tuple(s), tuple(o)) for v, s, o in self._stored_events(mid)]
 
     def analogies(self, text: str, k: int = 5, *, scope: str | None = None, z_min: float = 0.0) -> list[Analogy]:
         """Exploration: the ``k`` memories structurally closest to ``text`` (z >= ``z_min``),
-        with their surface similarity, without the surface condition or session rules."""
+        with their surface similarity and alignment, without the surface condition or session
+        rules. Ordered by structural score; ``Analogy.score`` is the z."""
         self._check_open()
         check_text(text, "text")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInput(f"k must be an int >= 1, got {k!r}")
         with self._lock:
             self._sync()
-            facts, qu = self._encode_query_structure(self._query_struct_facts(text))
-            if qu is None or self.codes.n == 0:
+            events, sq = self._encode_query_structure(self._query_events(text))
+            if sq is None or self.codes.n == 0:
                 return []
-            mean, std = self.codes.z_stats(qu)
-            sims = K.sim_scan_q8(self.codes.codes, qu.astype(np.float32))
+            mean, std = self.codes.z_stats(sq.vector)
+            sims = self.codes.scores(sq.vector)
             order = K.topk(sims, min(len(sims), k * 4 + 16))
             vec = encode_query(self.embedder, text)
             out = []
@@ -789,9 +950,10 @@ class Memory:
                 z = (float(sims[i]) - mean) / std if std > 1e-9 else 0.0
                 if z < z_min:
                     continue
+                align, matched, _ = self.encoder.alignment(sq, self._stored_events(mid))
                 why = {"z": z, "structural": float(sims[i]), "store_mean": mean, "store_std": std,
-                       "surface": float(np.dot(np.frombuffer(row[2], np.float32), vec)),
-                       "matched": self.encoder.explain(facts, self._stored_struct_facts(mid))}
+                       "alignment": align, "surface": float(np.dot(np.frombuffer(row[2], np.float32), vec)),
+                       "matched": matched}
                 out.append(Analogy(mid, row[0], z, why, row[1]))
                 if len(out) >= k:
                     break

@@ -142,11 +142,28 @@ def _m4_usage_events(db: apsw.Connection) -> None:
     )
 
 
+def _m5_events(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE events(
+            memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+            events TEXT NOT NULL               -- JSON [[verb, [subject fillers], [object fillers]], ...]
+        );
+        CREATE TABLE event_df(
+            word TEXT PRIMARY KEY,             -- verb or filler
+            n INTEGER NOT NULL                 -- memories whose events contain it
+        ) WITHOUT ROWID;
+        ALTER TABLE codes ADD COLUMN nterms INTEGER NOT NULL DEFAULT 1;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
     ("structure", _m3_structure),
     ("usage_events", _m4_usage_events),
+    ("events", _m5_events),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

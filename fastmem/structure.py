@@ -1,36 +1,45 @@
-"""Structural codes: what a memory's facts look like with the names taken out.
+"""Structural codes: what a memory's narrative looks like with the names taken out.
 
-A memory's triples become one FHRR code (D phases), computed at write time:
+A memory is a sequence of *events* (:data:`fastmem.extract.Event`): each main verb in text
+order with its subject and object fillers (common-noun lemmas, or ``@type`` for names). Its
+code is one FHRR phase vector bundling these *terms*:
 
-* ``ROLE_R * rel``                  - which relations occur;
-* ``ROLE_R * rel * ROLE_S * type``  - which kind of thing does it (subject type);
-* ``ROLE_R * rel * ROLE_O * type``  - to which kind of thing (object type);
-* ``NEXT * rel_i * P(rel_j)``       - narrative order: relation i followed by relation j (P is a
-  fixed permutation, so order matters), for the next ``order_window`` triples;
-* ``LINK * rel_i*role_a * P(rel_j*role_b)`` - how triples connect: the same entity plays
-  role a in triple i and role b in a later triple j.
+* ``ROLE_R * verb``                       - which relations occur;
+* ``ROLE_R * verb * ROLE_S * filler``     - what kind of thing does it (subject role);
+* ``ROLE_R * verb * ROLE_O * filler``     - to what kind of thing (object role);
+* ``NEXT * verb_i * P(verb_j)``           - narrative order: verb i comes before verb j
+  (P is a fixed permutation, so order matters), for every later verb within ``order_window``.
 
-Entity identity never enters (only types and shared-entity links), so "Acme owns Widget" and
-"Bob owns a car" share the ``own`` terms without sharing a word. Relation atoms are derived
-from the embedding of the relation's words through a fixed random complex projection raised to
-``sharpen`` (a fractional-power encoding), so near-synonymous relations get near atoms while
-unrelated ones stay near orthogonal.
+Entity identity never enters (names become types), so "Acme owns Widget" and "Bob owns a car"
+share ``own`` without sharing a word, while a paragraph and its shuffled retelling differ in
+their order terms. Near-synonymous verbs meet through the canonical relation vocabulary
+(:mod:`fastmem.canon`) and, optionally, through ``synonyms`` (a blend with an embedding-derived
+atom; measured to cost precision on ProPara-Logy, so off by default).
+
+Memory codes bundle their distinct terms with equal weight (phase only, stored as int8). The
+*query* is a weighted sum of unit terms, each weighted by the store's inverse document
+frequency of its words (rare verbs and fillers say more than "use" or "be"), and every stored
+row is scaled by ``n_terms ** length_power`` so that a long memory matching many terms is not
+divided away by its length (0.5 makes the score an unnormalised count of shared terms).
+Both keep the store-wide mean and standard deviation exact (see :class:`CodeStore`).
 """
 
 from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from . import kernels as K
 
-__all__ = ["StructureEncoder", "CodeStore", "TermWeights", "query_facts"]
+__all__ = ["StructureEncoder", "CodeStore", "TermWeights", "query_facts", "event_words", "term_words", "label", "StructQuery"]
 
 
 def query_facts(triples):
-    """Encoder input for triples not stored in the graph: entity keys are folded names."""
+    """Triples as ``(subject_type, relation, object_type, subject_key, object_key)`` with the
+    relation canonicalised and inverse forms flipped (used by the graph's tests and tools)."""
     from .canon import canon_relation, fold_name
 
     out = []
@@ -42,192 +51,239 @@ def query_facts(triples):
         out.append((st, rel, ot, s, o))
     return out
 
-_ROLE_R, _ROLE_S, _ROLE_O, _NEXT, _LINK = "role:rel", "role:subj", "role:obj", "role:next", "role:link"
+
+_ROLE_R, _ROLE_S, _ROLE_O, _NEXT = "role:rel", "role:subj", "role:obj", "role:next"
 
 
 class TermWeights:
-    """Relative weights of the term families.
-
-    Chosen on ProPara-Logy silver with bench/analogy_tune.py (precision 0.20 at z >= 2 with the
-    surface exclusion, against 0.18 for equal type/link weights and 0.15 for relations alone);
-    order terms separate a paragraph from its shuffled distractor (target beats distractor
-    in 66% of rows with order terms, 56% without).
-    """
+    """Relative weights of the term families in the query (each also times the IDF of its
+    words). Equal weights measured best on ProPara-Logy silver (``bench/analogy_quality.py``)."""
 
     rel = 1.0
-    subj = 0.3
-    obj = 0.3
-    order = 1.5
-    link = 0.3
-    sconc = 1.0
-    oconc = 1.0
+    subj = 1.0
+    obj = 1.0
+    order = 1.0
+
+
+def event_words(events) -> set[str]:
+    """Distinct verbs and fillers of an event list (what the store's document counts count)."""
+    out = set()
+    for v, subs, objs in events:
+        out.add(v)
+        out.update(subs)
+        out.update(objs)
+    return out
+
+
+def term_words(key: tuple) -> tuple[str, ...]:
+    """The words (verbs, fillers) whose document frequency weights a term."""
+    return key[1:]
 
 
 class StructureEncoder:
-    """Encode lists of ``(subject_type, relation, object_type, subject_key, object_key)``.
+    """Encode event lists (see :data:`fastmem.extract.Event`) into FHRR codes.
 
     Parameters
     ----------
     dim : int
         Code dimension D.
-    embed : callable or None
-        ``embed(list[str]) -> (n, e) float32`` for relation atoms; None uses random atoms
-        (synonyms then only meet through the relation vocabulary).
-    sharpen : int
-        Integer power applied to projected relation phases; higher keeps unrelated relations
-        further apart.
     order_window : int
-        How many following triples each triple is ordered against.
+        Each verb is ordered against the next ``order_window`` verbs.
+    length_power : float
+        Stored rows are scaled by ``n_terms ** length_power`` (0: cosine; 0.5: count of shared
+        terms). Used by :class:`CodeStore`, recorded here so codes and scales travel together.
+    synonyms : float
+        Weight of an embedding-derived atom blended into each verb atom (0 = exact atoms);
+        needs ``embed``.
+    embed : callable or None
+        ``embed(list[str]) -> (n, e)`` array, for ``synonyms``.
+    weights : TermWeights
+        Family weights of the query.
     """
 
-    def __init__(self, dim: int = 512, *, embed=None, sharpen: int = 1, order_window: int = 2,
+    version = 2  # bump when codes change meaning; stores re-encode on open
+
+    def __init__(self, dim: int = 512, *, order_window: int = 8, length_power: float = 0.5,
+                 synonyms: float = 0.0, embed: Callable | None = None,
                  weights: type[TermWeights] | TermWeights = TermWeights, seed: int = 7) -> None:
         self.dim = dim
-        self.embed = embed
-        self.sharpen = sharpen
         self.order_window = order_window
+        self.length_power = length_power
+        self.synonyms = synonyms
+        self.embed = embed
         self.w = weights
-        self._rel: dict[str, np.ndarray] = {}
+        self._seed = seed
+        self._verb: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self._proj = None
-        self._seed = seed
-        self.roles = {name: K.atom(name, dim) for name in (_ROLE_R, _ROLE_S, _ROLE_O, _NEXT, _LINK)}
+        self.roles = {name: K.atom(name, dim) for name in (_ROLE_R, _ROLE_S, _ROLE_O, _NEXT)}
 
     # -- atoms -----------------------------------------------------------------------------
-    def _projection(self, e_dim: int) -> np.ndarray:
-        if self._proj is None or self._proj.shape[1] != e_dim:
-            rng = np.random.Generator(np.random.PCG64(self._seed))
-            self._proj = (rng.standard_normal((self.dim, e_dim)) + 1j * rng.standard_normal((self.dim, e_dim)))
-        return self._proj
-
-    def relation_atoms(self, rels: list[str]) -> list[np.ndarray]:
-        """Phase atoms of relation names (cached per encoder)."""
+    def verb_atoms(self, verbs: Sequence[str]) -> list[np.ndarray]:
         with self._lock:
-            new = sorted({r for r in rels if r not in self._rel})
+            new = sorted({v for v in verbs if v not in self._verb})
             if new:
-                if self.embed is None:
-                    for r in new:
-                        self._rel[r] = K.atom("rel:" + r, self.dim)
-                else:
-                    vecs = np.asarray(self.embed([r.replace("_", " ") for r in new]), np.float64)
-                    z = vecs @ self._projection(vecs.shape[1]).T
-                    ph = np.mod(np.angle(z) * self.sharpen, 2 * math.pi)
-                    for r, p in zip(new, ph):
-                        self._rel[r] = p
-            return [self._rel[r] for r in rels]
+                exact = [K.atom("verb:" + v, self.dim) for v in new]
+                if self.synonyms > 0 and self.embed is not None:
+                    vecs = np.asarray(self.embed([v.replace("_", " ") for v in new]), np.float64)
+                    if self._proj is None:
+                        rng = np.random.Generator(np.random.PCG64(self._seed))
+                        e = vecs.shape[1]
+                        self._proj = rng.standard_normal((self.dim, e)) + 1j * rng.standard_normal((self.dim, e))
+                    proj = np.angle(vecs @ self._proj.T)
+                    exact = [np.mod(np.angle(np.exp(1j * a) + self.synonyms * np.exp(1j * p)), 2 * math.pi)
+                             for a, p in zip(exact, proj)]
+                for v, a in zip(new, exact):
+                    self._verb[v] = a
+            return [self._verb[v] for v in verbs]
 
-    def concept_atoms(self, facts) -> dict:
-        """Atoms of common-noun fillers (type 'thing'): categories, not identities. Named
-        entities (people, organisations, places...) never get one: only their type counts."""
-        keys = []
-        for st, _, ot, sk, ok in facts:
-            if st == "thing" and isinstance(sk, str) and sk:
-                keys.append(sk)
-            if ot == "thing" and isinstance(ok, str) and ok:
-                keys.append(ok)
+    # -- terms -----------------------------------------------------------------------------
+    def term_keys(self, events) -> list[tuple]:
+        """Distinct term keys of an event list, in first-occurrence order: ``("rel", v)``,
+        ``("subj", v, filler)``, ``("obj", v, filler)``, ``("order", v_i, v_j)``."""
+        keys: dict[tuple, None] = {}
+        verbs = [e[0] for e in events]
+        for v, subs, objs in events:
+            keys[("rel", v)] = None
+            for f in subs:
+                keys[("subj", v, f)] = None
+            for f in objs:
+                keys[("obj", v, f)] = None
+        for i, a in enumerate(verbs):
+            for b in verbs[i + 1 : i + 1 + self.order_window]:
+                if a != b:
+                    keys[("order", a, b)] = None
+        return list(keys)
+
+    def term_phases(self, keys: Sequence[tuple]) -> np.ndarray:
+        """(T, D) phases of term keys."""
         if not keys:
-            return {}
-        return dict(zip(keys, self.relation_atoms(keys)))
-
-    def type_atom(self, t: str | None) -> np.ndarray:
-        return K.atom("type:" + (t or "entity"), self.dim)
-
-    # -- encoding --------------------------------------------------------------------------
-    def terms(self, facts) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        """All bound terms of one memory: (T, D) phases, (T,) weights and term labels."""
-        T, fam, labels = self.family_terms(facts)
-        w = self.w
-        weights = {"rel": w.rel, "subj": w.subj, "obj": w.obj, "order": w.order, "link": w.link,
-                   "sconc": w.sconc, "oconc": w.oconc}
-        wts = np.asarray([weights[f[0]] / f[1] for f in fam], np.float64)
-        return T, wts, labels
-
-    def family_terms(self, facts) -> tuple[np.ndarray, list[tuple[str, int, int, int]], list[str]]:
-        """Bound terms with (family, distance, fact i, fact j); families are "rel", "subj",
-        "obj", "sconc", "oconc", "order" and "link"."""
-        if not facts:
-            return np.zeros((0, self.dim)), [], []
+            return np.zeros((0, self.dim))
         R = self.roles
-        rels = self.relation_atoms([f[1] for f in facts])
-        rr = [K.bind(R[_ROLE_R], r) for r in rels]
-        out, fam, labels = [], [], []
-        concepts = self.concept_atoms(facts)
-        for i, (st, rel, ot, sk, ok) in enumerate(facts):
-            for role, fam_name, key in ((_ROLE_S, "sconc", sk), (_ROLE_O, "oconc", ok)):
-                c = concepts.get(key)
-                if c is not None:
-                    out.append(K.bind(K.bind(rr[i], R[role]), c)); fam.append((fam_name, 1, i, i))
-                    labels.append(f"-{rel}-> {key}" if role == _ROLE_O else f"{key} -{rel}->")
-            out.append(rr[i]); fam.append(("rel", 1, i, i)); labels.append(f"{rel}")
-            out.append(K.bind(K.bind(rr[i], R[_ROLE_S]), self.type_atom(st))); fam.append(("subj", 1, i, i))
-            labels.append(f"{st or 'entity'} -{rel}->")
-            out.append(K.bind(K.bind(rr[i], R[_ROLE_O]), self.type_atom(ot))); fam.append(("obj", 1, i, i))
-            labels.append(f"-{rel}-> {ot or 'entity'}")
-        n = len(facts)
-        for i in range(n):
-            for j in range(i + 1, min(n, i + 1 + self.order_window)):
-                out.append(K.bind(K.bind(R[_NEXT], rels[i]), K.permute(rels[j])))
-                fam.append(("order", j - i, i, j))
-                labels.append(f"{facts[i][1]} then {facts[j][1]}")
-        for i in range(n):
-            for j in range(i + 1, min(n, i + 4)):
-                for a, ka in (("s", facts[i][3]), ("o", facts[i][4])):
-                    for b, kb in (("s", facts[j][3]), ("o", facts[j][4])):
-                        if ka is not None and ka == kb:
-                            ra = K.bind(rels[i], R[_ROLE_S] if a == "s" else R[_ROLE_O])
-                            rb = K.bind(rels[j], R[_ROLE_S] if b == "s" else R[_ROLE_O])
-                            out.append(K.bind(K.bind(R[_LINK], ra), K.permute(rb)))
-                            fam.append(("link", 1, i, j))
-                            labels.append(f"{a}:{facts[i][1]} = {b}:{facts[j][1]}")
-        return np.stack(out), fam, labels
+        verbs = sorted({w for k in keys for w in ((k[1], k[2]) if k[0] == "order" else (k[1],))})
+        va = dict(zip(verbs, self.verb_atoms(verbs)))
+        out = np.empty((len(keys), self.dim))
+        for i, k in enumerate(keys):
+            if k[0] == "rel":
+                x = R[_ROLE_R] + va[k[1]]
+            elif k[0] == "order":
+                x = R[_NEXT] + va[k[1]] + K.permute(va[k[2]])
+            else:
+                x = R[_ROLE_R] + va[k[1]] + R[_ROLE_S if k[0] == "subj" else _ROLE_O] + K.atom("filler:" + k[2], self.dim)
+            out[i] = x
+        return np.mod(out, 2 * math.pi)
 
-    def encode(self, facts) -> np.ndarray | None:
-        """One memory's code (D,) phases, or None when it has no facts."""
-        T, wts, _ = self.terms(facts)
-        if len(T) == 0:
-            return None
-        return K.bundle_weighted(np.ascontiguousarray(T), wts)
-
-    def unit_terms(self, facts) -> np.ndarray:
-        """(T, 2D) unit forms of a memory's terms (for repeated :meth:`explain` calls)."""
-        T, _, _ = self.terms(facts)
-        return K.to_unit(np.ascontiguousarray(T)) if len(T) else np.zeros((0, 2 * self.dim))
-
-    def explain(self, facts_a, facts_b, top: int = 5, ua: np.ndarray | None = None) -> list[str]:
-        """Term labels of ``facts_b`` that match ``facts_a`` best (why two memories rhyme).
-
-        ``ua`` may carry ``unit_terms(facts_a)`` computed once for many ``facts_b``."""
-        if ua is None:
-            ua = self.unit_terms(facts_a)
-        Tb, _, lb = self.terms(facts_b)
-        if len(ua) == 0 or len(Tb) == 0:
-            return []
-        ub = K.to_unit(np.ascontiguousarray(Tb))
-        best = (ub @ ua.T).max(axis=1)
-        order = np.argsort(-best)
-        out = []
-        for i in order:
-            if best[i] < 0.5:
-                break
-            if lb[i] not in out:
-                out.append(lb[i])
-            if len(out) >= top:
-                break
+    def term_weights(self, keys: Sequence[tuple], idf: Callable[[str], float] | None = None) -> np.ndarray:
+        """Query weight of each term: family weight times the geometric mean of its words' IDF."""
+        fam = {"rel": self.w.rel, "subj": self.w.subj, "obj": self.w.obj, "order": self.w.order}
+        out = np.empty(len(keys))
+        for i, k in enumerate(keys):
+            g = 1.0
+            if idf is not None:
+                ws = term_words(k)
+                g = math.prod(idf(w) for w in ws) ** (1.0 / len(ws))
+            out[i] = fam[k[0]] * g
         return out
+
+    # -- codes -----------------------------------------------------------------------------
+    def encode(self, events) -> tuple[np.ndarray | None, int]:
+        """A memory's code: (D,) phases bundling its distinct terms, and the number of terms;
+        ``(None, 0)`` when it has no events."""
+        keys = self.term_keys(events)
+        if not keys:
+            return None, 0
+        return K.bundle(np.ascontiguousarray(self.term_phases(keys))), len(keys)
+
+    def scale(self, n_terms) -> np.ndarray | float:
+        """Row scale of stored codes with ``n_terms`` terms."""
+        return np.power(np.maximum(n_terms, 1), self.length_power, dtype=np.float64)
+
+    def query(self, events, idf: Callable[[str], float] | None = None) -> StructQuery | None:
+        """The turn prepared for the store: its term weights (family weight x IDF of the
+        words) and a (2D,) unit-norm vector, the weighted sum of the unit forms of its terms
+        (not phase-normalised, so each term counts in proportion to its weight). None when
+        the turn has no events."""
+        keys = self.term_keys(events)
+        if not keys:
+            return None
+        w = self.term_weights(keys, idf)
+        q = w @ K.to_unit(np.ascontiguousarray(self.term_phases(keys)))
+        n = float(np.linalg.norm(q))
+        if n <= 0:
+            return None
+        return StructQuery(dict(zip(keys, w.tolist())), q / n, n)
+
+    def alignment(self, query: StructQuery, events_b, top: int = 5) -> tuple[float, list[str], int]:
+        """Exact structural overlap of a prepared turn with a memory's events: the summed
+        weights of the terms they share, labels of the heaviest shared terms (why the two
+        rhyme), and the memory's number of terms."""
+        keys = self.term_keys(events_b)
+        shared = [(query.weights[k], k) for k in keys if k in query.weights]
+        if not shared:
+            return 0.0, [], len(keys)
+        shared.sort(key=lambda x: -x[0])
+        return float(sum(w for w, _ in shared)), [label(k) for _, k in shared[:top]], len(keys)
+
+    def expected_score(self, query: StructQuery, align: float, n_terms: int) -> float:
+        """What a memory sharing terms of total weight ``align`` scores against ``query`` in
+        the store's scaled-score units, without bundling noise: one term of a T-term phase
+        bundle keeps a correlation of ~sqrt(pi/4)/sqrt(T) (exactly 1/sqrt(T) for T = 1)."""
+        gain = 1.0 if n_terms <= 1 else math.sqrt(math.pi) / 2
+        return float(align * gain * n_terms ** (self.length_power - 0.5) / query.norm)
+
+    def explain(self, events_a, events_b, top: int = 5) -> list[str]:
+        """Labels of the terms two event lists share, heaviest first (uniform word weights)."""
+        q = self.query(events_a)
+        return [] if q is None else self.alignment(q, events_b, top=top)[1]
+
+
+class StructQuery:
+    """A turn prepared by :meth:`StructureEncoder.query`: ``weights`` (term key -> weight),
+    ``vector`` (2D,) unit norm, and ``norm`` (the norm before normalising)."""
+
+    __slots__ = ("weights", "vector", "norm")
+
+    def __init__(self, weights: dict, vector: np.ndarray, norm: float) -> None:
+        self.weights, self.vector, self.norm = weights, vector, norm
+
+
+def _show(f: str) -> str:
+    return f[1:] if f.startswith("@") else f
+
+
+def label(key: tuple) -> str:
+    """Readable form of a term key: ``own``, ``@person -own->``, ``-own-> car``, ``emit then detect``."""
+    if key[0] == "rel":
+        return key[1]
+    if key[0] == "order":
+        return f"{key[1]} then {key[2]}"
+    if key[0] == "subj":
+        return f"{_show(key[2])} -{key[1]}->"
+    return f"-{key[1]}-> {_show(key[2])}"
 
 
 class CodeStore:
-    """In-memory int8 codes of every memory with facts, plus exact running statistics.
+    """In-memory int8 codes of every memory with events, row scales, and exact statistics.
 
-    Rows: ``ids`` (N,) int64 and ``codes`` (N, 2D) int8. ``s`` (2D,) and ``m`` (2D, 2D) are
-    the float64 sums of the dequantised unit rows, so ``kernels.z_stats`` gives the store's
-    exact mean and std of similarity for any query.
+    Rows: ``ids`` (N,) int64, ``codes`` (N, 2D) int8 and ``scale`` (N,) float64. The score of
+    row i for a query ``q`` is ``scale[i] * (q . u_i)`` with ``u_i`` the dequantised unit row;
+    ``s`` (2D,) and ``m`` (2D, 2D) are the float64 sums of ``scale[i] * u_i`` and of its outer
+    products, so ``kernels.z_stats`` gives the exact mean and std of that score over the store.
     """
 
-    def __init__(self, dim: int) -> None:
+    #: From this many rows on, :meth:`candidates` ranks by a prefix of each code first.
+    PREFIX_MIN_ROWS = 32_768
+
+    def __init__(self, dim: int, *, prefix: int | None = None) -> None:
         self.dim = dim
+        #: phases per code in the contiguous prefix copy (0: no prefix stage)
+        self.prefix = min(dim, max(64, dim // 4)) if prefix is None else int(prefix)
+        if self.prefix >= dim:
+            self.prefix = 0
+        self._pre = np.zeros((0, 2 * self.prefix), np.int8)
         self._codes = np.zeros((0, 2 * dim), np.int8)
         self._ids = np.zeros(0, np.int64)
+        self._scale = np.zeros(0, np.float64)
         self.n = 0
         self.row: dict[int, int] = {}
         self.s = np.zeros(2 * dim)
@@ -242,6 +298,10 @@ class CodeStore:
     def ids(self) -> np.ndarray:
         return self._ids[: self.n]
 
+    @property
+    def scale(self) -> np.ndarray:
+        return self._scale[: self.n]
+
     def _grow(self, need: int) -> None:
         if need > len(self._ids):
             cap = max(need, int(len(self._ids) * 1.5) + 64)
@@ -249,32 +309,46 @@ class CodeStore:
             c[: self.n] = self._codes[: self.n]
             i = np.zeros(cap, np.int64)
             i[: self.n] = self._ids[: self.n]
-            self._codes, self._ids = c, i
+            sc = np.zeros(cap, np.float64)
+            sc[: self.n] = self._scale[: self.n]
+            pre = np.zeros((cap, 2 * self.prefix), np.int8)
+            pre[: self.n] = self._pre[: self.n]
+            self._codes, self._ids, self._scale, self._pre = c, i, sc, pre
 
-    def add(self, ids: np.ndarray, q8: np.ndarray, *, update_stats: bool = True) -> None:
+    @staticmethod
+    def _weighted(q8: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        return K.dequantize(np.ascontiguousarray(q8)) * scale[:, None]
+
+    def add(self, ids: np.ndarray, q8: np.ndarray, scale: np.ndarray | None = None, *, update_stats: bool = True) -> None:
         if len(ids) == 0:
             return
+        scale = np.ones(len(ids)) if scale is None else np.asarray(scale, np.float64).reshape(len(ids))
         self._grow(self.n + len(ids))
         self._codes[self.n : self.n + len(ids)] = q8
+        if self.prefix:
+            self._pre[self.n : self.n + len(ids)] = self._prefix_of(q8)
         self._ids[self.n : self.n + len(ids)] = ids
+        self._scale[self.n : self.n + len(ids)] = scale
         for j, mid in enumerate(ids):
             self.row[int(mid)] = self.n + j
         self.n += len(ids)
         self.id_sum += int(np.sum(ids))
         if update_stats:
-            K.stats_add(self.s, self.m, K.dequantize(np.ascontiguousarray(q8)))
+            K.stats_add(self.s, self.m, self._weighted(q8, scale))
 
     def remove(self, ids) -> None:
         gone = [int(i) for i in ids if int(i) in self.row]
         if not gone:
             return
         rows = np.asarray([self.row[i] for i in gone])
-        K.stats_remove(self.s, self.m, K.dequantize(np.ascontiguousarray(self._codes[rows])))
+        K.stats_remove(self.s, self.m, self._weighted(self._codes[rows], self._scale[rows]))
         for mid in gone:
             r = self.row.pop(mid)
             last = self.n - 1
             if r != last:
                 self._codes[r] = self._codes[last]
+                self._pre[r] = self._pre[last]
+                self._scale[r] = self._scale[last]
                 moved = int(self._ids[last])
                 self._ids[r] = moved
                 self.row[moved] = r
@@ -286,7 +360,46 @@ class CodeStore:
         self.s = np.zeros(2 * self.dim)
         self.m = np.zeros((2 * self.dim, 2 * self.dim))
         for start in range(0, self.n, 8192):
-            K.stats_add(self.s, self.m, K.dequantize(np.ascontiguousarray(self._codes[start : min(start + 8192, self.n)])))
+            stop = min(start + 8192, self.n)
+            K.stats_add(self.s, self.m, self._weighted(self._codes[start:stop], self._scale[start:stop]))
 
     def z_stats(self, qu: np.ndarray) -> tuple[float, float]:
+        """Exact mean and std of the scaled score of ``qu`` over every stored row."""
         return K.z_stats(np.asarray(qu, np.float64), self.s, self.m, self.n)
+
+    def _prefix_of(self, x: np.ndarray) -> np.ndarray:
+        """Columns of the first ``prefix`` phases (cos and sin halves) of codes or a query."""
+        d, p = self.dim, self.prefix
+        return np.concatenate([x[..., :p], x[..., d : d + p]], axis=-1)
+
+    def candidates(self, qu: np.ndarray, threshold: float, limit: int = 256) -> tuple[np.ndarray, np.ndarray]:
+        """Rows scoring at least ``threshold``, highest first, at most ``limit``: (ids, scores).
+
+        Below :attr:`PREFIX_MIN_ROWS` rows every full code is scanned. Above, a contiguous copy
+        of the first ``prefix`` phases of every code is scanned first (a quarter of the bytes);
+        the ``max(4 limit, 1024)`` best rows by that estimate are rescored on their full codes.
+        Scores are exact; a row only escapes when its prefix estimate falls outside that pool
+        (measured in bench/test_bench_store.py)."""
+        qu = np.asarray(qu, np.float32)
+        if self.n < self.PREFIX_MIN_ROWS or not self.prefix:
+            sims = self.scores(qu)
+            idx = K.topk(sims, limit)
+            idx = idx[sims[idx] >= np.float32(threshold)]
+        else:
+            est = K.sim_scan_q8(self._pre[: self.n], self._prefix_of(qu))
+            est *= self.scale.astype(np.float32)
+            pool = K.topk(est, max(4 * limit, 1024))
+            exact = K.sim_rows_q8(self._codes, pool, qu) * self._scale[pool].astype(np.float32)
+            keep = exact >= np.float32(threshold)
+            idx, sc = pool[keep], exact[keep]
+            order = np.argsort(-sc, kind="stable")[:limit]
+            return self._ids[idx[order]], sc[order]
+        order = np.argsort(-sims[idx], kind="stable")[:limit]
+        idx = idx[order]
+        return self._ids[idx], sims[idx]
+
+    def scores(self, qu: np.ndarray) -> np.ndarray:
+        """(N,) float32 scaled scores of every row for the unit-norm query ``qu``."""
+        sims = K.sim_scan_q8(self.codes, np.asarray(qu, np.float32))
+        sims *= self.scale.astype(np.float32)
+        return sims

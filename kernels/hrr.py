@@ -228,6 +228,27 @@ def sim_scan_q8(codes: np.ndarray, qu: np.ndarray) -> np.ndarray:
     return out
 
 
+@nb.njit(cache=True, nogil=True, fastmath=_SCAN_MATH)
+def _scan_rows(codes, rows, qu, out):
+    d2 = codes.shape[1]
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        acc = np.float32(0.0)
+        for j in range(d2):
+            acc += np.float32(codes[i, j]) * qu[j]
+        out[r] = acc
+
+
+def sim_rows_q8(codes: np.ndarray, rows: np.ndarray, qu: np.ndarray) -> np.ndarray:
+    """:func:`sim_scan_q8` restricted to ``rows`` (indices into ``codes``), without copying
+    them out first -> (len(rows),) float32."""
+    rows = np.ascontiguousarray(rows, np.int64)
+    out = np.empty(len(rows), np.float32)
+    if len(rows):
+        _scan_rows(codes, rows, _query_scale(qu, codes.shape[1]), out)
+    return out
+
+
 def sims_q8_many(codes: np.ndarray, qus: np.ndarray) -> np.ndarray:
     """Many unit queries (m, 2D) against int8 codes (N, 2D) -> (m, N) float32 (BLAS)."""
     n, d2 = codes.shape
@@ -277,13 +298,43 @@ def _topk_heap(x, k):
     return hi[:size][order]
 
 
+@nb.njit(cache=True)
+def _collect_at_least(x, t):
+    n = 0
+    for i in range(x.shape[0]):
+        if x[i] >= t:
+            n += 1
+    out = np.empty(n, np.int64)
+    n = 0
+    for i in range(x.shape[0]):
+        if x[i] >= t:
+            out[n] = i
+            n += 1
+    return out
+
+
 def topk(x: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` largest values of ``x`` (N,), largest first (ties: lower index first
-    is not guaranteed). NaNs are skipped; k is clamped to N."""
+    is not guaranteed). NaNs are skipped; k is clamped to N.
+
+    For k much smaller than N a strided sample gives a cut-off that about 2k values pass; the
+    heap then runs over those only (exact: the sample is only trusted when at least k pass)."""
+    x = np.ascontiguousarray(x)
     k = int(min(max(k, 0), x.shape[0]))
     if k == 0:
         return np.zeros(0, np.int64)
-    return _topk_heap(np.ascontiguousarray(x), k)
+    n = x.shape[0]
+    if n >= 32 * k and n >= 8192:
+        step = max(1, n // 4096)
+        sample = x[::step]
+        sample = sample[sample == sample]
+        want = int(np.ceil(2.0 * k * len(sample) / n)) + 8
+        if len(sample) > want:
+            t = np.partition(sample, len(sample) - want)[len(sample) - want]
+            idx = _collect_at_least(x, t)
+            if len(idx) >= k:
+                return idx[_topk_heap(x[idx], k)]
+    return _topk_heap(x, k)
 
 
 @nb.njit(cache=True)
@@ -336,10 +387,24 @@ def stats_remove(s: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
     _stats_update(s, m, u, -1.0)
 
 
+@nb.njit(cache=True, nogil=True, fastmath=_SCAN_MATH)
+def _quad_form(m, q):
+    # q^T M q on one thread: a multi-threaded BLAS here leaves its workers spinning into the
+    # parallel scan that follows and doubles its time on a small machine
+    d2 = q.shape[0]
+    acc = 0.0
+    for i in range(d2):
+        row = 0.0
+        for j in range(d2):
+            row += m[i, j] * q[j]
+        acc += q[i] * row
+    return acc
+
+
 def z_stats(qu, s, m, n):
     """Exact mean and standard deviation of ``sim(q, .)`` over the N codes the sums describe.
 
-    mean = q.s / N; E[sim^2] = q^T M q / N; cost O(D^2) (one BLAS matrix-vector product),
+    mean = q.s / N; E[sim^2] = q^T M q / N; cost O(D^2) (one quadratic form, single-threaded),
     independent of N. Returns (mean, std); (0, 0) for an empty store.
 
     Parameters
@@ -355,7 +420,7 @@ def z_stats(qu, s, m, n):
         return 0.0, 0.0
     qu = np.asarray(qu, np.float64)
     mean = float(qu @ s) / n
-    var = float(qu @ (m @ qu)) / n - mean * mean
+    var = float(_quad_form(m, qu)) / n - mean * mean
     return mean, math.sqrt(var) if var > 0.0 else 0.0
 
 
@@ -376,7 +441,9 @@ def warmup() -> None:
     qu = np.ones(2 * d, np.float32)
     _scan_serial(q, qu, out)
     _scan_parallel(q, qu, out)
+    sim_rows_q8(q, np.zeros(1, np.int64), qu)
     topk(out, 1)
+    _collect_at_least(out, 0.0)
     above(out, 0.0)
     s = np.zeros(2 * d)
     m = np.zeros((2 * d, 2 * d))

@@ -101,3 +101,55 @@ def test_structural_similarity_prefers_same_structure():
     other = fastmem.structural_similarity("A company owns a subsidiary.", "The river floods the valley.")
     assert same > other
     assert fastmem.structural_similarity("hello", "My friend owns a car.") == 0.0
+
+
+def test_narrative_order_counts():
+    turn = "The pump pulls water from the well, the filter cleans the water and the tank stores it."
+    same_order = "The server pulls records from the feed, the parser cleans the records and the database stores them."
+    shuffled = "The database stores the records, the parser cleans the records and the server pulls records from the feed."
+    assert fastmem.structural_similarity(turn, same_order) > fastmem.structural_similarity(turn, shuffled)
+
+
+def test_rare_structure_outweighs_common_structure(store):
+    # "own" is everywhere, "evaporate/condense" is rare: the rare narrative is the analogy
+    store.remember_many([f"Person number {i} owns a house in town {i}." for i in range(30)])
+    rare = store.remember("Sea water evaporates in the sun, the vapour condenses into clouds and falls as rain.")
+    res = store.recall("Alcohol evaporates from the still, condenses in the coil and falls into a jar; the distiller owns the still.",
+                       k=5, record=False)
+    assert res.analogy is not None and res.analogy.id == rare
+    assert store.idf("evaporate") > store.idf("own")
+
+
+def test_events_and_word_counts_follow_writes_and_deletes(mem):
+    mem.remember_many(FACTS)
+    before = mem.idf("evaporate")
+    mid = mem.remember("Water evaporates from the lake and then it condenses over the hills.")
+    ev = mem.events(mid)
+    assert [e[0] for e in ev][:2] == ["evaporate", "condense"]
+    assert "lake" in ev[0][2]  # fillers are common nouns, never names
+    assert mem.idf("evaporate") < before
+    mem.forget(mid)
+    assert mem.idf("evaporate") == pytest.approx(before, rel=0.1)  # N changed by one, df restored
+    with pytest.raises(fastmem.errors.NotFound):
+        mem.events(mid)
+
+
+def test_names_never_enter_the_structure(mem):
+    mid = mem.remember("Maria Lopez hired Tom Becker at Globex in Paris.")
+    fillers = {f for _, s, o in mem.events(mid) for f in s + o}
+    assert fillers and all(f.startswith("@") for f in fillers), fillers
+
+
+def test_old_structure_is_reencoded_on_open(tmp_path):
+    path = tmp_path / "old.db"
+    with fastmem.Memory(path) as m:
+        m.remember_many(FACTS)
+        target = m.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
+        m.db.execute("DELETE FROM events")  # a store from before events were kept
+        m.db.execute("UPDATE settings SET value='1' WHERE key='struct_version'")
+    with fastmem.Memory(path) as m:
+        assert m.store.get_setting("struct_version") == str(fastmem.structure.StructureEncoder.version)
+        assert m.events(target)  # rebuilt from the stored facts
+        assert m.recall("My friend Bob owns a red car.", k=5).analogy.id == target
+        assert m.rebuild_structure(reparse=True) == m.codes.n > 0
+        assert m.recall("My friend Bob owns a red car.", k=5).analogy.id == target

@@ -138,3 +138,34 @@ def test_running_statistics_equal_brute_force(ops, d):
 
 def test_z_stats_empty_store():
     assert K.z_stats(np.ones(6), np.zeros(6), np.zeros((6, 6)), 0) == (0.0, 0.0)
+
+
+def test_topk_large_inputs_with_ties_and_nans():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(50_000).astype(np.float32)
+    x[::101] = np.nan
+    x[1000:1300] = 5.0  # many ties at the top
+    for k in (1, 16, 256, 1024):
+        got = K.topk(x, k)
+        want = np.argsort(-np.nan_to_num(x, nan=-np.inf), kind="stable")[:k]
+        assert np.array_equal(np.sort(x[got]), np.sort(x[want]))
+    assert len(K.topk(np.ones(40_000, np.float32), 300)) == 300
+
+
+def test_two_stage_candidates_are_exact_and_find_the_best():
+    from fastmem.structure import CodeStore
+
+    d, n = 128, 40_000
+    rng = np.random.default_rng(4)
+    phases = rng.uniform(0, 2 * np.pi, (n, d))
+    q = phases[1234] + rng.normal(0, 0.3, d)  # one row close to the query
+    qu = R.to_unit(q[None, :])[0]
+    scale = rng.uniform(1, 3, n)
+    cs = CodeStore(d)
+    assert n >= cs.PREFIX_MIN_ROWS and cs.prefix
+    cs.add(np.arange(1, n + 1), K.quantize(phases), scale)
+    ids, sims = cs.candidates(qu, -1.0, 64)
+    assert ids[0] == 1235
+    full = cs.scores(qu)
+    np.testing.assert_allclose(sims, full[ids - 1], rtol=1e-5, atol=1e-6)
+    assert np.all(np.diff(sims) <= 0)
