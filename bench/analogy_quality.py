@@ -7,7 +7,9 @@ distractor. Reported: fire rate (fires/turns), precision (correct/fires), distra
 (distractor fires/fires), hit rate (correct/turns). Two baselines run on the same store:
 
 * bag-of-words: the replaced system's gate (content words bound to one role, z >= 2 over
-  the store by a full scan, MiniLM cosine <= 0.30), and the same without the ceiling;
+  the store by a full scan, MiniLM cosine <= 0.30), the same without the ceiling, and the same
+  with fastmem's default surface condition instead of the ceiling (the fair comparison: true
+  analogs among the turn's nearest surface neighbours are out of reach for both);
 * nearest: MiniLM nearest neighbour (always fires).
 
     python bench/analogy_quality.py [--dim 1024] [--z 2.0] [--sweep] [--no-baselines]
@@ -69,7 +71,18 @@ def score(picks, rows, kind, src):
             "hit": correct / n}
 
 
-def bag_of_words_picks(texts, queries, qvecs, mvecs, dim=1024, ceiling=0.30):
+def surface_near(qvecs, mvecs, exclude=10, floor=0.4):
+    """Per turn, the memories the slot's default surface condition rules out (its nearest
+    ``exclude`` surface neighbours with cosine >= ``floor``)."""
+    out = []
+    for qv in qvecs:
+        s = mvecs @ qv
+        top = np.argsort(-s)[:exclude]
+        out.append(set(top[s[top] >= floor].tolist()))
+    return out
+
+
+def bag_of_words_picks(texts, queries, qvecs, mvecs, dim=1024, ceiling=0.30, near=None):
     from fastmem import kernels as K
     from fastmem.text import content_words
 
@@ -83,11 +96,13 @@ def bag_of_words_picks(texts, queries, qvecs, mvecs, dim=1024, ceiling=0.30):
 
     U = K.to_unit(np.stack([code(t) for t in texts]))
     out = []
-    for q, qv in zip(queries, qvecs):
+    for i, (q, qv) in enumerate(zip(queries, qvecs)):
         s = U @ K.to_unit(code(q)[None, :])[0]
         z = (s - s.mean()) / max(s.std(), 1e-12)
         surf = mvecs @ qv
         ok = (z >= 2.0) & ((surf <= ceiling) if ceiling is not None else True)
+        if near is not None:
+            ok[list(near[i])] = False
         out.append(int(np.argmax(np.where(ok, z, -np.inf))) if ok.any() else None)
     return out
 
@@ -146,6 +161,9 @@ def run(dim=512, z=2.0, baselines=True, sweep=False, **mem_kw):
             mv = m.embedder.encode(texts)
             report["bag-of-words z>=2, cos<=0.30"] = score(bag_of_words_picks(texts, queries, qv, mv), rows, kind, src)
             report["bag-of-words z>=2"] = score(bag_of_words_picks(texts, queries, qv, mv, ceiling=None), rows, kind, src)
+            near = surface_near(qv, mv, m.surface_exclude, m.surface_floor)
+            report["bag-of-words z>=2, fastmem surface rule"] = score(
+                bag_of_words_picks(texts, queries, qv, mv, ceiling=None, near=near), rows, kind, src)
             nn = [int(np.argmax(mv @ v)) for v in qv]
             report["MiniLM nearest"] = score(nn, rows, kind, src)
     return report
@@ -162,9 +180,9 @@ def main() -> int:
     if rep is None:
         print("no ProPara-Logy silver data; skipping")
         return 0
-    print(f"{'method':32s} {'fire':>6s} {'prec':>6s} {'distr':>6s} {'hit':>6s}")
+    print(f"{'method':40s} {'fire':>6s} {'prec':>6s} {'distr':>6s} {'hit':>6s}")
     for name, s in rep.items():
-        print(f"{name:32s} {s['fire']:6.3f} {s['precision']:6.3f} {s['distractor']:6.3f} {s['hit']:6.3f}"
+        print(f"{name:40s} {s['fire']:6.3f} {s['precision']:6.3f} {s['distractor']:6.3f} {s['hit']:6.3f}"
               + (f"   {s['ms/recall']:.1f} ms/recall" if "ms/recall" in s else ""))
     return 0
 
