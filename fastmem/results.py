@@ -39,11 +39,15 @@ class Hit:
 class Analogy(Hit):
     """The analogy slot: a memory with the turn's structure in different words.
 
-    Same fields as :class:`Hit`; ``score`` is the selection score (z times use weight) and
-    ``why`` holds ``z`` (structural similarity in store standard deviations),
-    ``structural`` (similarity), ``store_mean``/``store_std``, ``surface`` (embedding cosine
-    to the turn), ``surface_rank`` (its rank among the turn's surface neighbours, None when
-    beyond them) and ``matched`` (relations and roles that rhyme).
+    Same fields as :class:`Hit`; ``score`` is the selection score (exact alignment times use
+    weight; from :meth:`fastmem.Memory.analogies` it is the z). ``why`` holds ``z`` (the
+    alignment in store standard deviations above the store's mean score for the turn),
+    ``structural`` (the code's score against the turn), ``store_mean``/``store_std``,
+    ``alignment`` (IDF-weighted sum of the structural terms shared with the turn),
+    ``surface`` (embedding cosine to the turn), ``surface_rank`` (its rank among the turn's
+    surface neighbours, None when beyond them), ``use`` (its use weight) and ``matched``
+    (the heaviest shared terms: ``"evaporate"``, ``"heat then evaporate"``,
+    ``"person -own->"``, ``"-absorb-> oxygen"``).
     """
 
 

@@ -298,21 +298,6 @@ def _topk_heap(x, k):
     return hi[:size][order]
 
 
-@nb.njit(cache=True)
-def _collect_at_least(x, t):
-    n = 0
-    for i in range(x.shape[0]):
-        if x[i] >= t:
-            n += 1
-    out = np.empty(n, np.int64)
-    n = 0
-    for i in range(x.shape[0]):
-        if x[i] >= t:
-            out[n] = i
-            n += 1
-    return out
-
-
 def topk(x: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` largest values of ``x`` (N,), largest first (ties: lower index first
     is not guaranteed). NaNs are skipped; k is clamped to N.
@@ -331,7 +316,7 @@ def topk(x: np.ndarray, k: int) -> np.ndarray:
         want = int(np.ceil(2.0 * k * len(sample) / n)) + 8
         if len(sample) > want:
             t = np.partition(sample, len(sample) - want)[len(sample) - want]
-            idx = _collect_at_least(x, t)
+            idx = above(x, t)
             if len(idx) >= k:
                 return idx[_topk_heap(x[idx], k)]
     return _topk_heap(x, k)
@@ -443,7 +428,6 @@ def warmup() -> None:
     _scan_parallel(q, qu, out)
     sim_rows_q8(q, np.zeros(1, np.int64), qu)
     topk(out, 1)
-    _collect_at_least(out, 0.0)
     above(out, 0.0)
     s = np.zeros(2 * d)
     m = np.zeros((2 * d, 2 * d))
