@@ -781,11 +781,12 @@ class Memory:
         an = None
         if want_analogy and self.extractor is not None:
             t1 = time.perf_counter()
-            facts, qu = self._encode_query_structure(self._query_events(query))
+            events = self._query_events(query)
             t2 = time.perf_counter()
-            an = self._analogy(facts, qu, vec, scope, session, z_min, labels)
-            t["parse"] = (t2 - t1) * 1e3  # parse + structural encoding of the turn
-            t["analogy"] = (time.perf_counter() - t2) * 1e3
+            events, sq = self._encode_query_structure(events)
+            an = self._analogy(events, sq, vec, scope, session, z_min, labels)
+            t["parse"] = (t2 - t1) * 1e3  # the turn's parse (its embedding is "embed")
+            t["analogy"] = (time.perf_counter() - t2) * 1e3  # everything else the slot does
         if record:
             self._record(hits, an, session)
         return Recall(query, tuple(hits), an, t)
