@@ -138,6 +138,7 @@ class Memory:
         self._turns: dict[str, int] = {}
         self._recent_analogies: dict[str, deque] = {}
         self._recalls = 0
+        self._pool = None
 
         try:
             stored_dim = self.store.get_setting("hrr_dim")
@@ -182,6 +183,9 @@ class Memory:
             self.flush()
             self.store.close()
             self._closed = True
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
 
     def flush(self) -> None:
         """Save the vector index and the structural statistics now (close does this too)."""
@@ -719,8 +723,30 @@ class Memory:
             self._scope_cache[scope] = ids
         return ids.__contains__
 
+    #: From this many structural codes on, the slot's candidate search runs on a worker thread
+    #: while the keyword, vector and graph channels run (the scan kernels release the GIL).
+    OVERLAP_MIN_CODES = 16_384
+
+    def _executor(self):
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastmem-analogy")
+        return self._pool
+
     def _recall_one(self, query, vec, k, scope, session, want_analogy, z_min, record, use) -> Recall:
         t = {}
+        slot = want_analogy and self.extractor is not None
+        if slot:  # the turn's structure first, so its candidate search can overlap the channels
+            t1 = time.perf_counter()
+            events = self._query_events(query)
+            t2 = time.perf_counter()
+            events, sq = self._encode_query_structure(events)
+            future = None
+            if sq is not None and self.codes.n >= max(self.min_store, self.OVERLAP_MIN_CODES):
+                future = self._executor().submit(self._analogy_candidates, sq.vector, z_min)
+            t["parse"] = (t2 - t1) * 1e3  # the turn's parse (its embedding is "embed")
+            t["analogy"] = (time.perf_counter() - t2) * 1e3
         t0 = time.perf_counter()
         pool = max(50, 4 * k)
         channels: dict[str, dict[int, tuple[int, float]]] = {}
@@ -779,14 +805,11 @@ class Memory:
         t["fuse"] = (time.perf_counter() - t0) * 1e3 - t["vector"] - t["keyword"] - t["graph"]
         # analogy
         an = None
-        if want_analogy and self.extractor is not None:
-            t1 = time.perf_counter()
-            events = self._query_events(query)
+        if slot:
             t2 = time.perf_counter()
-            events, sq = self._encode_query_structure(events)
-            an = self._analogy(events, sq, vec, scope, session, z_min, labels)
-            t["parse"] = (t2 - t1) * 1e3  # the turn's parse (its embedding is "embed")
-            t["analogy"] = (time.perf_counter() - t2) * 1e3  # everything else the slot does
+            cand = future.result() if future is not None else None
+            an = self._analogy(events, sq, vec, scope, session, z_min, labels, cand)
+            t["analogy"] += (time.perf_counter() - t2) * 1e3  # wall-clock the slot adds, parse aside
         if record:
             self._record(hits, an, session)
         return Recall(query, tuple(hits), an, t)
@@ -835,7 +858,7 @@ class Memory:
         ids, sims = self.codes.candidates(qu, mean + (z_min - self.CANDIDATE_SLACK) * std, 256)
         return mean, std, ids, sims
 
-    def _analogy(self, events, sq, vec, scope, session, z_min, surface_labels) -> Analogy | None:
+    def _analogy(self, events, sq, vec, scope, session, z_min, surface_labels, cand=None) -> Analogy | None:
         """The analogy slot.
 
         1. Candidates: every stored code whose score against the turn is within
@@ -851,7 +874,7 @@ class Memory:
         """
         if sq is None:
             return None
-        mean, std, cids, csims = self._analogy_candidates(sq.vector, z_min)
+        mean, std, cids, csims = cand if cand is not None else self._analogy_candidates(sq.vector, z_min)
         if len(cids) == 0:
             return None
         n_surface = min(self.surface_exclude, math.ceil(self.surface_fraction * max(self.index.live, 1)))

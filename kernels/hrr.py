@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import threading
 
 import numba as nb
 import numpy as np
@@ -17,6 +18,7 @@ TWO_PI = 2.0 * math.pi
 Q8_SCALE = 127.0
 #: Below this many rows the scan runs on one thread (thread start-up costs more than it saves).
 PARALLEL_MIN_ROWS = 16_384
+_PARALLEL_LOCK = threading.Lock()
 
 
 # -- atoms -----------------------------------------------------------------------------------
@@ -222,7 +224,8 @@ def sim_scan_q8(codes: np.ndarray, qu: np.ndarray) -> np.ndarray:
         return out
     q = _query_scale(qu, d2)
     if n >= PARALLEL_MIN_ROWS and nb.get_num_threads() > 1:
-        _scan_parallel(codes, q, out)
+        with _PARALLEL_LOCK:  # Numba's default thread pool must not be entered concurrently
+            _scan_parallel(codes, q, out)
     else:
         _scan_serial(codes, q, out)
     return out

@@ -153,3 +153,15 @@ def test_old_structure_is_reencoded_on_open(tmp_path):
         assert m.recall("My friend Bob owns a red car.", k=5).analogy.id == target
         assert m.rebuild_structure(reparse=True) == m.codes.n > 0
         assert m.recall("My friend Bob owns a red car.", k=5).analogy.id == target
+
+
+def test_overlapped_candidate_search_gives_the_same_analogy(store):
+    target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
+    turn = "My friend Bob owns a red car."
+    serial = store.recall(turn, k=5, record=False).analogy
+    store.OVERLAP_MIN_CODES = 0  # large stores search candidates on a worker thread
+    overlapped = store.recall(turn, k=5, record=False).analogy
+    assert serial.id == overlapped.id == target
+    assert overlapped.why["z"] == pytest.approx(serial.why["z"])
+    store.close()
+    assert store._pool is None
