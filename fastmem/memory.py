@@ -221,9 +221,10 @@ class Memory:
         Parameters
         ----------
         reparse : bool
-            Re-extract events from each memory's text with the current extractor (memories
-            stored with caller triples keep events from those). Default: use stored events,
-            or derive them from stored facts when a memory has none.
+            Re-extract events from every memory's text with the current extractor (also for
+            memories whose facts were given as ``triples=``: their text is parsed too).
+            Default: use stored events, or derive them from stored facts when a memory has
+            none.
 
         Returns the number of memories that have a structural code afterwards.
         """
