@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from .canon import normalise_type
+from .canon import canon_relation, fold_name, normalise_type
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "load_spacy", "events_from_triples"]
 
@@ -43,8 +43,6 @@ Event = tuple  # (str, tuple[str, ...], tuple[str, ...])
 
 def _filler_of(name: str, typ: str | None) -> str:
     if typ in (None, "thing", "concept"):
-        from .canon import fold_name
-
         words = fold_name(name).split()
         return words[-1] if words else "@entity"  # head word of a common-noun phrase
     return "@" + typ
@@ -53,8 +51,6 @@ def _filler_of(name: str, typ: str | None) -> str:
 def events_from_triples(triples: Sequence[Triple]) -> list[Event]:
     """Events of texts whose facts came from elsewhere (a caller, another extractor): one per
     triple, the relation canonicalised, named subjects/objects reduced to their type."""
-    from .canon import canon_relation
-
     out = []
     for t in triples:
         rel, flip = canon_relation(t.relation)
@@ -266,8 +262,6 @@ class SpacyExtractor:
         return self._subjects(verb)
 
     def _doc_events(self, doc) -> list[Event]:
-        from .canon import canon_relation
-
         out: list[Event] = []
         for verb in doc:
             if verb.pos_ != "VERB":

@@ -881,13 +881,12 @@ class Memory:
         n_surface = min(self.surface_exclude, math.ceil(self.surface_fraction * max(self.index.live, 1)))
         too_close = {int(x): r + 1 for r, x in enumerate(surface_labels)}
         recent = self._recent_analogies.get(session, ()) if session else ()
-        order = np.arange(len(cids))  # already highest first
         info: dict[int, tuple] = {}
         fetched = 0
 
         def fetch_more() -> None:  # candidate rows in z order, a few at a time
             nonlocal fetched
-            part = [int(cids[i]) for i in order[fetched : fetched + 16]]
+            part = [int(m) for m in cids[fetched : fetched + 16]]  # cids are highest first
             fetched += len(part)
             for r in self.db.execute(
                 "SELECT m.id, m.text, m.scope, e.vec, ev.events FROM memories m JOIN embeddings e ON e.memory_id=m.id "
@@ -899,10 +898,10 @@ class Memory:
         best = None
         seen = 0
         w = self._weights
-        for pos, i in enumerate(order):
+        for pos in range(len(cids)):
             if pos >= fetched:
                 fetch_more()
-            mid = int(cids[i])
+            mid = int(cids[pos])
             if mid not in info or mid in recent:
                 continue
             text, mscope, v, ev = info[mid]
@@ -922,7 +921,7 @@ class Memory:
                 use = w.get(mid, (1.0, 0, 0))[0]
                 score = align * use
                 if best is None or score > best[0]:
-                    why = {"z": z, "structural": float(csims[i]), "store_mean": mean, "store_std": std,
+                    why = {"z": z, "structural": float(csims[pos]), "store_mean": mean, "store_std": std,
                            "alignment": align, "surface": surface, "surface_rank": srank, "matched": matched,
                            "use": use}
                     best = (score, mid, text, mscope, why)

@@ -34,7 +34,7 @@ import numpy as np
 
 from . import kernels as K
 
-__all__ = ["StructureEncoder", "CodeStore", "TermWeights", "query_facts", "event_words", "term_words", "label", "StructQuery"]
+__all__ = ["StructureEncoder", "CodeStore", "TermWeights", "query_facts", "event_words", "label", "StructQuery"]
 
 
 def query_facts(triples):
@@ -73,11 +73,6 @@ def event_words(events) -> set[str]:
         out.update(subs)
         out.update(objs)
     return out
-
-
-def term_words(key: tuple) -> tuple[str, ...]:
-    """The words (verbs, fillers) whose document frequency weights a term."""
-    return key[1:]
 
 
 class StructureEncoder:
@@ -179,9 +174,8 @@ class StructureEncoder:
         out = np.empty(len(keys))
         for i, k in enumerate(keys):
             g = 1.0
-            if idf is not None:
-                ws = term_words(k)
-                g = math.prod(idf(w) for w in ws) ** (1.0 / len(ws))
+            if idf is not None:  # the words of a term are its verb(s) and filler: k[1:]
+                g = math.prod(idf(w) for w in k[1:]) ** (1.0 / (len(k) - 1))
             out[i] = fam[k[0]] * g
         return out
 
@@ -233,8 +227,9 @@ class StructureEncoder:
 
     def explain(self, events_a, events_b, top: int = 5) -> list[str]:
         """Labels of the terms two event lists share, heaviest first (uniform word weights)."""
-        q = self.query(events_a)
-        return [] if q is None else self.alignment(q, events_b, top=top)[1]
+        keys = self.term_keys(events_a)
+        weights = StructQuery(dict(zip(keys, self.term_weights(keys).tolist())), None, 1.0)
+        return self.alignment(weights, events_b, top=top)[1]
 
 
 class StructQuery:
@@ -265,7 +260,7 @@ def label(key: tuple) -> str:
 class CodeStore:
     """In-memory int8 codes of every memory with events, row scales, and exact statistics.
 
-    Rows: ``ids`` (N,) int64, ``codes`` (N, 2D) int8 and ``scale`` (N,) float64. The score of
+    Rows: ``ids`` (N,) int64, ``codes`` (N, 2D) int8 and ``scale`` (N,) float32. The score of
     row i for a query ``q`` is ``scale[i] * (q . u_i)`` with ``u_i`` the dequantised unit row;
     ``s`` (2D,) and ``m`` (2D, 2D) are the float64 sums of ``scale[i] * u_i`` and of its outer
     products, so ``kernels.z_stats`` gives the exact mean and std of that score over the store.
@@ -283,7 +278,7 @@ class CodeStore:
         self._pre = np.zeros((0, 2 * self.prefix), np.int8)
         self._codes = np.zeros((0, 2 * dim), np.int8)
         self._ids = np.zeros(0, np.int64)
-        self._scale = np.zeros(0, np.float64)
+        self._scale = np.zeros(0, np.float32)
         self.n = 0
         self.row: dict[int, int] = {}
         self.s = np.zeros(2 * dim)
@@ -309,7 +304,7 @@ class CodeStore:
             c[: self.n] = self._codes[: self.n]
             i = np.zeros(cap, np.int64)
             i[: self.n] = self._ids[: self.n]
-            sc = np.zeros(cap, np.float64)
+            sc = np.zeros(cap, np.float32)
             sc[: self.n] = self._scale[: self.n]
             pre = np.zeros((cap, 2 * self.prefix), np.int8)
             pre[: self.n] = self._pre[: self.n]
@@ -317,12 +312,12 @@ class CodeStore:
 
     @staticmethod
     def _weighted(q8: np.ndarray, scale: np.ndarray) -> np.ndarray:
-        return K.dequantize(np.ascontiguousarray(q8)) * scale[:, None]
+        return K.dequantize(np.ascontiguousarray(q8)) * scale.astype(np.float64)[:, None]
 
     def add(self, ids: np.ndarray, q8: np.ndarray, scale: np.ndarray | None = None, *, update_stats: bool = True) -> None:
         if len(ids) == 0:
             return
-        scale = np.ones(len(ids)) if scale is None else np.asarray(scale, np.float64).reshape(len(ids))
+        scale = np.ones(len(ids), np.float32) if scale is None else np.asarray(scale, np.float32).reshape(len(ids))
         self._grow(self.n + len(ids))
         self._codes[self.n : self.n + len(ids)] = q8
         if self.prefix:
@@ -387,9 +382,9 @@ class CodeStore:
             idx = idx[sims[idx] >= np.float32(threshold)]
         else:
             est = K.sim_scan_q8(self._pre[: self.n], self._prefix_of(qu))
-            est *= self.scale.astype(np.float32)
+            est *= self.scale
             pool = K.topk(est, max(4 * limit, 1024))
-            exact = K.sim_rows_q8(self._codes, pool, qu) * self._scale[pool].astype(np.float32)
+            exact = K.sim_rows_q8(self._codes, pool, qu) * self._scale[pool]
             keep = exact >= np.float32(threshold)
             idx, sc = pool[keep], exact[keep]
             order = np.argsort(-sc, kind="stable")[:limit]
@@ -401,5 +396,5 @@ class CodeStore:
     def scores(self, qu: np.ndarray) -> np.ndarray:
         """(N,) float32 scaled scores of every row for the unit-norm query ``qu``."""
         sims = K.sim_scan_q8(self.codes, np.asarray(qu, np.float32))
-        sims *= self.scale.astype(np.float32)
+        sims *= self.scale
         return sims
