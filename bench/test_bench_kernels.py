@@ -28,6 +28,14 @@ def data(n, d):
     return _cache[key]
 
 
+def float64_phases(n, d):
+    """Phases and query for the float64 NumPy baselines (skipped where they need > 2.4 GB)."""
+    if n * d > 300_000_000:
+        pytest.skip("baseline needs more than 2.4 GB")
+    ph, _, q = data(n, d)
+    return ph, q
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _warm():
     fastmem.warmup()
@@ -37,9 +45,7 @@ def _warm():
 @pytest.mark.parametrize("n", SIZES)
 def test_scan_numpy_float64_baseline(benchmark, n, d):
     benchmark.group = f"scan N={n} D={d}"
-    ph, _, q = data(n, d)
-    if n * d > 300_000_000:
-        pytest.skip("baseline needs more than 2.4 GB")
+    ph, q = float64_phases(n, d)
     benchmark.pedantic(lambda: np.mean(np.cos(ph - q), axis=1), rounds=3, warmup_rounds=1)
 
 
@@ -51,7 +57,8 @@ def test_scan_q8_numba(benchmark, n, d):
     qu = K.to_unit(q[None, :])[0].astype(np.float32)
     benchmark.pedantic(K.sim_scan_q8, args=(codes, qu), rounds=20, warmup_rounds=1)
     benchmark.extra_info["bytes"] = codes.nbytes
-    benchmark.extra_info["GB/s"] = codes.nbytes / benchmark.stats.stats.median / 1e9
+    if benchmark.stats is not None:  # None under --benchmark-disable (a smoke run)
+        benchmark.extra_info["GB/s"] = codes.nbytes / benchmark.stats.stats.median / 1e9
 
 
 @pytest.mark.parametrize("d", [256])
@@ -86,9 +93,7 @@ def test_z_stats_per_query(benchmark, n, d):
 def test_z_stats_numpy_scan_baseline(benchmark, n, d):
     """The old way: float64 cos scan of every stored code, then mean and std."""
     benchmark.group = f"z-stats D={d}"
-    ph, _, q = data(n, d)
-    if n * d > 300_000_000:
-        pytest.skip("baseline needs more than 2.4 GB")
+    ph, q = float64_phases(n, d)
 
     def old():
         s = np.mean(np.cos(ph - q), axis=1)

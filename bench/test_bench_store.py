@@ -49,30 +49,31 @@ def test_ingest_embedding_only_baseline(benchmark, model, n):
     benchmark.pedantic(model.encode, args=(t,), rounds=3, warmup_rounds=1)
 
 
-@pytest.mark.parametrize("n", N_INGEST)
-def test_ingest_remember_many_no_extraction(benchmark, model, tmp_path, n):
+def _ingest(benchmark, tmp_path, n, **mem_kw):
+    """``remember_many`` of n texts into a fresh store per round (stores closed afterwards)."""
     benchmark.group = f"ingest {n}"
     t = texts(n)
-    c = itertools.count()
+    stores = []
 
     def setup():
-        m = fastmem.Memory(str(tmp_path / f"s{next(c)}.db"), extractor=None)
-        return (m,), {}
+        stores.append(fastmem.Memory(str(tmp_path / f"s{len(stores)}.db"), **mem_kw))
+        return (stores[-1],), {}
 
-    benchmark.pedantic(lambda m: m.remember_many(t), setup=setup, rounds=3, warmup_rounds=1)
+    try:
+        benchmark.pedantic(lambda m: m.remember_many(t), setup=setup, rounds=3, warmup_rounds=1)
+    finally:
+        for m in stores:
+            m.close()
+
+
+@pytest.mark.parametrize("n", N_INGEST)
+def test_ingest_remember_many_no_extraction(benchmark, model, tmp_path, n):
+    _ingest(benchmark, tmp_path, n, extractor=None)
 
 
 @pytest.mark.parametrize("n", N_INGEST)
 def test_ingest_remember_many_with_graph(benchmark, model, tmp_path, n):
-    benchmark.group = f"ingest {n}"
-    t = texts(n)
-    c = itertools.count()
-
-    def setup():
-        m = fastmem.Memory(str(tmp_path / f"g{next(c)}.db"))
-        return (m,), {}
-
-    benchmark.pedantic(lambda m: m.remember_many(t), setup=setup, rounds=3, warmup_rounds=1)
+    _ingest(benchmark, tmp_path, n)
 
 
 @pytest.fixture(scope="module")
