@@ -952,7 +952,12 @@ class Memory:
     def analogies(self, text: str, k: int = 5, *, scope: str | None = None, z_min: float = 0.0) -> list[Analogy]:
         """Exploration: the ``k`` memories structurally closest to ``text`` (z >= ``z_min``),
         with their surface similarity and alignment, without the surface condition or session
-        rules. Ordered by structural score; ``Analogy.score`` is the z."""
+        rules.
+
+        The z is the slot's: the exact alignment with ``text`` put on the store's score scale,
+        in standard deviations over the whole store (``why["code_z"]`` is the z of the code
+        score that pre-selects the ``4 k + 16`` rows aligned). Ordered by that z, highest
+        first; ``Analogy.score`` is the z."""
         self._check_open()
         check_text(text, "text")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -964,27 +969,28 @@ class Memory:
                 return []
             mean, std = self.codes.z_stats(sq.vector)
             sims = self.codes.scores(sq.vector)
-            order = K.topk(sims, min(len(sims), k * 4 + 16))
+            pool = K.topk(sims, min(len(sims), k * 4 + 16))
+            code_score = {int(self.codes.ids[i]): float(sims[i]) for i in pool}
             vec = encode_query(self.embedder, text)
             out = []
-            for i in order:
-                mid = int(self.codes.ids[i])
-                row = self.db.execute(
-                    "SELECT m.text, m.scope, e.vec FROM memories m JOIN embeddings e ON e.memory_id=m.id WHERE m.id=?", (mid,)
-                ).fetchone()
-                if row is None or (scope is not None and row[1] != scope):
+            for mid, mtext, mscope, v, ev in self.db.execute(
+                "SELECT m.id, m.text, m.scope, e.vec, ev.events FROM memories m JOIN embeddings e ON e.memory_id=m.id "
+                "JOIN events ev ON ev.memory_id=m.id WHERE m.id IN (SELECT value FROM json_each(?))",
+                (_ids_json(list(code_score)),),
+            ):
+                if scope is not None and mscope != scope:
                     continue
-                z = (float(sims[i]) - mean) / std if std > 1e-9 else 0.0
+                align, matched, n_terms = self.encoder.alignment(sq, json.loads(ev))
+                z = (self.encoder.expected_score(sq, align, n_terms) - mean) / std if std > 1e-9 else 0.0
                 if z < z_min:
                     continue
-                align, matched, _ = self.encoder.alignment(sq, self._stored_events(mid))
-                why = {"z": z, "structural": float(sims[i]), "store_mean": mean, "store_std": std,
-                       "alignment": align, "surface": float(np.dot(np.frombuffer(row[2], np.float32), vec)),
+                code_z = (code_score[mid] - mean) / std if std > 1e-9 else 0.0
+                why = {"z": z, "code_z": code_z, "structural": code_score[mid], "store_mean": mean, "store_std": std,
+                       "alignment": align, "surface": float(np.dot(np.frombuffer(v, np.float32), vec)),
                        "matched": matched}
-                out.append(Analogy(mid, row[0], z, why, row[1]))
-                if len(out) >= k:
-                    break
-            return out
+                out.append(Analogy(mid, mtext, z, why, mscope))
+            out.sort(key=lambda a: (-a.score, a.id))
+            return out[:k]
 
     # -- usage -----------------------------------------------------------------------------
     def _record(self, hits, an, session) -> None:

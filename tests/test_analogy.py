@@ -80,6 +80,21 @@ def test_gate_uses_whole_store_statistics(store):
     assert after_z[0].why["store_mean"] > stats_before
 
 
+def test_analogies_report_the_slots_z(store):
+    target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
+    turn = "My friend Bob owns a red car."
+    slot = store.recall(turn, k=5, record=False).analogy
+    found = store.analogies(turn, k=10)
+    assert slot is not None and slot.id == target
+    mine = next(a for a in found if a.id == target)
+    # exploration and the slot's gate put the same memory at the same z
+    assert mine.why["z"] == pytest.approx(slot.why["z"], rel=1e-6)
+    assert "code_z" in mine.why
+    zs = [a.why["z"] for a in found]
+    assert zs == sorted(zs, reverse=True)
+    assert all(a.why["z"] >= 1.0 for a in store.analogies(turn, k=10, z_min=1.0))
+
+
 def test_no_repeat_within_session(store):
     target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
     s = store.session("chat-9")
