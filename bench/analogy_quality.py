@@ -12,7 +12,15 @@ distractor. Reported: fire rate (fires/turns), precision (correct/fires), distra
   analogs among the turn's nearest surface neighbours are out of reach for both);
 * nearest: MiniLM nearest neighbour (always fires).
 
-    python bench/analogy_quality.py [--dim 1024] [--z 2.0] [--sweep] [--no-baselines]
+Short texts (``--short``): the same slot on LoCoMo dev conversations (../shared/data/locomo-dev,
+every turn a memory, every question of categories 1-4 a turn). There is no analogy ground truth
+there, but the evidence turns of a question are same-topic memories by construction, so a
+fire on one is a *leak* of the surface condition; also reported: how often the analogy
+repeats one of the recall's own top 10 hits, and the median surface cosine of the analogies.
+Swept over the surface rule (``Memory(surface_rule=)``), floor and neighbour count, next to the
+silver figures for the same settings (with ``--sweep``).
+
+    python bench/analogy_quality.py [--dim 1024] [--z 2.0] [--sweep] [--no-baselines] [--short]
 """
 
 from __future__ import annotations
@@ -126,6 +134,12 @@ class _CachedParse:
         return [self.cache[t] for t in texts]
 
 
+#: (surface_rule, surface_exclude, surface_floor) compared on paragraphs (silver) and short
+#: texts (LoCoMo); the first is the default
+SURFACE_GRID = [("neighbours", 10, 0.5), ("neighbours", 10, 0.4), ("neighbours", 10, 0.6),
+                ("neighbours", 20, 0.5), ("recall", 10, 0.5), ("recall", 5, 0.5)]
+
+
 def run(dim=512, z=2.0, baselines=True, sweep=False, **mem_kw):
     import fastmem
 
@@ -148,6 +162,8 @@ def run(dim=512, z=2.0, baselines=True, sweep=False, **mem_kw):
         report["fastmem"]["ms/recall"] = per * 1e3
         report["fastmem"]["analogy ms"] = float(np.median([r.timings_ms["analogy"] for r in res]))
         report["fastmem"]["ingest s"] = ingest
+        fired = [r for r in res if r.analogy]
+        report["fastmem"]["dup"] = sum(r.analogy.id in {h.id for h in r.hits} for r in fired) / max(len(fired), 1)
         if sweep:
             m.extractor = _CachedParse(m.extractor)
             for rerank in (1, 16):
@@ -156,6 +172,14 @@ def run(dim=512, z=2.0, baselines=True, sweep=False, **mem_kw):
                     res = [m.recall(q, k=10, record=False, z_min=zz) for q in queries]
                     picks = [pos[r.analogy.id] if r.analogy else None for r in res]
                     report[f"fastmem z>={zz:g} rerank={rerank}"] = score(picks, rows, kind, src)
+            m.analogy_rerank = 16
+            saved = m.surface_rule, m.surface_exclude, m.surface_floor
+            for rule, ex, fl in SURFACE_GRID:  # the surface condition, as on LoCoMo (--short)
+                m.surface_rule, m.surface_exclude, m.surface_floor = rule, ex, fl
+                res = [m.recall(q, k=10, record=False) for q in queries]
+                picks = [pos[r.analogy.id] if r.analogy else None for r in res]
+                report[f"fastmem surface {rule} {ex} {fl}"] = score(picks, rows, kind, src)
+            m.surface_rule, m.surface_exclude, m.surface_floor = saved
         if baselines:
             qv = m.embedder.encode(queries)
             mv = m.embedder.encode(texts)
@@ -169,13 +193,58 @@ def run(dim=512, z=2.0, baselines=True, sweep=False, **mem_kw):
     return report
 
 
+def run_short(grid=SURFACE_GRID):
+    """Surface-condition figures on LoCoMo questions, per (surface_rule, surface_exclude, surface_floor)."""
+    import json
+
+    import fastmem
+    from locomo import conversation_files, turns
+
+    files = conversation_files()
+    if not files:
+        return None
+    tally = {g: {"turns": 0, "fires": 0, "leaks": 0, "dups": 0, "surface": []} for g in grid}
+    for path in files:
+        conv = json.load(open(path))
+        rows = list(turns(conv))
+        qa = [q for q in conv["qa"] if q.get("category") in (1, 2, 3, 4) and q.get("evidence")]
+        with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "l.db")) as m:
+            ids = m.remember_many([t for _, t, _ in rows], progress=False)
+            dia = dict(zip(ids, (r[0] for r in rows)))
+            m.extractor = _CachedParse(m.extractor)
+            for g in grid:
+                m.surface_rule, m.surface_exclude, m.surface_floor = g
+                t = tally[g]
+                for q in qa:
+                    r = m.recall(q["question"], k=10, record=False)
+                    t["turns"] += 1
+                    if r.analogy is None:
+                        continue
+                    t["fires"] += 1
+                    t["leaks"] += dia[r.analogy.id] in q["evidence"]
+                    t["dups"] += r.analogy.id in {h.id for h in r.hits}
+                    t["surface"].append(r.analogy.why["surface"])
+    return {g: {"fire": t["fires"] / max(t["turns"], 1), "leak": t["leaks"] / max(t["fires"], 1),
+                "dup": t["dups"] / max(t["fires"], 1), "surface": float(np.median(t["surface"])) if t["surface"] else float("nan")}
+            for g, t in tally.items()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dim", type=int, default=512)
     ap.add_argument("--z", type=float, default=2.0)
     ap.add_argument("--no-baselines", action="store_true")
     ap.add_argument("--sweep", action="store_true", help="also z_min 2..8 with and without reranking")
+    ap.add_argument("--short", action="store_true", help="also the surface condition on LoCoMo questions (short texts)")
     a = ap.parse_args()
+    if a.short:
+        short = run_short()
+        if short is None:
+            print("no LoCoMo dev data; skipping the short-text figures")
+        else:
+            print(f"{'LoCoMo questions: surface rule, exclude, floor':48s} {'fire':>6s} {'leak':>6s} {'dup':>6s} {'surf':>6s}")
+            for (rule, ex, fl), s in short.items():
+                print(f"{f'{rule} {ex} {fl}':48s} {s['fire']:6.3f} {s['leak']:6.3f} {s['dup']:6.3f} {s['surface']:6.3f}")
     rep = run(a.dim, a.z, baselines=not a.no_baselines, sweep=a.sweep)
     if rep is None:
         print("no ProPara-Logy silver data; skipping")
@@ -183,7 +252,7 @@ def main() -> int:
     print(f"{'method':40s} {'fire':>6s} {'prec':>6s} {'distr':>6s} {'hit':>6s}")
     for name, s in rep.items():
         print(f"{name:40s} {s['fire']:6.3f} {s['precision']:6.3f} {s['distractor']:6.3f} {s['hit']:6.3f}"
-              + (f"   {s['ms/recall']:.1f} ms/recall" if "ms/recall" in s else ""))
+              + (f"   {s['ms/recall']:.1f} ms/recall, repeats a hit on {s['dup']:.3f} of fires" if "ms/recall" in s else ""))
     return 0
 
 

@@ -30,6 +30,8 @@ from .text import STOPWORDS, check_text, content_words, fts_query, words
 __all__ = ["Memory", "Session"]
 
 _DEFAULT_EXTRACTOR = object()
+#: Values of ``Memory(surface_rule=...)``.
+SURFACE_RULES = ("neighbours", "recall")
 
 
 def _ids_json(ids: Iterable[int]) -> str:
@@ -78,6 +80,19 @@ class Memory:
         (in a tiny store the nearest memory can be off topic). 0.5 measured on ProPara-Logy
         silver (0.4: precision 0.31, 0.5: 0.33, 0.6: 0.36 at z_min 2) while short same-topic
         facts ("Bob owns a red car" / "Bob bought a used red car") sit at 0.75.
+    surface_rule : {"neighbours", "recall"}
+        What "superficially different" excludes. ``"neighbours"`` (default): the turn's
+        nearest surface neighbours (see ``surface_exclude``) at cosine >= ``surface_floor``.
+        ``"recall"``: those, and also the first ``min(surface_exclude, ceil(surface_fraction *
+        N))`` results of ordinary recall for the turn whatever their cosine, so the analogy
+        never repeats one of them. Measured (``bench/analogy_quality.py --short``): on LoCoMo
+        questions (short turns, where a question and the turn that answers it sit at cosine
+        ~0.35-0.5) the neighbours rule lets a same-topic evidence turn through on 17% of fires
+        and repeats a hit on 41%, the recall rule on 2% and 0%; but analogs often share their
+        relation words with the turn ("owns"), so ordinary recall ranks them high too: the
+        recall rule halves precision on ProPara-Logy paragraphs (0.33 -> 0.18) and, in a
+        small store of unrelated facts, drops the analogy that recall already ranks first.
+        Prefer ``"recall"`` for conversational turns where repeats of the hits are unwanted.
     surface_max : float or None
         Optional absolute ceiling on the embedding cosine between turn and analogy.
     analogy_repeat_window : int
@@ -108,6 +123,7 @@ class Memory:
         surface_fraction: float = 0.05,
         surface_max: float | None = None,
         surface_floor: float = 0.5,
+        surface_rule: str = "neighbours",
         analogy_repeat_window: int = 20,
         analogy_rerank: int = 16,
         min_store: int = 8,
@@ -128,6 +144,9 @@ class Memory:
         self.surface_fraction = surface_fraction
         self.surface_max = surface_max
         self.surface_floor = surface_floor
+        if surface_rule not in SURFACE_RULES:
+            raise InvalidInput(f"surface_rule must be one of {SURFACE_RULES}, not {surface_rule!r}")
+        self.surface_rule = surface_rule
         self.analogy_repeat_window = analogy_repeat_window
         if isinstance(analogy_rerank, bool) or not isinstance(analogy_rerank, int) or analogy_rerank < 1:
             raise InvalidInput(f"analogy_rerank must be an int >= 1, got {analogy_rerank!r}")
@@ -781,7 +800,8 @@ class Memory:
             w = self._weights.get(mid)
             if w is not None:
                 fused[mid] *= w[0]
-        top = sorted(fused.items(), key=lambda x: (-x[1], -x[0]))[: k]
+        ranked = sorted(fused.items(), key=lambda x: (-x[1], -x[0]))
+        top = ranked[:k]
         rows = {}
         if top:
             rows = {
@@ -809,7 +829,8 @@ class Memory:
         if slot:
             t2 = time.perf_counter()
             cand = future.result() if future is not None else None
-            an = self._analogy(events, sq, vec, scope, session, z_min, labels, cand)
+            an = self._analogy(events, sq, vec, scope, session, z_min, labels, cand,
+                               recall_ids=[m for m, _ in ranked[: self.surface_exclude or 0]])
             t["analogy"] += (time.perf_counter() - t2) * 1e3  # wall-clock the slot adds, parse aside
         if record:
             self._record(hits, an, session)
@@ -859,14 +880,15 @@ class Memory:
         ids, sims = self.codes.candidates(qu, mean + (z_min - self.CANDIDATE_SLACK) * std, 256)
         return mean, std, ids, sims
 
-    def _analogy(self, events, sq, vec, scope, session, z_min, surface_labels, cand=None) -> Analogy | None:
+    def _analogy(self, events, sq, vec, scope, session, z_min, surface_labels, cand=None, *,
+                 recall_ids=()) -> Analogy | None:
         """The analogy slot.
 
         1. Candidates: every stored code whose score against the turn is within
            ``CANDIDATE_SLACK`` of the gate (one int8 scan; mean and std of the whole store
            exact from the running sums).
-        2. In code-score order, drop those that fail the surface condition, the scope or the
-           session's repeat window; align the first ``analogy_rerank`` survivors exactly with
+        2. In code-score order, drop those that fail the surface condition (``surface_rule``),
+           the scope or the session's repeat window; align the first ``analogy_rerank`` survivors exactly with
            the turn (the IDF-weighted terms they share).
         3. The gate: a survivor qualifies when its exact alignment, put on the store's score
            scale (:meth:`StructureEncoder.expected_score`), stands ``z_min`` standard
@@ -880,6 +902,8 @@ class Memory:
             return None
         n_surface = min(self.surface_exclude, math.ceil(self.surface_fraction * max(self.index.live, 1)))
         too_close = {int(x): r + 1 for r, x in enumerate(surface_labels)}
+        in_recall = {int(x): r + 1 for r, x in enumerate(recall_ids)}
+        by_recall = self.surface_rule == "recall"
         recent = self._recent_analogies.get(session, ()) if session else ()
         info: dict[int, tuple] = {}
         fetched = 0
@@ -911,6 +935,9 @@ class Memory:
             srank = too_close.get(mid)
             if srank is not None and srank <= n_surface and surface >= self.surface_floor:
                 continue  # among the turn's nearest surface neighbours: same topic, not an analogy
+            rrank = in_recall.get(mid)
+            if by_recall and rrank is not None and rrank <= n_surface:
+                continue  # ordinary recall already ranks it first for this turn
             if self.surface_max is not None and surface > self.surface_max:
                 continue
             mev = json.loads(ev)
@@ -922,8 +949,8 @@ class Memory:
                 score = align * use
                 if best is None or score > best[0]:
                     why = {"z": z, "structural": float(csims[pos]), "store_mean": mean, "store_std": std,
-                           "alignment": align, "surface": surface, "surface_rank": srank, "matched": matched,
-                           "use": use}
+                           "alignment": align, "surface": surface, "surface_rank": srank, "recall_rank": rrank,
+                           "matched": matched, "use": use}
                     best = (score, mid, text, mscope, why)
             if seen >= self.analogy_rerank:
                 break

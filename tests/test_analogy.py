@@ -95,6 +95,26 @@ def test_analogies_report_the_slots_z(store):
     assert all(a.why["z"] >= 1.0 for a in store.analogies(turn, k=10, z_min=1.0))
 
 
+def test_recall_surface_rule_keeps_what_recall_ranks_first_out(store):
+    # a short question and the turn that answers it: same topic, but short texts sit at low
+    # embedding cosine (here below the 0.5 floor), so the default cosine rule lets it through
+    answer = store.remember("Jon: I lost my job at the bank last month, so I am starting my own dance studio.")
+    question = "Where did Jon lose his job?"
+    res = store.recall(question, k=5, record=False)
+    assert res.hits[0].id == answer
+    loose = res.analogy
+    assert loose is not None and loose.id == answer and loose.why["surface"] < store.surface_floor
+    assert loose.why["recall_rank"] == 1
+    store.surface_rule = "recall"  # ordinary recall's first results are never the analogy
+    strict = store.recall(question, k=5, record=False).analogy
+    assert strict is None or strict.id != answer
+
+
+def test_surface_rule_is_checked(tmp_path):
+    with pytest.raises(fastmem.InvalidInput):
+        fastmem.Memory(str(tmp_path / "x.db"), surface_rule="cosine")
+
+
 def test_no_repeat_within_session(store):
     target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
     s = store.session("chat-9")
