@@ -888,8 +888,8 @@ class Memory:
            ``CANDIDATE_SLACK`` of the gate (one int8 scan; mean and std of the whole store
            exact from the running sums).
         2. In code-score order, drop those that fail the surface condition (``surface_rule``),
-           the scope or the session's repeat window; align the first ``analogy_rerank`` survivors exactly with
-           the turn (the IDF-weighted terms they share).
+           the scope or the session's repeat window; align the first ``analogy_rerank``
+           survivors exactly with the turn (the IDF-weighted terms they share).
         3. The gate: a survivor qualifies when its exact alignment, put on the store's score
            scale (:meth:`StructureEncoder.expected_score`), stands ``z_min`` standard
            deviations above the store's mean. The analogy is the qualifier with the largest
