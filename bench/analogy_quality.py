@@ -17,7 +17,7 @@ every turn a memory, every question of categories 1-4 a turn). There is no analo
 there, but the evidence turns of a question are same-topic memories by construction, so a
 fire on one is a *leak* of the surface condition; also reported: how often the analogy
 repeats one of the recall's own top 10 hits, and the median surface cosine of the analogies.
-Swept over the surface rule (``Memory(surface_rule=)``), floor and neighbour count, next to the
+Swept over the surface rule (``Memory(surface_rule=, surface_names=)``), floor and neighbour count, next to the
 silver figures for the same settings (with ``--sweep``).
 
     python bench/analogy_quality.py [--dim 1024] [--z 2.0] [--sweep] [--no-baselines] [--short]
@@ -127,17 +127,21 @@ class _CachedParse:
     def extract_many(self, texts):
         return self.inner.extract_many(texts)
 
-    def events_many(self, texts):
+    def events_and_names_many(self, texts):
         miss = [t for t in texts if t not in self.cache]
         if miss:
-            self.cache.update(zip(miss, self.inner.events_many(miss)))
+            self.cache.update(zip(miss, self.inner.events_and_names_many(miss)))
         return [self.cache[t] for t in texts]
 
+    def events_many(self, texts):
+        return [ev for ev, _ in self.events_and_names_many(texts)]
 
-#: (surface_rule, surface_exclude, surface_floor) compared on paragraphs (silver) and short
+
+#: (surface_rule, surface_exclude, surface_floor, surface_names) compared on paragraphs (silver) and short
 #: texts (LoCoMo); the first is the default
-SURFACE_GRID = [("neighbours", 10, 0.5), ("neighbours", 10, 0.4), ("neighbours", 10, 0.6),
-                ("neighbours", 20, 0.5), ("recall", 10, 0.5), ("recall", 5, 0.5)]
+SURFACE_GRID = [("neighbours", 10, 0.5, True), ("neighbours", 10, 0.5, False), ("neighbours", 10, 0.4, True),
+                ("neighbours", 10, 0.6, True), ("neighbours", 20, 0.5, True), ("recall", 10, 0.5, True),
+                ("recall", 10, 0.5, False)]
 
 
 def run(dim=512, z=2.0, baselines=True, sweep=False, **mem_kw):
@@ -173,13 +177,13 @@ def run(dim=512, z=2.0, baselines=True, sweep=False, **mem_kw):
                     picks = [pos[r.analogy.id] if r.analogy else None for r in res]
                     report[f"fastmem z>={zz:g} rerank={rerank}"] = score(picks, rows, kind, src)
             m.analogy_rerank = 16
-            saved = m.surface_rule, m.surface_exclude, m.surface_floor
-            for rule, ex, fl in SURFACE_GRID:  # the surface condition, as on LoCoMo (--short)
-                m.surface_rule, m.surface_exclude, m.surface_floor = rule, ex, fl
+            saved = m.surface_rule, m.surface_exclude, m.surface_floor, m.surface_names
+            for g in SURFACE_GRID:  # the surface condition, as on LoCoMo (--short)
+                m.surface_rule, m.surface_exclude, m.surface_floor, m.surface_names = g
                 res = [m.recall(q, k=10, record=False) for q in queries]
                 picks = [pos[r.analogy.id] if r.analogy else None for r in res]
-                report[f"fastmem surface {rule} {ex} {fl}"] = score(picks, rows, kind, src)
-            m.surface_rule, m.surface_exclude, m.surface_floor = saved
+                report["fastmem surface {} {} {} names={}".format(*g)] = score(picks, rows, kind, src)
+            m.surface_rule, m.surface_exclude, m.surface_floor, m.surface_names = saved
         if baselines:
             qv = m.embedder.encode(queries)
             mv = m.embedder.encode(texts)
@@ -194,7 +198,7 @@ def run(dim=512, z=2.0, baselines=True, sweep=False, **mem_kw):
 
 
 def run_short(grid=SURFACE_GRID):
-    """Surface-condition figures on LoCoMo questions, per (surface_rule, surface_exclude, surface_floor)."""
+    """Surface-condition figures on LoCoMo questions, per SURFACE_GRID setting."""
     import json
 
     import fastmem
@@ -213,7 +217,7 @@ def run_short(grid=SURFACE_GRID):
             dia = dict(zip(ids, (r[0] for r in rows)))
             m.extractor = _CachedParse(m.extractor)
             for g in grid:
-                m.surface_rule, m.surface_exclude, m.surface_floor = g
+                m.surface_rule, m.surface_exclude, m.surface_floor, m.surface_names = g
                 t = tally[g]
                 for q in qa:
                     r = m.recall(q["question"], k=10, record=False)
@@ -242,16 +246,16 @@ def main() -> int:
         if short is None:
             print("no LoCoMo dev data; skipping the short-text figures")
         else:
-            print(f"{'LoCoMo questions: surface rule, exclude, floor':48s} {'fire':>6s} {'leak':>6s} {'dup':>6s} {'surf':>6s}")
-            for (rule, ex, fl), s in short.items():
-                print(f"{f'{rule} {ex} {fl}':48s} {s['fire']:6.3f} {s['leak']:6.3f} {s['dup']:6.3f} {s['surface']:6.3f}")
+            print(f"{'LoCoMo questions: surface rule, exclude, floor, names':56s} {'fire':>6s} {'leak':>6s} {'dup':>6s} {'surf':>6s}")
+            for g, s in short.items():
+                print(f"{'{} {} {} names={}'.format(*g):56s} {s['fire']:6.3f} {s['leak']:6.3f} {s['dup']:6.3f} {s['surface']:6.3f}")
     rep = run(a.dim, a.z, baselines=not a.no_baselines, sweep=a.sweep)
     if rep is None:
         print("no ProPara-Logy silver data; skipping")
         return 0
-    print(f"{'method':40s} {'fire':>6s} {'prec':>6s} {'distr':>6s} {'hit':>6s}")
+    print(f"{'method':48s} {'fire':>6s} {'prec':>6s} {'distr':>6s} {'hit':>6s}")
     for name, s in rep.items():
-        print(f"{name:40s} {s['fire']:6.3f} {s['precision']:6.3f} {s['distractor']:6.3f} {s['hit']:6.3f}"
+        print(f"{name:48s} {s['fire']:6.3f} {s['precision']:6.3f} {s['distractor']:6.3f} {s['hit']:6.3f}"
               + (f"   {s['ms/recall']:.1f} ms/recall, repeats a hit on {s['dup']:.3f} of fires" if "ms/recall" in s else ""))
     return 0
 

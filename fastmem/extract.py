@@ -99,6 +99,8 @@ _ORG_NOUNS = {
     "subsidiary", "agency", "club", "business", "organisation", "organization", "store", "shop",
 }
 _NER_KEEP_PREP = True
+#: Entity labels that name something (what a text is *about*), as opposed to dates and amounts.
+_NAME_LABELS = {"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"}
 
 
 class SpacyExtractor:
@@ -136,6 +138,28 @@ class SpacyExtractor:
         fillers (see :data:`Event`). Verbs without a stated subject inherit it from the verb
         they depend on ("works by absorbing oxygen")."""
         return [self._doc_events(doc) for doc in self.nlp.pipe(texts, batch_size=self.batch_size)]
+
+    def events_and_names_many(self, texts: Sequence[str]) -> list[tuple[list[Event], tuple[str, ...]]]:
+        """Events and names of each text from one parse (see :meth:`names`)."""
+        return [(self._doc_events(doc), self._doc_names(doc)) for doc in self.nlp.pipe(texts, batch_size=self.batch_size)]
+
+    def names(self, text: str) -> tuple[str, ...]:
+        """The names a text mentions, as written: named-entity spans of naming kinds (people,
+        organisations, places, products, events, works, laws, languages; not dates or
+        numbers) and proper nouns outside them, distinct, in text order."""
+        return self._doc_names(self.nlp(text))
+
+    def _doc_names(self, doc) -> tuple[str, ...]:
+        out: dict[str, None] = {}
+        covered = set()
+        for e in doc.ents:
+            if e.label_ in _NAME_LABELS:
+                out[e.text.strip()] = None
+            covered.update(range(e.start, e.end))
+        for tok in doc:
+            if tok.pos_ == "PROPN" and tok.i not in covered and tok.text[:1].isupper():
+                out[tok.text] = None
+        return tuple(n for n in out if len(n) > 1)
 
     def lemmatise(self, phrase: str) -> str:
         """Lemma phrase of a caller's relation ("was bought by" -> "be buy by")."""

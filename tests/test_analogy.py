@@ -95,19 +95,37 @@ def test_analogies_report_the_slots_z(store):
     assert all(a.why["z"] >= 1.0 for a in store.analogies(turn, k=10, z_min=1.0))
 
 
-def test_recall_surface_rule_keeps_what_recall_ranks_first_out(store):
+def test_a_memory_naming_what_the_turn_is_about_is_never_the_analogy(store):
     # a short question and the turn that answers it: same topic, but short texts sit at low
-    # embedding cosine (here below the 0.5 floor), so the default cosine rule lets it through
+    # embedding cosine (here below the 0.5 floor), so the cosine rule alone lets it through
     answer = store.remember("Jon: I lost my job at the bank last month, so I am starting my own dance studio.")
     question = "Where did Jon lose his job?"
     res = store.recall(question, k=5, record=False)
     assert res.hits[0].id == answer
-    loose = res.analogy
+    assert res.analogy is None or res.analogy.id != answer  # it names Jon
+    store.surface_names = False
+    loose = store.recall(question, k=5, record=False).analogy
     assert loose is not None and loose.id == answer and loose.why["surface"] < store.surface_floor
     assert loose.why["recall_rank"] == 1
-    store.surface_rule = "recall"  # ordinary recall's first results are never the analogy
+    store.surface_rule = "recall"  # ordinary recall's first results are never the analogy either
     strict = store.recall(question, k=5, record=False).analogy
     assert strict is None or strict.id != answer
+
+
+def test_names_exclude_only_what_they_name(store):
+    # the same structure about someone else still rhymes; "Jonathan" is not "Jon"
+    other = store.remember("Jonathan: Mia lost her job at the bakery in spring.")
+    an = store.recall("Where did Jon lose his job?", k=5, record=False).analogy
+    assert an is not None and an.id == other
+
+
+def test_extractor_reports_names():
+    from fastmem.extract import SpacyExtractor
+
+    names = SpacyExtractor().names("Caroline met Dr. Alvarez from Acme Corporation in New York on May 3.")
+    assert "Caroline" in names and "New York" in names
+    assert any("Acme" in n for n in names)
+    assert not any("3" in n for n in names)  # dates are not names
 
 
 def test_surface_rule_is_checked(tmp_path):
