@@ -101,6 +101,7 @@ _ORG_NOUNS = {
 _NER_KEEP_PREP = True
 #: Entity labels that name something (what a text is *about*), as opposed to dates and amounts.
 _NAME_LABELS = {"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"}
+_TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "madam", "st", "mt"}
 
 
 class SpacyExtractor:
@@ -146,20 +147,22 @@ class SpacyExtractor:
     def names(self, text: str) -> tuple[str, ...]:
         """The names a text mentions, as written: named-entity spans of naming kinds (people,
         organisations, places, products, events, works, laws, languages; not dates or
-        numbers) and proper nouns outside them, distinct, in text order."""
+        numbers) and proper nouns outside them (not titles or abbreviations such as "Dr."),
+        distinct, in text order."""
         return self._doc_names(self.nlp(text))
 
     def _doc_names(self, doc) -> tuple[str, ...]:
-        out: dict[str, None] = {}
+        found = []  # (position, name)
         covered = set()
         for e in doc.ents:
             if e.label_ in _NAME_LABELS:
-                out[e.text.strip()] = None
+                found.append((e.start, e.text.strip()))
             covered.update(range(e.start, e.end))
         for tok in doc:
-            if tok.pos_ == "PROPN" and tok.i not in covered and tok.text[:1].isupper():
-                out[tok.text] = None
-        return tuple(n for n in out if len(n) > 1)
+            if (tok.pos_ == "PROPN" and tok.i not in covered and tok.text[:1].isupper()
+                    and tok.text.replace("-", "").replace("'", "").isalpha() and tok.lower_ not in _TITLES):
+                found.append((tok.i, tok.text))  # not "Dr." or "Mr": a title names no one
+        return tuple(dict.fromkeys(n for _, n in sorted(found) if len(n) > 1))
 
     def lemmatise(self, phrase: str) -> str:
         """Lemma phrase of a caller's relation ("was bought by" -> "be buy by")."""

@@ -126,6 +126,7 @@ def test_extractor_reports_names():
     assert "Caroline" in names and "New York" in names
     assert any("Acme" in n for n in names)
     assert not any("3" in n for n in names)  # dates are not names
+    assert "Dr." not in names and "Dr" not in names  # nor titles
 
 
 def test_surface_rule_is_checked(tmp_path):
