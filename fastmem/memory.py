@@ -274,12 +274,11 @@ class Memory:
             ).fetchall()
             bar = _progress(len(rows), "re-encoding structure", progress)
             todo: list[tuple[int, list]] = []
-            parse_ids = [(mid, text) for mid, text, ev in rows if reparse or ev is None]
             parsed: dict[int, list] = {}
             if reparse and self.extractor is not None:
-                for start in range(0, len(parse_ids), 256):
-                    part = parse_ids[start : start + 256]
-                    for (mid, _), (_, ev) in zip(part, self._parse([t for _, t in part])):
+                for start in range(0, len(rows), 256):
+                    part = rows[start : start + 256]
+                    for (mid, _, _), (_, ev) in zip(part, self._parse([t for _, t, _ in part])):
                         parsed[mid] = ev
             for mid, _text, ev in rows:
                 if mid in parsed:
@@ -787,7 +786,7 @@ class Memory:
             t1 = time.perf_counter()
             events, names = self._query_parse(query)
             t2 = time.perf_counter()
-            events, sq = self._encode_query_structure(events)
+            sq = self._encode_query_structure(events)
             future = None
             if sq is not None and self.codes.n >= max(self.min_store, self.OVERLAP_MIN_CODES):
                 future = self._executor().submit(self._analogy_candidates, sq.vector, z_min)
@@ -855,7 +854,7 @@ class Memory:
         if slot:
             t2 = time.perf_counter()
             cand = future.result() if future is not None else None
-            an = self._analogy(events, sq, vec, scope, session, z_min, labels, cand,
+            an = self._analogy(sq, vec, scope, session, z_min, labels, cand,
                                recall_ids=[m for m, _ in ranked[: self.surface_exclude or 0]], names=names)
             t["analogy"] += (time.perf_counter() - t2) * 1e3  # wall-clock the slot adds, parse aside
         if record:
@@ -897,7 +896,7 @@ class Memory:
     CANDIDATE_SLACK = 1.0
 
     def _encode_query_structure(self, events):
-        return events, self.encoder.query(events, self.idf) if events else None
+        return self.encoder.query(events, self.idf) if events else None
 
     def _analogy_candidates(self, qu: np.ndarray, z_min: float):
         mean, std = self.codes.z_stats(qu)
@@ -906,7 +905,7 @@ class Memory:
         ids, sims = self.codes.candidates(qu, mean + (z_min - self.CANDIDATE_SLACK) * std, 256)
         return mean, std, ids, sims
 
-    def _analogy(self, events, sq, vec, scope, session, z_min, surface_labels, cand=None, *,
+    def _analogy(self, sq, vec, scope, session, z_min, surface_labels, cand=None, *,
                  recall_ids=(), names=()) -> Analogy | None:
         """The analogy slot.
 
@@ -935,7 +934,7 @@ class Memory:
         info: dict[int, tuple] = {}
         fetched = 0
 
-        def fetch_more() -> None:  # candidate rows in z order, a few at a time
+        def fetch_more() -> None:  # candidate rows in code-score order, a few at a time
             nonlocal fetched
             part = [int(m) for m in cids[fetched : fetched + 16]]  # cids are highest first
             fetched += len(part)
@@ -1020,7 +1019,7 @@ class Memory:
             raise InvalidInput(f"k must be an int >= 1, got {k!r}")
         with self._lock:
             self._sync()
-            events, sq = self._encode_query_structure(self._query_parse(text)[0])
+            sq = self._encode_query_structure(self._query_parse(text)[0])
             if sq is None or self.codes.n == 0:
                 return []
             mean, std = self.codes.z_stats(sq.vector)

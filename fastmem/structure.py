@@ -374,24 +374,21 @@ class CodeStore:
         of the first ``prefix`` phases of every code is scanned first (a quarter of the bytes);
         the ``max(4 limit, 1024)`` best rows by that estimate are rescored on their full codes.
         Scores are exact; a row only escapes when its prefix estimate falls outside that pool
-        (measured in bench/test_bench_store.py)."""
+        (measured in bench/test_bench_analogy.py, ``top16_recall``)."""
         qu = np.asarray(qu, np.float32)
         if self.n < self.PREFIX_MIN_ROWS or not self.prefix:
             sims = self.scores(qu)
             idx = K.topk(sims, limit)
-            idx = idx[sims[idx] >= np.float32(threshold)]
+            sc = sims[idx]
         else:
             est = K.sim_scan_q8(self._pre[: self.n], self._prefix_of(qu))
             est *= self.scale
-            pool = K.topk(est, max(4 * limit, 1024))
-            exact = K.sim_rows_q8(self._codes, pool, qu) * self._scale[pool]
-            keep = exact >= np.float32(threshold)
-            idx, sc = pool[keep], exact[keep]
-            order = np.argsort(-sc, kind="stable")[:limit]
-            return self._ids[idx[order]], sc[order]
-        order = np.argsort(-sims[idx], kind="stable")[:limit]
-        idx = idx[order]
-        return self._ids[idx], sims[idx]
+            idx = K.topk(est, max(4 * limit, 1024))
+            sc = K.sim_rows_q8(self._codes, idx, qu) * self._scale[idx]
+        keep = sc >= np.float32(threshold)
+        idx, sc = idx[keep], sc[keep]
+        order = np.argsort(-sc, kind="stable")[:limit]
+        return self._ids[idx[order]], sc[order]
 
     def scores(self, qu: np.ndarray) -> np.ndarray:
         """(N,) float32 scaled scores of every row for the unit-norm query ``qu``."""
