@@ -171,25 +171,25 @@ def run(dim=512, z=2.0, baselines=True, sweep=False, **mem_kw):
         if sweep:
             m.extractor = _CachedParse(m.extractor)
             for rerank in (1, 16):
-                m.analogy_rerank = rerank
+                m.slot.rerank = rerank
                 for zz in (2.0, 3.0, 4.0, 5.0, 6.0, 8.0):
                     res = [m.recall(q, k=10, record=False, z_min=zz) for q in queries]
                     picks = [pos[r.analogy.id] if r.analogy else None for r in res]
                     report[f"fastmem z>={zz:g} rerank={rerank}"] = score(picks, rows, kind, src)
-            m.analogy_rerank = 16
-            saved = m.surface_rule, m.surface_exclude, m.surface_floor, m.surface_names
+            m.slot.rerank = 16
+            saved = m.slot.surface_rule, m.slot.surface_exclude, m.slot.surface_floor, m.slot.surface_names
             for g in SURFACE_GRID:  # the surface condition, as on LoCoMo (--short)
-                m.surface_rule, m.surface_exclude, m.surface_floor, m.surface_names = g
+                m.slot.surface_rule, m.slot.surface_exclude, m.slot.surface_floor, m.slot.surface_names = g
                 res = [m.recall(q, k=10, record=False) for q in queries]
                 picks = [pos[r.analogy.id] if r.analogy else None for r in res]
                 report["fastmem surface {} {} {} names={}".format(*g)] = score(picks, rows, kind, src)
-            m.surface_rule, m.surface_exclude, m.surface_floor, m.surface_names = saved
+            m.slot.surface_rule, m.slot.surface_exclude, m.slot.surface_floor, m.slot.surface_names = saved
         if baselines:
             qv = m.embedder.encode(queries)
             mv = m.embedder.encode(texts)
             report["bag-of-words z>=2, cos<=0.30"] = score(bag_of_words_picks(texts, queries, qv, mv), rows, kind, src)
             report["bag-of-words z>=2"] = score(bag_of_words_picks(texts, queries, qv, mv, ceiling=None), rows, kind, src)
-            near = surface_near(qv, mv, m.surface_exclude, m.surface_floor)
+            near = surface_near(qv, mv, m.slot.surface_exclude, m.slot.surface_floor)
             report["bag-of-words z>=2, fastmem surface rule"] = score(
                 bag_of_words_picks(texts, queries, qv, mv, ceiling=None, near=near), rows, kind, src)
             nn = [int(np.argmax(mv @ v)) for v in qv]
@@ -217,7 +217,7 @@ def run_short(grid=SURFACE_GRID):
             dia = dict(zip(ids, (r[0] for r in rows)))
             m.extractor = _CachedParse(m.extractor)
             for g in grid:
-                m.surface_rule, m.surface_exclude, m.surface_floor, m.surface_names = g
+                m.slot.surface_rule, m.slot.surface_exclude, m.slot.surface_floor, m.slot.surface_names = g
                 t = tally[g]
                 for q in qa:
                     r = m.recall(q["question"], k=10, record=False)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from . import errors
 from .errors import FastmemError, InvalidInput, ModelMismatch, NotFound, StoreCorrupt
 from .extract import ChatExtractor, SpacyExtractor, Triple
-from .memory import Memory, Session
+from .memory import Memory
+from .usage import Session
 from .results import Analogy, Hit, Recall
 
 __all__ = [

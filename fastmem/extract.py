@@ -19,7 +19,8 @@ from typing import Protocol, runtime_checkable
 
 from .canon import canon_relation, fold_name, normalise_type
 
-__all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "load_spacy", "events_from_triples"]
+__all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "load_spacy", "events_from_triples",
+           "parse_texts", "parse_turn", "lemmatiser"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,37 @@ class Extractor(Protocol):
     """Anything that turns texts into triples, one list per text, in text order."""
 
     def extract_many(self, texts: Sequence[str]) -> list[list[Triple]]: ...
+
+
+def parse_texts(extractor: Extractor, texts: Sequence[str]) -> list[tuple[list[Triple], list[Event]]]:
+    """(triples, events) per text from any extractor: one parse when it can do both
+    (``parse_many``), else events derived from its triples."""
+    both = getattr(extractor, "parse_many", None)
+    if both is not None:
+        return both(texts)
+    return [(ts, events_from_triples(ts)) for ts in extractor.extract_many(texts)]
+
+
+def parse_turn(extractor: Extractor | None, text: str) -> tuple[list[Event], tuple[str, ...]]:
+    """A turn's events and the names it mentions (names only from extractors that report
+    them, as :class:`SpacyExtractor` does; otherwise none)."""
+    if not extractor:
+        return [], ()
+    both = getattr(extractor, "events_and_names_many", None)
+    if both is not None:
+        events, names = both([text])[0]
+        return events, tuple(names)
+    ev = getattr(extractor, "events_many", None)
+    if ev is not None:
+        return ev([text])[0], ()
+    return events_from_triples(extractor.extract_many([text])[0]), ()
+
+
+def lemmatiser(extractor: Extractor | None):
+    """``phrase -> lemma phrase`` for caller relations ("was bought by" -> "be buy by"), like
+    the extractor's own output; the spaCy one when the extractor has none (the parser is
+    shared, so this loads nothing twice)."""
+    return getattr(extractor, "lemmatise", None) or SpacyExtractor().lemmatise
 
 
 _NLP = None

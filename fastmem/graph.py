@@ -13,8 +13,10 @@ import apsw
 from rapidfuzz import fuzz, process
 
 from .canon import canon_relation, fold_name
+from .errors import NotFound
 
-__all__ = ["Entity", "Fact", "resolve_entity", "add_facts", "MERGE_SCORE", "CANDIDATE_SCORE"]
+__all__ = ["Entity", "Fact", "resolve_entity", "add_facts", "MERGE_SCORE", "CANDIDATE_SCORE", "alias_candidates",
+           "review_alias"]
 
 #: fuzzy ratio (0-100) at or above which two names of compatible type are one node
 MERGE_SCORE = 94.0
@@ -146,6 +148,29 @@ def merge_nodes(db: apsw.Connection, keep: int, other: int) -> None:
     db.execute("UPDATE edges SET obj=? WHERE obj=?", (keep, other))
     db.execute("INSERT OR IGNORE INTO aliases(alias, node_id) SELECT alias, ? FROM aliases WHERE node_id=?", (keep, other))
     db.execute("DELETE FROM nodes WHERE id=?", (other,))
+
+
+def alias_candidates(db: apsw.Connection) -> list[dict]:
+    """Borderline name pairs awaiting review: ``id, name, other, score``, best first."""
+    return [
+        {"id": cid, "name": a, "other": b, "score": s}
+        for cid, a, b, s in db.execute(
+            "SELECT c.id, n.name, o.name, c.score FROM alias_candidates c JOIN nodes n ON n.id=c.node_id "
+            "JOIN nodes o ON o.id=c.other_id WHERE c.status='pending' ORDER BY c.score DESC"
+        )
+    ]
+
+
+def review_alias(store, candidate_id: int, accept: bool) -> None:
+    """Accept (merge the two nodes) or reject a pending candidate; raises NotFound."""
+    row = store.db.execute("SELECT node_id, other_id FROM alias_candidates WHERE id=? AND status='pending'",
+                           (candidate_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no pending alias candidate {candidate_id}")
+    with store.atomic() as db:
+        db.execute("UPDATE alias_candidates SET status=? WHERE id=?", ("accepted" if accept else "rejected", candidate_id))
+        if accept:
+            merge_nodes(db, row[1], row[0])
 
 
 def entity(db: apsw.Connection, nid: int) -> Entity | None:

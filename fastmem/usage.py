@@ -1,10 +1,12 @@
-"""Use-driven ranking: the weight formula and the inferred-engagement rule.
+"""Use-driven ranking: the weight formula, the inferred-engagement rule and the ledger.
 
 Weight of a memory (multiplies its fused score in every channel and in the analogy slot)::
 
     w = BASE ** tanh((engaged - ignored / IGNORE_RATIO) / SCALE)
 
-with ``BASE = 1.5``, ``IGNORE_RATIO = 3``, ``SCALE = 3``. So w lies in (1/1.5, 1.5): a memory
+with ``__all__ = ["weight", "distinctive", "Ledger", "Session"]
+
+BASE = 1.5``, ``IGNORE_RATIO = 3``, ``SCALE = 3``. So w lies in (1/1.5, 1.5): a memory
 engaged six times gets about x1.47, one ignored thirty times about x0.67, and an unused one
 exactly x1. The bound means feedback alone can never bury a memory: a query that names it
 still ranks it first in the keyword and vector channels, which outweighs the factor. Age
@@ -23,6 +25,14 @@ and as *ignored* when ``WINDOW`` turns pass without that.
 from __future__ import annotations
 
 import math
+import time
+
+import numpy as np
+
+from .errors import InvalidInput, NotFound
+from .text import content_words
+
+__all__ = ["weight", "distinctive", "Ledger", "Session"]
 
 BASE = 1.5
 IGNORE_RATIO = 3.0
@@ -41,3 +51,142 @@ def weight(engaged: int, ignored: int) -> float:
 
 def distinctive(words: list[str]) -> set[str]:
     return {w for w in words if len(w) >= 4 and not w.isdigit()}
+
+
+class Ledger:
+    """The usage ledger of one store: what each recall surfaced, what came of it, and the
+    resulting use weights.
+
+    Tables ``usage`` (per memory: surfaced, engaged, ignored, weight, last_surfaced) and
+    ``usage_events`` (one row per memory surfaced by a recall, with its session, turn,
+    channel and outcome; bounded to :data:`MAX_EVENTS` rows). ``weights`` keeps, in the
+    process, the ``(weight, engaged, ignored)`` of every memory whose weight is not 1.
+    """
+
+    def __init__(self, store) -> None:
+        self.store = store
+        self.db = store.db
+        self.weights: dict[int, tuple[float, int, int]] = {}
+        self._turns: dict[str, int] = {}
+        self._recalls = 0
+
+    def load(self) -> None:
+        self.weights = {
+            mid: (w, e, i)
+            for mid, w, e, i in self.db.execute("SELECT memory_id, weight, engaged, ignored FROM usage WHERE engaged>0 OR ignored>0")
+        }
+
+    def weight(self, mid: int) -> tuple[float, int, int]:
+        """``(weight, engaged, ignored)`` of a memory (``(1.0, 0, 0)`` when unused)."""
+        return self.weights.get(mid, (1.0, 0, 0))
+
+    def forget(self, mid: int) -> None:
+        self.weights.pop(mid, None)
+
+    # -- surfacing -------------------------------------------------------------------------
+    def turn(self, session: str) -> int:
+        """The current turn number of a session (continues across processes)."""
+        if session not in self._turns:
+            row = self.db.execute("SELECT max(turn) FROM usage_events WHERE session=?", (session,)).fetchone()
+            self._turns[session] = int(row[0]) if row and row[0] is not None else 0
+        return self._turns[session]
+
+    def record(self, hits, analogy, session: str | None) -> None:
+        """Count what one recall surfaced (each hit under its best-ranked channel)."""
+        if not hits and analogy is None:
+            return
+        turn = self.turn(session) if session is not None else None
+        now = time.time()
+        rows = []
+        for h in hits:
+            ch = min((c for c in ("keyword", "vector", "graph") if c in h.why), key=lambda c: h.why[c]["rank"])
+            rows.append((h.id, session, turn, ch, now))
+        if analogy is not None:
+            rows.append((analogy.id, session, turn, "analogy", now))
+        with self.store.atomic() as db:
+            db.executemany("UPDATE usage SET surfaced=surfaced+1, last_surfaced=?2 WHERE memory_id=?1", [(r[0], now) for r in rows])
+            db.executemany("INSERT INTO usage_events(memory_id, session, turn, channel, ts) VALUES (?,?,?,?,?)", rows)
+            self._recalls += 1
+            if self._recalls % 1000 == 0:
+                top = db.execute("SELECT max(id) FROM usage_events").fetchone()[0] or 0
+                db.execute("DELETE FROM usage_events WHERE id <= ?", (top - MAX_EVENTS,))
+
+    # -- outcomes --------------------------------------------------------------------------
+    def apply_outcome(self, mid: int, engaged: bool) -> float:
+        """Count one outcome (inside the caller's transaction); returns the new weight."""
+        row = self.db.execute("SELECT engaged, ignored FROM usage WHERE memory_id=?", (mid,)).fetchone()
+        if row is None:
+            raise NotFound(f"no memory with id {mid}")
+        e, i = row[0] + int(engaged), row[1] + int(not engaged)
+        w = weight(e, i)
+        self.db.execute("UPDATE usage SET engaged=?, ignored=?, weight=? WHERE memory_id=?", (e, i, w, mid))
+        self.weights[mid] = (w, e, i)
+        return w
+
+    def feedback(self, mid: int, engaged: bool) -> float:
+        """Explicit engagement, in its own transaction; returns the new weight."""
+        with self.store.atomic():
+            return self.apply_outcome(mid, engaged)
+
+    def counters(self, mid: int) -> dict:
+        row = self.db.execute("SELECT surfaced, engaged, ignored, weight, last_surfaced FROM usage WHERE memory_id=?", (mid,)).fetchone()
+        if row is None:
+            raise NotFound(f"no memory with id {mid}")
+        return dict(zip(("surfaced", "engaged", "ignored", "weight", "last_surfaced"), row))
+
+    def observe(self, text: str, session: str, embed) -> dict[str, list[int]]:
+        """Judge what the session's earlier turns surfaced by its next turn ``text`` (see the
+        module docstring); ``embed(texts)`` embeds the turn only when something is pending."""
+        turn = self.turn(session)
+        pending = self.db.execute(
+            "SELECT ue.id, ue.memory_id, ue.turn, m.text, e.vec FROM usage_events ue JOIN memories m ON m.id=ue.memory_id "
+            "LEFT JOIN embeddings e ON e.memory_id=ue.memory_id WHERE ue.session=? AND ue.outcome IS NULL AND ue.turn<=?",
+            (session, turn),
+        ).fetchall()
+        self._turns[session] = turn + 1
+        if not pending:
+            return {"engaged": [], "ignored": []}
+        tw = distinctive(content_words(text))
+        tv = embed([text])[0]
+        res: dict[str, list[int]] = {"engaged": [], "ignored": []}
+        decided: dict[int, bool] = {}
+        with self.store.atomic() as db:
+            for eid, mid, eturn, mtext, v in pending:
+                shared = len(tw & distinctive(content_words(mtext)))
+                cos = float(np.dot(np.frombuffer(v, np.float32), tv)) if v is not None else 0.0
+                if shared >= MIN_SHARED_WORDS or cos >= MIN_COSINE:
+                    outcome = True
+                elif turn + 1 - eturn >= WINDOW:
+                    outcome = False
+                else:
+                    continue
+                db.execute("UPDATE usage_events SET outcome=? WHERE id=?", (int(outcome), eid))
+                if mid in decided:  # one verdict per memory per turn
+                    continue
+                decided[mid] = outcome
+                self.apply_outcome(mid, outcome)
+                res["engaged" if outcome else "ignored"].append(mid)
+        return res
+
+
+class Session:
+    """One conversation with a :class:`~fastmem.Memory`: recalls and the turns that follow.
+
+    >>> s = mem.session("chat-1")
+    >>> res = s.recall("what does Alice like?")
+    >>> s.observe("Alice loves hiking, so let's plan a trail walk")   # engages what was used
+    """
+
+    def __init__(self, memory, session_id: str) -> None:
+        if not isinstance(session_id, str) or not session_id:
+            raise InvalidInput("session id must be a non-empty str")
+        self.memory = memory
+        self.id = session_id
+
+    def recall(self, query: str, **kw):
+        """:meth:`Memory.recall` within this session (engagement inferred, no repeated analogy)."""
+        return self.memory.recall(query, session=self.id, **kw)
+
+    def observe(self, text: str) -> dict[str, list[int]]:
+        """:meth:`Memory.observe` for this session's next turn."""
+        return self.memory.observe(text, session=self.id)

@@ -103,11 +103,11 @@ def test_a_memory_naming_what_the_turn_is_about_is_never_the_analogy(store):
     res = store.recall(question, k=5, record=False)
     assert res.hits[0].id == answer
     assert res.analogy is None or res.analogy.id != answer  # it names Jon
-    store.surface_names = False
+    store.slot.surface_names = False
     loose = store.recall(question, k=5, record=False).analogy
-    assert loose is not None and loose.id == answer and loose.why["surface"] < store.surface_floor
+    assert loose is not None and loose.id == answer and loose.why["surface"] < store.slot.surface_floor
     assert loose.why["recall_rank"] == 1
-    store.surface_rule = "recall"  # ordinary recall's first results are never the analogy either
+    store.slot.surface_rule = "recall"  # ordinary recall's first results are never the analogy either
     strict = store.recall(question, k=5, record=False).analogy
     assert strict is None or strict.id != answer
 
@@ -205,7 +205,7 @@ def test_old_structure_is_reencoded_on_open(tmp_path):
         assert m.store.get_setting("struct_version") == str(fastmem.structure.StructureEncoder.version)
         assert m.events(target)  # rebuilt from the stored facts
         assert m.recall("My friend Bob owns a red car.", k=5).analogy.id == target
-        assert m.rebuild_structure(reparse=True) == m.codes.n > 0
+        assert m.rebuild_structure(reparse=True) == m.structure.codes.n > 0
         assert m.recall("My friend Bob owns a red car.", k=5).analogy.id == target
 
 
@@ -213,9 +213,9 @@ def test_overlapped_candidate_search_gives_the_same_analogy(store):
     target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
     turn = "My friend Bob owns a red car."
     serial = store.recall(turn, k=5, record=False).analogy
-    store.OVERLAP_MIN_CODES = 0  # large stores search candidates on a worker thread
+    store.slot.OVERLAP_MIN_CODES = 0  # large stores search candidates on a worker thread
     overlapped = store.recall(turn, k=5, record=False).analogy
     assert serial.id == overlapped.id == target
     assert overlapped.why["z"] == pytest.approx(serial.why["z"])
     store.close()
-    assert store._pool is None
+    assert store.slot._pool is None

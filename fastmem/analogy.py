@@ -1,0 +1,245 @@
+"""The analogy slot: at most one memory with the turn's structure in other clothes.
+
+For each turn (:meth:`AnalogySlot.prepare`, then :meth:`AnalogySlot.pick`):
+
+1. Candidates: every stored code whose score against the turn is within
+   ``CANDIDATE_SLACK`` standard deviations of the gate (one int8 scan; the store's mean and
+   std are exact from the running sums). From ``OVERLAP_MIN_CODES`` codes on this search runs
+   on a worker thread while the recall channels run.
+2. In code-score order, drop those that fail the surface condition (``surface_rule``,
+   ``surface_names``, ``surface_max``), the scope or the session's repeat window; align the
+   first ``rerank`` survivors exactly with the turn (the IDF-weighted terms they share).
+3. The gate: a survivor qualifies when its exact alignment, on the store's score scale
+   (:meth:`~fastmem.structure.StructureEncoder.expected_score`), stands ``z_min`` standard
+   deviations above the store's mean. The analogy is the qualifier with the largest
+   alignment x use weight; ``Analogy.score`` is that product, ``Analogy.why`` explains it.
+
+:meth:`AnalogySlot.explore` is ``Memory.analogies``: the structurally closest memories
+without the surface condition or the session rules.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import apsw
+import numpy as np
+
+from . import kernels as K
+from .errors import InvalidInput
+from .extract import parse_turn
+from .results import Analogy
+from .structure import StructQuery
+from .structure_index import StructureIndex
+from .vectors import ids_json
+
+__all__ = ["AnalogySlot", "Turn", "SURFACE_RULES"]
+
+#: Values of ``Memory(surface_rule=...)``.
+SURFACE_RULES = ("neighbours", "recall")
+
+
+def _mentions(names: Sequence[str]):
+    """A pattern that finds any of ``names`` as a whole word (as written), or None."""
+    names = sorted({n for n in names if n}, key=len, reverse=True)
+    if not names:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, names)) + r")(?!\w)")
+
+
+@dataclass
+class Turn:
+    """A turn prepared for the slot: its structural query, the names it mentions, and the
+    candidate search when it runs on the worker thread (a future)."""
+
+    query: StructQuery | None
+    names: tuple[str, ...]
+    future: object = None
+    parse_ms: float = 0.0
+    prep_ms: float = 0.0
+
+
+class AnalogySlot:
+    """The slot's settings and state (the repeat window per session); see the module
+    docstring for the algorithm and :class:`fastmem.Memory` for each setting."""
+
+    #: From this many structural codes on, the candidate search runs on a worker thread
+    #: while the keyword, vector and graph channels run (the scan kernels release the GIL).
+    OVERLAP_MIN_CODES = 16_384
+    #: Candidates are gathered this many standard deviations below the gate: a code's score
+    #: carries bundling noise, and the gate is applied to the exact alignment afterwards.
+    CANDIDATE_SLACK = 1.0
+
+    def __init__(self, db: apsw.Connection, structures: StructureIndex, *, z_min: float = 2.0,
+                 surface_exclude: int = 10, surface_fraction: float = 0.05, surface_max: float | None = None,
+                 surface_floor: float = 0.5, surface_rule: str = "neighbours", surface_names: bool = True,
+                 repeat_window: int = 20, rerank: int = 16, min_store: int = 8) -> None:
+        if surface_rule not in SURFACE_RULES:
+            raise InvalidInput(f"surface_rule must be one of {SURFACE_RULES}, not {surface_rule!r}")
+        if isinstance(rerank, bool) or not isinstance(rerank, int) or rerank < 1:
+            raise InvalidInput(f"analogy_rerank must be an int >= 1, got {rerank!r}")
+        self.db = db
+        self.structures = structures
+        self.z_min = z_min
+        self.surface_exclude = surface_exclude
+        self.surface_fraction = surface_fraction
+        self.surface_max = surface_max
+        self.surface_floor = surface_floor
+        self.surface_rule = surface_rule
+        self.surface_names = bool(surface_names)
+        self.repeat_window = repeat_window
+        self.rerank = rerank
+        self.min_store = min_store
+        self._recent: dict[str, deque] = {}
+        self._pool = None
+
+    def close(self) -> None:
+        """Stop the worker thread (if one was started)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    # -- step 1: the turn and its candidates -----------------------------------------------
+    def prepare(self, text: str, extractor, z_min: float) -> Turn:
+        """Parse the turn and, in a large store, start its candidate search on the worker."""
+        t0 = time.perf_counter()
+        events, names = parse_turn(extractor, text)
+        t1 = time.perf_counter()
+        sq = self.structures.query(events)
+        future = None
+        if sq is not None and self.structures.codes.n >= max(self.min_store, self.OVERLAP_MIN_CODES):
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastmem-analogy")
+            future = self._pool.submit(self.candidates, sq.vector, z_min)
+        return Turn(sq, names, future, (t1 - t0) * 1e3, (time.perf_counter() - t1) * 1e3)
+
+    def candidates(self, qu: np.ndarray, z_min: float):
+        """``(mean, std, ids, code scores)``: the store's exact statistics for the query and
+        the codes within ``CANDIDATE_SLACK`` of the gate, highest first."""
+        codes = self.structures.codes
+        mean, std = codes.z_stats(qu)
+        if codes.n < self.min_store or std <= 1e-9:
+            return mean, std, np.zeros(0, np.int64), np.zeros(0, np.float32)
+        ids, sims = codes.candidates(qu, mean + (z_min - self.CANDIDATE_SLACK) * std, 256)
+        return mean, std, ids, sims
+
+    # -- steps 2 and 3: surface condition, alignment, gate ---------------------------------
+    def pick(self, turn: Turn, vec: np.ndarray, *, scope: str | None, session: str | None, z_min: float,
+             surface_labels: np.ndarray, recall_ids: Sequence[int], n_live: int, weights) -> Analogy | None:
+        """The analogy for a prepared turn, or None.
+
+        ``surface_labels``: the turn's nearest memories by embedding (the vector channel's
+        labels); ``recall_ids``: ordinary recall's ranking; ``n_live``: memories in the store;
+        ``weights``: the usage ledger's ``{id: (weight, engaged, ignored)}``.
+        """
+        sq = turn.query
+        if sq is None:
+            return None
+        mean, std, cids, csims = turn.future.result() if turn.future is not None else self.candidates(sq.vector, z_min)
+        if len(cids) == 0:
+            return None
+        n_surface = min(self.surface_exclude, math.ceil(self.surface_fraction * max(n_live, 1)))
+        too_close = {int(x): r + 1 for r, x in enumerate(surface_labels)}
+        in_recall = {int(x): r + 1 for r, x in enumerate(recall_ids)}
+        by_recall = self.surface_rule == "recall"
+        same_names = _mentions(turn.names) if self.surface_names else None
+        recent = self._recent.get(session, ()) if session else ()
+        info: dict[int, tuple] = {}
+        fetched = 0
+
+        def fetch_more() -> None:  # candidate rows in code-score order, a few at a time
+            nonlocal fetched
+            part = [int(m) for m in cids[fetched : fetched + 16]]  # cids are highest first
+            fetched += len(part)
+            for r in self.db.execute(
+                "SELECT m.id, m.text, m.scope, e.vec, ev.events FROM memories m JOIN embeddings e ON e.memory_id=m.id "
+                "JOIN events ev ON ev.memory_id=m.id WHERE m.id IN (SELECT value FROM json_each(?))",
+                (ids_json(part),),
+            ):
+                info[r[0]] = r[1:]
+
+        encoder = self.structures.encoder
+        best = None
+        seen = 0
+        for pos in range(len(cids)):
+            if pos >= fetched:
+                fetch_more()
+            mid = int(cids[pos])
+            if mid not in info or mid in recent:
+                continue
+            text, mscope, v, ev = info[mid]
+            if scope is not None and mscope != scope:
+                continue
+            surface = float(np.dot(np.frombuffer(v, np.float32), vec))
+            srank = too_close.get(mid)
+            if srank is not None and srank <= n_surface and surface >= self.surface_floor:
+                continue  # among the turn's nearest surface neighbours: same topic, not an analogy
+            rrank = in_recall.get(mid)
+            if by_recall and rrank is not None and rrank <= n_surface:
+                continue  # ordinary recall already ranks it first for this turn
+            if self.surface_max is not None and surface > self.surface_max:
+                continue
+            if same_names is not None and same_names.search(text):
+                continue  # mentions what the turn is about by name: the same story, not an analogy
+            align, matched, n_terms = encoder.alignment(sq, json.loads(ev))
+            seen += 1
+            z = (encoder.expected_score(sq, align, n_terms) - mean) / std
+            if matched and z >= z_min:
+                use = weights.get(mid, (1.0, 0, 0))[0]
+                score = align * use
+                if best is None or score > best[0]:
+                    why = {"z": z, "structural": float(csims[pos]), "store_mean": mean, "store_std": std,
+                           "alignment": align, "surface": surface, "surface_rank": srank, "recall_rank": rrank,
+                           "matched": matched, "use": use}
+                    best = (score, mid, text, mscope, why)
+            if seen >= self.rerank:
+                break
+        if best is None:
+            return None
+        score, mid, text, mscope, why = best
+        if session:
+            self._recent.setdefault(session, deque(maxlen=self.repeat_window)).append(mid)
+        return Analogy(mid, text, score, why, mscope)
+
+    # -- exploration -----------------------------------------------------------------------
+    def explore(self, text: str, embed_query, extractor, *, k: int, scope: str | None,
+                z_min: float) -> list[Analogy]:
+        """The ``k`` memories structurally closest to ``text`` by the slot's exact z (see
+        ``Memory.analogies``); ``embed_query(text)`` gives ``why["surface"]``."""
+        sq = self.structures.query(parse_turn(extractor, text)[0])
+        codes = self.structures.codes
+        if sq is None or codes.n == 0:
+            return []
+        encoder = self.structures.encoder
+        mean, std = codes.z_stats(sq.vector)
+        sims = codes.scores(sq.vector)
+        pool = K.topk(sims, min(len(sims), k * 4 + 16))
+        code_score = {int(codes.ids[i]): float(sims[i]) for i in pool}
+        vec = embed_query(text)
+        out = []
+        for mid, mtext, mscope, v, ev in self.db.execute(
+            "SELECT m.id, m.text, m.scope, e.vec, ev.events FROM memories m JOIN embeddings e ON e.memory_id=m.id "
+            "JOIN events ev ON ev.memory_id=m.id WHERE m.id IN (SELECT value FROM json_each(?))",
+            (ids_json(list(code_score)),),
+        ):
+            if scope is not None and mscope != scope:
+                continue
+            align, matched, n_terms = encoder.alignment(sq, json.loads(ev))
+            z = (encoder.expected_score(sq, align, n_terms) - mean) / std if std > 1e-9 else 0.0
+            if z < z_min:
+                continue
+            code_z = (code_score[mid] - mean) / std if std > 1e-9 else 0.0
+            why = {"z": z, "code_z": code_z, "structural": code_score[mid], "store_mean": mean, "store_std": std,
+                   "alignment": align, "surface": float(np.dot(np.frombuffer(v, np.float32), vec)),
+                   "matched": matched}
+            out.append(Analogy(mid, mtext, z, why, mscope))
+        out.sort(key=lambda a: (-a.score, a.id))
+        return out[:k]

@@ -1,0 +1,114 @@
+"""The recall pipeline: turn -> (embedding, parse) -> channels -> fusion -> use -> hits,
+with the analogy slot beside them.
+
+:meth:`RecallPipeline.run` is one recall, top to bottom. The front
+(:meth:`fastmem.Memory.recall_many`) checks the arguments, takes the lock, catches up with
+other processes and embeds the turns (in one batch); the slot's parse of the turn and, in a
+large store, its candidate search happen before and alongside the channels.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import apsw
+import numpy as np
+
+from . import channels as C
+from .analogy import AnalogySlot
+from .fusion import drop_boundary_ties
+from .index import VectorIndex
+from .results import Hit, Recall
+from .usage import Ledger
+from .vectors import ids_json
+
+__all__ = ["RecallPipeline"]
+
+
+class RecallPipeline:
+    """Runs recalls against one store's parts.
+
+    Parameters
+    ----------
+    db : apsw.Connection
+    index : VectorIndex
+        The vector channel's index.
+    scopes : channels.Scopes
+        Scope membership for the vector channel's filter.
+    ledger : usage.Ledger
+        Use weights (applied to fused scores) and the record of what was surfaced.
+    slot : AnalogySlot
+    fuse : callable
+        ``fuse({channel: {id: (rank, score)}}) -> {id: score}`` (see :mod:`fastmem.fusion`).
+    """
+
+    def __init__(self, db: apsw.Connection, index: VectorIndex, scopes: C.Scopes, ledger: Ledger,
+                 slot: AnalogySlot, fuse) -> None:
+        self.db, self.index, self.scopes, self.ledger, self.slot, self.fuse = db, index, scopes, ledger, slot, fuse
+
+    def run(self, query: str, vec: np.ndarray, *, extractor, k: int, scope: str | None, session: str | None,
+            use: frozenset[str], analogy: bool, z_min: float, record: bool) -> Recall:
+        """One recall of ``query`` (embedded as ``vec``)."""
+        t: dict[str, float] = {}
+        # the turn's structure first, so that its candidate search can overlap the channels
+        turn = None
+        if analogy and extractor is not None:
+            turn = self.slot.prepare(query, extractor, z_min)
+            t["parse"], t["analogy"] = turn.parse_ms, turn.prep_ms  # the turn's embedding is "embed"
+        # channels
+        t0 = time.perf_counter()
+        pool = max(50, 4 * k)
+        found: dict[str, C.Channel] = {}
+        found["vector"], labels = C.vector(self.index, vec, pool, self.scopes.allowed(scope))
+        t["vector"] = (time.perf_counter() - t0) * 1e3
+        t1 = time.perf_counter()
+        found["keyword"] = C.keyword(self.db, query, pool, scope)
+        t["keyword"] = (time.perf_counter() - t1) * 1e3
+        t1 = time.perf_counter()
+        found["graph"], entities = C.graph(self.db, query, pool, scope)
+        t["graph"] = (time.perf_counter() - t1) * 1e3
+        # fusion (a keyword or graph cut at `pool` says nothing about ties at its boundary)
+        found = {c: (v if c == "vector" else drop_boundary_ties(v, pool)) for c, v in found.items() if c in use}
+        fused = self.fuse(found)
+        # use weights
+        for mid in fused:
+            w = self.ledger.weights.get(mid)
+            if w is not None:
+                fused[mid] *= w[0]
+        ranked = sorted(fused.items(), key=lambda x: (-x[1], -x[0]))
+        hits = self._hits(ranked[:k], found, entities)
+        t["fuse"] = (time.perf_counter() - t0) * 1e3 - t["vector"] - t["keyword"] - t["graph"]
+        # the analogy slot
+        an = None
+        if turn is not None:
+            t2 = time.perf_counter()
+            an = self.slot.pick(turn, vec, scope=scope, session=session, z_min=z_min, surface_labels=labels,
+                                recall_ids=[m for m, _ in ranked[: self.slot.surface_exclude or 0]],
+                                n_live=self.index.live, weights=self.ledger.weights)
+            t["analogy"] += (time.perf_counter() - t2) * 1e3  # wall-clock the slot adds, parse aside
+        if record:
+            self.ledger.record(hits, an, session)
+        return Recall(query, tuple(hits), an, t)
+
+    def _hits(self, top, found: dict[str, C.Channel], entities: list[str]) -> list[Hit]:
+        """Hits with their texts and ``why``: each channel's rank and score, and the use weight."""
+        rows = {}
+        if top:
+            rows = {r[0]: r[1:] for r in self.db.execute(
+                "SELECT id, text, scope FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                (ids_json(m for m, _ in top),))}
+        hits = []
+        for mid, score in top:
+            if mid not in rows:
+                continue
+            why: dict[str, Any] = {}
+            for name, ch in found.items():
+                if mid in ch:
+                    why[name] = {"rank": ch[mid][0], "score": ch[mid][1]}
+                    if name == "graph":
+                        why[name]["entities"] = entities
+            w = self.ledger.weight(mid)
+            why["use"] = {"weight": w[0], "engaged": w[1], "ignored": w[2]}
+            hits.append(Hit(mid, rows[mid][0], score, why, rows[mid][1]))
+        return hits

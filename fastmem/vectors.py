@@ -1,0 +1,96 @@
+"""The stored embeddings and their hnswlib index: open, catch up, re-embed.
+
+The ``embeddings`` table is the truth; :class:`~fastmem.index.VectorIndex` is a cache of it.
+These functions move vectors between the two: build or reconcile the index on open, pick up
+rows that other processes committed or deleted, and recompute every vector with a new model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+
+import apsw
+import numpy as np
+
+from .embedder import Embedder
+from .errors import ModelMismatch
+from .index import VectorIndex
+from .progress import bar
+
+__all__ = ["ids_json", "stored_vectors", "open_index", "catch_up", "other_models", "model_mismatch", "reembed_rows"]
+
+
+def ids_json(ids: Iterable[int]) -> str:
+    """Ids as a JSON array, for ``IN (SELECT value FROM json_each(?))``."""
+    return json.dumps([int(i) for i in ids])
+
+
+def stored_vectors(db: apsw.Connection, ids: np.ndarray, dim: int) -> np.ndarray:
+    """(len(ids), dim) float32 stored vectors, in the order of ``ids``."""
+    rows = db.execute(
+        "SELECT memory_id, vec FROM embeddings WHERE memory_id IN (SELECT value FROM json_each(?))",
+        (ids_json(ids),),
+    ).fetchall()
+    got = {mid: np.frombuffer(v, np.float32) for mid, v in rows}
+    return np.stack([got[int(i)] for i in ids]) if len(ids) else np.zeros((0, dim), np.float32)
+
+
+def open_index(db: apsw.Connection, index: VectorIndex, progress: bool | None) -> None:
+    """Load ``index`` and reconcile it with the table, or build it (with a progress bar)."""
+    ids = np.fromiter((r[0] for r in db.execute("SELECT memory_id FROM embeddings ORDER BY memory_id")), np.int64)
+    b = None
+    if not (index.path and os.path.exists(index.path)):
+        b = bar(len(ids), "building vector index", progress)
+    index.open(ids, lambda part: stored_vectors(db, part, index.dim), progress=b.update if b else None)
+    if b:
+        b.close()
+
+
+def catch_up(db: apsw.Connection, index: VectorIndex) -> None:
+    """Add rows other connections committed; reconcile fully when some were deleted."""
+    fetch = lambda part: stored_vectors(db, part, index.dim)  # noqa: E731
+    n_emb = db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+    ids = np.fromiter((r[0] for r in db.execute("SELECT memory_id FROM embeddings WHERE memory_id>?", (index.max_id,))), np.int64)
+    if len(ids):  # ids only grow (AUTOINCREMENT): new rows are the ones above our max
+        index.add(ids, fetch(ids))
+    if n_emb != index.live:  # another process deleted some: full reconcile
+        all_ids = np.fromiter((r[0] for r in db.execute("SELECT memory_id FROM embeddings")), np.int64)
+        index.reconcile(all_ids, fetch)
+
+
+def other_models(db: apsw.Connection, embedder: Embedder) -> list[str]:
+    """Models other than ``embedder``'s that made some of the stored vectors."""
+    return [m for m, in db.execute("SELECT DISTINCT model FROM embeddings") if m != embedder.model_id]
+
+
+def model_mismatch(path: str, embedder: Embedder, other: list[str]) -> ModelMismatch:
+    """The error for a store whose vectors came from other models."""
+    return ModelMismatch(
+        f"{path!r} holds vectors from {', '.join(other)!s}, not {embedder.model_id}; open it with "
+        "that model, or pass reembed=True to recompute every vector with this one"
+    )
+
+
+def reembed_rows(store, embedder: Embedder, progress: bool | None) -> None:
+    """Recompute every stored vector with ``embedder``, 256 memories per transaction."""
+    db = store.db
+    total = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+    b = bar(total, "re-embedding", True if progress is None else progress)
+    last = 0
+    while True:
+        rows = db.execute("SELECT id, text FROM memories WHERE id>? ORDER BY id LIMIT 256", (last,)).fetchall()
+        if not rows:
+            break
+        vecs = embedder.encode([t for _, t in rows])
+        with store.atomic():
+            db.executemany(
+                "INSERT OR REPLACE INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
+                [(mid, embedder.model_id, embedder.dim, v.tobytes()) for (mid, _), v in zip(rows, vecs)],
+            )
+        last = rows[-1][0]
+        if b:
+            b.update(len(rows))
+    if b:
+        b.close()

@@ -1,0 +1,164 @@
+"""The write path: check, then parse and embed (no lock on the file), then one transaction.
+
+:func:`prepare` does the slow, file-free work (the embedding and the parse of every text);
+:func:`commit` writes the memories with their FTS rows (by trigger), embeddings, usage rows,
+graph facts, events, structural codes and word counts in one transaction, all or nothing;
+:func:`forget` is the only deletion. The in-process caches (vector index, codes, word
+counts) catch up after the commit, so a failed transaction leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import graph as G
+from .canon import normalise_type
+from .embedder import Embedder
+from .errors import InvalidInput, NotFound
+from .extract import Extractor, Triple, events_from_triples, lemmatiser, parse_texts
+from .progress import bar
+from .structure_index import Pending, StructureIndex
+from .text import check_text
+
+__all__ = ["Prepared", "check_batch", "prepare", "commit", "forget", "row"]
+
+
+@dataclass
+class Prepared:
+    """What a batch of texts becomes before it is written."""
+
+    texts: list[str]
+    vecs: np.ndarray  # (n, dim) float32, L2-normalised
+    facts: list[list[Triple]]
+    events: list[list]
+
+
+def _check_triples(ts, i: int, lemmatise) -> list[Triple] | None:
+    if ts is None:
+        return None
+    if isinstance(ts, str) or not isinstance(ts, Sequence):
+        raise InvalidInput(f"triples[{i}] must be a list of triples or None")
+    out = []
+    for t in ts:
+        if isinstance(t, Triple):
+            out.append(t)
+            continue
+        if isinstance(t, str) or not isinstance(t, Sequence) or len(t) not in (3, 5):
+            raise InvalidInput(f"triples[{i}]: each triple is (subject, relation, object[, subject_type, object_type])")
+        if not all(isinstance(x, str) and x.strip() for x in t[:3]):
+            raise InvalidInput(f"triples[{i}]: subject, relation and object must be non-blank str")
+        if not all(x is None or isinstance(x, str) for x in t[3:5]):
+            raise InvalidInput(f"triples[{i}]: types must be str or None")
+        out.append(Triple(t[0], t[1], t[2], *(normalise_type(x) for x in t[3:5])))
+    return [Triple(t.subject, lemmatise(t.relation.strip()), t.object, t.subject_type, t.object_type) for t in out]
+
+
+def check_batch(texts, *, scope, meta, triples, extractor: Extractor | None) -> tuple[list[Triple] | None, str]:
+    """Validate a ``remember_many`` call; returns the caller's triples per text (None:
+    extract) and the meta as JSON. Raises :class:`InvalidInput` before anything is written."""
+    if isinstance(texts, str) or not isinstance(texts, Sequence):
+        raise InvalidInput("texts must be a sequence of str (use remember() for one text)")
+    for i, t in enumerate(texts):
+        check_text(t, f"texts[{i}]")
+    if not isinstance(scope, str):
+        raise InvalidInput(f"scope must be str, not {type(scope).__name__}")
+    if triples is not None:
+        if isinstance(triples, str) or not isinstance(triples, Sequence):
+            raise InvalidInput("triples must be a list (one entry per text) or None")
+        if len(triples) != len(texts):
+            raise InvalidInput(f"triples has {len(triples)} entries for {len(texts)} texts")
+    lem = lemmatiser(extractor) if triples is not None and any(t is not None for t in triples) else None
+    given = [None if triples is None else _check_triples(triples[i], i, lem) for i in range(len(texts))]
+    try:
+        meta_json = json.dumps(dict(meta or {}))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"meta must be a JSON-serialisable mapping: {exc}") from exc
+    return given, meta_json
+
+
+def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Extractor | None,
+            progress: bool | None) -> Prepared:
+    """Embed and parse ``texts`` (in parts of 512 when a progress bar is shown)."""
+    b = bar(len(texts), "remembering", progress)
+    step = 512 if b else max(len(texts), 1)
+    vecs = np.empty((len(texts), embedder.dim), np.float32)
+    facts: list[list[Triple]] = []
+    events: list[list] = []
+    for start in range(0, len(texts), step):
+        part = list(texts[start : start + step])
+        vecs[start : start + len(part)] = embedder.encode(part)
+        need = [j for j in range(len(part)) if given[start + j] is None]
+        parsed = parse_texts(extractor, [part[j] for j in need]) if (need and extractor) else []
+        ex = dict(zip(need, parsed))
+        for j in range(len(part)):
+            g = given[start + j]
+            fs, ev = (g, events_from_triples(g)) if g is not None else ex.get(j, ([], []))
+            facts.append(fs)
+            events.append(ev)
+        if b:
+            b.update(len(part))
+    if b:
+        b.close()
+    return Prepared(list(texts), vecs, facts, events)
+
+
+def commit(store, prep: Prepared, *, scope: str, source: str | None, meta_json: str, model_id: str,
+           structures: StructureIndex) -> tuple[list[int], Pending]:
+    """Write a prepared batch in one transaction; returns the new ids and the structural
+    changes to apply (:meth:`StructureIndex.apply`) once it has committed."""
+    now = time.time()
+    ids: list[int] = []
+    pending = Pending()
+    dim = prep.vecs.shape[1]
+    with store.atomic() as db:
+        for text in prep.texts:
+            db.execute(
+                "INSERT INTO memories(text, scope, source, created, updated, meta) VALUES (?,?,?,?,?,?)",
+                (text, scope, source, now, now, meta_json),
+            )
+            ids.append(db.last_insert_rowid())
+        db.executemany(
+            "INSERT INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
+            [(mid, model_id, dim, prep.vecs[i].tobytes()) for i, mid in enumerate(ids)],
+        )
+        db.executemany("INSERT INTO usage(memory_id) VALUES (?)", [(mid,) for mid in ids])
+        for mid, fs, ev in zip(ids, prep.facts, prep.events):
+            if fs:
+                G.add_facts(db, mid, fs)
+            structures.stage(db, mid, ev, pending)
+        structures.write_df(db, pending.df)
+    return ids, pending
+
+
+def forget(store, mid: int, structures: StructureIndex) -> Pending:
+    """Delete one memory with its vector, facts (orphaned entities too), code and usage in
+    one transaction; raises :class:`NotFound`. Returns the structural changes to apply."""
+    pending = Pending()
+    with store.atomic() as db:
+        if db.execute("SELECT 1 FROM memories WHERE id=?", (mid,)).fetchone() is None:
+            raise NotFound(f"no memory with id {mid}")
+        nodes = [n for r in db.execute("SELECT subj, obj FROM edges WHERE memory_id=?", (mid,)) for n in r]
+        structures.stage_forget(db, mid, pending)
+        structures.write_df(db, pending.df)
+        db.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
+        db.execute("DELETE FROM memories WHERE id=?", (mid,))
+        db.execute("DELETE FROM usage_events WHERE memory_id=?", (mid,))
+        G.drop_orphans(db, nodes)
+    return pending
+
+
+def row(db, mid: int) -> dict[str, Any]:
+    """A memory's row as a dict (``meta`` decoded); raises :class:`NotFound`."""
+    r = db.execute("SELECT id, text, scope, source, created, updated, meta FROM memories WHERE id=?", (mid,)).fetchone()
+    if r is None:
+        raise NotFound(f"no memory with id {mid}")
+    d = dict(zip(("id", "text", "scope", "source", "created", "updated", "meta"), r))
+    d["meta"] = json.loads(d["meta"])
+    return d
+
