@@ -181,10 +181,23 @@ def entity(db: apsw.Connection, nid: int) -> Entity | None:
     return Entity(row[0], row[1], row[2], row[3] if row[3] != "?" else "thing", aliases)
 
 
-def lookup(db: apsw.Connection, name: str) -> list[Entity]:
-    """Every node that ``name`` is an alias of (several when homonyms differ by type)."""
+def _in_scope(scope: str | None) -> str:
+    """SQL condition keeping edges ``e`` of memories in ``scope`` (bound as ``:scope``); ''
+    for every scope."""
+    if scope is None:
+        return ""
+    return " AND EXISTS (SELECT 1 FROM memories sm WHERE sm.id=e.memory_id AND sm.scope=:scope)"
+
+
+def lookup(db: apsw.Connection, name: str, scope: str | None = None) -> list[Entity]:
+    """Every node that ``name`` is an alias of (several when homonyms differ by type); with
+    ``scope``, only nodes that a fact of a memory in that scope mentions."""
     key = fold_name(name) or name.strip().casefold()
     ids = [r[0] for r in db.execute("SELECT node_id FROM aliases WHERE alias=? ORDER BY node_id", (key,))]
+    if scope is not None:
+        ids = [i for i in ids if db.execute(
+            "SELECT 1 FROM edges e WHERE (e.subj=:nid OR e.obj=:nid)" + _in_scope(scope) + " LIMIT 1", {"nid": i, "scope": scope}
+        ).fetchone()]
     return [e for e in (entity(db, i) for i in ids) if e is not None]
 
 
@@ -198,25 +211,31 @@ def facts_of_memory(db: apsw.Connection, memory_id: int) -> list[Fact]:
     return [Fact(*r) for r in db.execute(_FACT_SQL + "WHERE e.memory_id=? ORDER BY e.pos", (memory_id,))]
 
 
-def facts_of_node(db: apsw.Connection, nid: int, limit: int = 1000) -> list[Fact]:
+def facts_of_node(db: apsw.Connection, nid: int, limit: int = 1000, scope: str | None = None) -> list[Fact]:
+    """Facts in which a node is subject or object, newest memory first (``scope``: only
+    facts of memories in that scope)."""
     return [
         Fact(*r)
         for r in db.execute(
-            _FACT_SQL + "WHERE e.subj=?1 OR e.obj=?1 ORDER BY e.memory_id DESC LIMIT ?2", (nid, limit)
+            _FACT_SQL + "WHERE (e.subj=:nid OR e.obj=:nid)" + _in_scope(scope) + " ORDER BY e.memory_id DESC LIMIT :limit",
+            {"nid": nid, "limit": limit, "scope": scope},
         )
     ]
 
 
-def neighbours(db: apsw.Connection, nid: int, depth: int = 1) -> dict[int, int]:
-    """Node ids within ``depth`` hops (either direction) -> hop count, excluding the start."""
+def neighbours(db: apsw.Connection, nid: int, depth: int = 1, scope: str | None = None) -> dict[int, int]:
+    """Node ids within ``depth`` hops (either direction) -> hop count, excluding the start
+    (``scope``: through facts of memories in that scope only)."""
     seen = {nid: 0}
     frontier = deque([nid])
+    cond = _in_scope(scope)
     while frontier:
         cur = frontier.popleft()
         if seen[cur] >= depth:
             continue
         for (nxt,) in db.execute(
-            "SELECT obj FROM edges WHERE subj=?1 UNION SELECT subj FROM edges WHERE obj=?1", (cur,)
+            "SELECT e.obj FROM edges e WHERE e.subj=:nid" + cond + " UNION SELECT e.subj FROM edges e WHERE e.obj=:nid" + cond,
+            {"nid": cur, "scope": scope},
         ):
             if nxt not in seen:
                 seen[nxt] = seen[cur] + 1
@@ -225,16 +244,18 @@ def neighbours(db: apsw.Connection, nid: int, depth: int = 1) -> dict[int, int]:
     return seen
 
 
-def shortest_path(db: apsw.Connection, a: int, b: int, max_depth: int = 4) -> list[Fact] | None:
-    """Breadth-first path of facts from node ``a`` to node ``b`` (edges in either direction)."""
+def shortest_path(db: apsw.Connection, a: int, b: int, max_depth: int = 4, scope: str | None = None) -> list[Fact] | None:
+    """Breadth-first path of facts from node ``a`` to node ``b`` (edges in either direction;
+    ``scope``: facts of memories in that scope only)."""
     if a == b:
         return []
     prev: dict[int, tuple[int, tuple]] = {a: (a, ())}
     frontier = [a]
+    sql = _FACT_SQL + "WHERE (e.subj=:nid OR e.obj=:nid)" + _in_scope(scope)
     for _ in range(max_depth):
         nxt_frontier = []
         for cur in frontier:
-            for row in db.execute(_FACT_SQL + "WHERE e.subj=?1 OR e.obj=?1", (cur,)):
+            for row in db.execute(sql, {"nid": cur, "scope": scope}):
                 f = Fact(*row)
                 other = f.object_id if f.subject_id == cur else f.subject_id
                 if other in prev:

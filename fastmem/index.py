@@ -150,6 +150,22 @@ class VectorIndex:
         self.max_id = max(self.max_id, int(np.max(ids)))
         self.dirty += len(ids)
 
+    def update(self, ids: np.ndarray, vecs: np.ndarray) -> None:
+        """Replace the vectors of these labels (added when absent, revived when deleted)."""
+        for label, v in zip(np.asarray(ids, np.int64), np.asarray(vecs, np.float32)):
+            label = int(label)
+            try:
+                self._index.get_items([label])  # raises for absent and for deleted labels
+            except RuntimeError:
+                try:
+                    self._index.unmark_deleted(label)
+                except RuntimeError:  # never added: a new element
+                    self.add(np.asarray([label]), v.reshape(1, -1))
+                    continue
+                self.live += 1
+            self._index.add_items(v.reshape(1, -1), np.asarray([label]), num_threads=1)
+            self.dirty += 1
+
     def delete(self, ids) -> None:
         for label in ids:
             try:

@@ -18,6 +18,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -38,12 +39,17 @@ from .results import Analogy, Recall
 from .store import Store
 from .structure import StructureEncoder
 from .structure_index import StructureIndex
-from .text import check_text
+from .text import check_text, to_epoch
 from .usage import Ledger, Session
 
 __all__ = ["Memory", "Session", "SURFACE_RULES"]
 
 _DEFAULT_EXTRACTOR = object()
+
+
+def _check_scope(scope) -> None:
+    if scope is not None and not isinstance(scope, str):
+        raise InvalidInput(f"scope must be str or None, not {type(scope).__name__}")
 
 
 def _check_id(memory_id) -> int:
@@ -235,14 +241,16 @@ class Memory:
 
     # -- writing ---------------------------------------------------------------------------
     def remember(self, text: str, *, scope: str = "", source: str | None = None,
-                 meta: Mapping[str, Any] | None = None, triples: Sequence[Sequence[str] | Triple] | None = None) -> int:
+                 meta: Mapping[str, Any] | None = None, triples: Sequence[Sequence[str] | Triple] | None = None,
+                 at: datetime | str | None = None) -> int:
         """Store one memory; returns its id. See :meth:`remember_many`."""
         return self.remember_many([text], scope=scope, source=source, meta=meta,
-                                  triples=None if triples is None else [triples])[0]
+                                  triples=None if triples is None else [triples], at=at)[0]
 
     def remember_many(self, texts: Sequence[str], *, scope: str = "", source: str | None = None,
                       meta: Mapping[str, Any] | None = None,
                       triples: Sequence[Sequence[Sequence[str] | Triple] | None] | None = None,
+                      at: datetime | str | Sequence[datetime | str | None] | None = None,
                       progress: bool | None = None) -> list[int]:
         """Store many memories in one transaction (all or nothing); returns their ids.
 
@@ -253,24 +261,28 @@ class Memory:
         scope : str
             Namespace that every read can filter on ("user:alice", "session:42", ...).
         source : str, optional
-            Where the text came from (a URL, a message id...).
+            Where the text came from (a conversation, a document, a URL...). Memories with the
+            same source are neighbours in the order written: each one's context.
         meta : mapping, optional
             JSON-serialisable metadata stored with every memory of this call.
         triples : sequence, optional
             Per text: ``None`` (extract from the text) or a list of
             ``(subject, relation, object[, subject_type, object_type])`` / :class:`Triple`.
+        at : datetime or ISO 8601 str, or a sequence of them (one per text), optional
+            When it happened (naive datetimes are taken as UTC); shown as ``Hit.at``.
         progress : bool, optional
             Show a progress bar (default: for 2,000 texts or more).
         """
         self._check_open()
-        given, meta_json = W.check_batch(texts, scope=scope, meta=meta, triples=triples, extractor=self.extractor)
+        given, meta_json, when = W.check_batch(texts, scope=scope, meta=meta, triples=triples,
+                                               extractor=self.extractor, source=source, at=at)
         if not texts:
             return []
+        prep = W.prepare(texts, given, self.embedder, self.extractor, progress)  # no lock held meanwhile
         with self._lock:
             self._sync()
-            prep = W.prepare(texts, given, self.embedder, self.extractor, progress)  # no lock on the file yet
             ids, pending = W.commit(self.store, prep, scope=scope, source=source, meta_json=meta_json,
-                                    model_id=self.embedder.model_id, structures=self.structure)
+                                    model_id=self.embedder.model_id, structures=self.structure, at=when)
             # committed: now the in-process derived structures
             self.index.add(np.asarray(ids, np.int64), prep.vecs)
             self.structure.apply(pending)
@@ -293,6 +305,30 @@ class Memory:
             self.structure.apply(pending)
             self.ledger.forget(mid)
             self.scopes.removed(mid)
+
+    def update(self, memory_id: int, *, text: str | None = None, meta: Mapping[str, Any] | None = None,
+               at: datetime | str | None | object = W.KEEP) -> None:
+        """Change a memory in place (its id, scope, source and usage stay).
+
+        A new ``text`` is embedded and parsed again (vector, facts, events, code and FTS row
+        follow it in the same transaction); ``meta`` replaces the metadata; ``at`` the time
+        (``None`` clears it). Raises :class:`~fastmem.errors.NotFound` for an unknown id.
+        """
+        self._check_open()
+        mid = _check_id(memory_id)
+        meta_json = None if meta is None else W.encode_meta(meta)
+        when = at if at is W.KEEP else to_epoch(at)
+        prep = None
+        if text is not None:
+            check_text(text, "text")
+            prep = W.prepare([text], [None], self.embedder, self.extractor, False)
+        with self._lock:
+            self._sync()
+            pending = W.update(self.store, mid, text=text, prep=prep, meta_json=meta_json, at=when,
+                               model_id=self.embedder.model_id, structures=self.structure)
+            if prep is not None:
+                self.index.update(np.asarray([mid], np.int64), prep.vecs)
+            self.structure.apply(pending)
 
     def reembed(self, *, progress: bool | None = None) -> None:
         """Recompute every vector with the current embedder and rebuild the index."""
@@ -410,17 +446,22 @@ class Memory:
         if not use or use - set(CHANNELS):
             raise InvalidInput(f"channels must be a non-empty subset of {', '.join(CHANNELS)}; got {channels!r}")
         gate = self.slot.z_min if z_min is None else z_min
+        # the turns' embeddings first, without the lock (the model is the slow part)
+        t0 = time.perf_counter()
+        if "vector" not in use and not analogy:
+            vecs = [None] * len(queries)  # keyword and graph alone never need the model
+        elif len(queries) > 1:
+            vecs = encode_queries(self.embedder, list(queries))
+        else:
+            vecs = [encode_query(self.embedder, queries[0])]
+        embed_ms = (time.perf_counter() - t0) * 1e3 / max(len(queries), 1)
         out = []
         with self._lock:
             self._sync()
-            qv = encode_queries(self.embedder, list(queries)) if len(queries) > 1 else None
-            for qi, query in enumerate(queries):
-                t0 = time.perf_counter()
-                vec = qv[qi] if qv is not None else encode_query(self.embedder, query)
-                t1 = time.perf_counter()
+            for query, vec in zip(queries, vecs):
                 res = self.pipeline.run(query, vec, extractor=self.extractor, k=int(k), scope=scope, session=session,
                                         use=use, analogy=analogy, z_min=gate, record=record)
-                res.timings_ms["embed"] = (t1 - t0) * 1e3
+                res.timings_ms["embed"] = embed_ms
                 out.append(res)
         return out
 
@@ -479,29 +520,33 @@ class Memory:
         return Session(self, session_id)
 
     # -- the knowledge graph ---------------------------------------------------------------
-    def entity(self, name: str) -> list[G.Entity]:
+    # With ``scope``, every graph call sees only the facts of that scope's memories.
+    def entity(self, name: str, *, scope: str | None = None) -> list[G.Entity]:
         """Graph nodes that ``name`` (any alias, any spelling that folds alike) resolves to."""
         check_text(name, "name")
-        return G.lookup(self.db, name)
+        _check_scope(scope)
+        return G.lookup(self.db, name, scope)
 
-    def _node(self, name_or_id) -> int:
+    def _node(self, name_or_id, scope: str | None) -> int:
         if isinstance(name_or_id, (int, np.integer)) and not isinstance(name_or_id, bool):
             return int(name_or_id)
-        ents = self.entity(name_or_id)
+        ents = self.entity(name_or_id, scope=scope)
         if not ents:
             raise NotFound(f"no entity named {name_or_id!r}")
         return ents[0].id
 
-    def neighbours(self, name_or_id, *, depth: int = 1) -> list[tuple[G.Entity, int]]:
+    def neighbours(self, name_or_id, *, depth: int = 1, scope: str | None = None) -> list[tuple[G.Entity, int]]:
         """Entities within ``depth`` (1 or 2) hops, with their distance."""
-        if depth not in (1, 2):
+        if isinstance(depth, bool) or depth not in (1, 2):
             raise InvalidInput("depth must be 1 or 2")
-        found = G.neighbours(self.db, self._node(name_or_id), depth)
+        found = G.neighbours(self.db, self._node(name_or_id, scope), depth, scope)
         return [(G.entity(self.db, n), d) for n, d in sorted(found.items(), key=lambda x: (x[1], x[0]))]
 
-    def relation_path(self, a, b, *, max_depth: int = 4) -> list[G.Fact] | None:
+    def relation_path(self, a, b, *, max_depth: int = 4, scope: str | None = None) -> list[G.Fact] | None:
         """Shortest chain of facts linking two entities (None when unconnected)."""
-        return G.shortest_path(self.db, self._node(a), self._node(b), max_depth)
+        if isinstance(max_depth, bool) or not isinstance(max_depth, int) or not 1 <= max_depth <= 8:
+            raise InvalidInput("max_depth must be an int from 1 to 8")
+        return G.shortest_path(self.db, self._node(a, scope), self._node(b, scope), max_depth, scope)
 
     def facts(self, memory_id: int) -> list[G.Fact]:
         """The facts (edges) a memory asserted, in text order."""
@@ -509,9 +554,11 @@ class Memory:
         W.row(self.db, mid)  # NotFound
         return G.facts_of_memory(self.db, mid)
 
-    def entity_facts(self, name_or_id, *, limit: int = 100) -> list[G.Fact]:
+    def entity_facts(self, name_or_id, *, limit: int = 100, scope: str | None = None) -> list[G.Fact]:
         """Facts in which an entity is subject or object, newest first."""
-        return G.facts_of_node(self.db, self._node(name_or_id), limit)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInput(f"limit must be an int >= 1, got {limit!r}")
+        return G.facts_of_node(self.db, self._node(name_or_id, scope), limit, scope)
 
     def alias_candidates(self) -> list[dict[str, Any]]:
         """Borderline name pairs awaiting review: ``id, name, other, score``."""

@@ -20,6 +20,7 @@ from .analogy import AnalogySlot
 from .fusion import drop_boundary_ties
 from .index import VectorIndex
 from .results import Hit, Recall
+from .text import from_epoch
 from .usage import Ledger
 from .vectors import ids_json
 
@@ -47,26 +48,32 @@ class RecallPipeline:
                  slot: AnalogySlot, fuse) -> None:
         self.db, self.index, self.scopes, self.ledger, self.slot, self.fuse = db, index, scopes, ledger, slot, fuse
 
-    def run(self, query: str, vec: np.ndarray, *, extractor, k: int, scope: str | None, session: str | None,
+    def run(self, query: str, vec: np.ndarray | None, *, extractor, k: int, scope: str | None, session: str | None,
             use: frozenset[str], analogy: bool, z_min: float, record: bool) -> Recall:
-        """One recall of ``query`` (embedded as ``vec``)."""
+        """One recall of ``query`` (embedded as ``vec``; None when neither the vector channel
+        nor the slot is wanted)."""
         t: dict[str, float] = {}
         # the turn's structure first, so that its candidate search can overlap the channels
         turn = None
         if analogy and extractor is not None:
             turn = self.slot.prepare(query, extractor, z_min)
             t["parse"], t["analogy"] = turn.parse_ms, turn.prep_ms  # the turn's embedding is "embed"
-        # channels
+        # channels (the vector channel also when only the slot needs its neighbours)
         t0 = time.perf_counter()
         pool = max(50, 4 * k)
         found: dict[str, C.Channel] = {}
-        found["vector"], labels = C.vector(self.index, vec, pool, self.scopes.allowed(scope))
+        labels = np.zeros(0, np.int64)
+        if vec is not None and ("vector" in use or turn is not None):
+            found["vector"], labels = C.vector(self.index, vec, pool, self.scopes.allowed(scope))
         t["vector"] = (time.perf_counter() - t0) * 1e3
         t1 = time.perf_counter()
-        found["keyword"] = C.keyword(self.db, query, pool, scope)
+        if "keyword" in use:
+            found["keyword"] = C.keyword(self.db, query, pool, scope)
         t["keyword"] = (time.perf_counter() - t1) * 1e3
         t1 = time.perf_counter()
-        found["graph"], entities = C.graph(self.db, query, pool, scope)
+        entities: list[str] = []
+        if "graph" in use:
+            found["graph"], entities = C.graph(self.db, query, pool, scope)
         t["graph"] = (time.perf_counter() - t1) * 1e3
         # fusion (a keyword or graph cut at `pool` says nothing about ties at its boundary)
         found = {c: (v if c == "vector" else drop_boundary_ties(v, pool)) for c, v in found.items() if c in use}
@@ -96,7 +103,7 @@ class RecallPipeline:
         rows = {}
         if top:
             rows = {r[0]: r[1:] for r in self.db.execute(
-                "SELECT id, text, scope FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                "SELECT id, text, scope, at FROM memories WHERE id IN (SELECT value FROM json_each(?))",
                 (ids_json(m for m, _ in top),))}
         hits = []
         for mid, score in top:
@@ -110,5 +117,5 @@ class RecallPipeline:
                         why[name]["entities"] = entities
             w = self.ledger.weight(mid)
             why["use"] = {"weight": w[0], "engaged": w[1], "ignored": w[2]}
-            hits.append(Hit(mid, rows[mid][0], score, why, rows[mid][1]))
+            hits.append(Hit(mid, rows[mid][0], score, why, rows[mid][1], from_epoch(rows[mid][2])))
         return hits

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 __all__ = ["Hit", "Analogy", "Recall"]
@@ -26,6 +27,8 @@ class Hit:
         a channel that did not find the memory is absent.
     scope : str
         The memory's scope.
+    at : datetime or None
+        When it happened (``remember(..., at=...)``; aware, UTC), None when not given.
     """
 
     id: int
@@ -33,6 +36,7 @@ class Hit:
     score: float
     why: dict[str, Any]
     scope: str = ""
+    at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

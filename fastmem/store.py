@@ -158,12 +158,22 @@ def _m5_events(db: apsw.Connection) -> None:
     )
 
 
+def _m6_time(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        ALTER TABLE memories ADD COLUMN at REAL;   -- when it happened (unix seconds, UTC); NULL: unknown
+        CREATE INDEX memories_source ON memories(source, id) WHERE source IS NOT NULL;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
     ("structure", _m3_structure),
     ("usage_events", _m4_usage_events),
     ("events", _m5_events),
+    ("time", _m6_time),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -120,12 +120,16 @@ class StructureIndex:
         for w in event_words(ev):
             pending.df[w] = pending.df.get(w, 0) + 1
 
-    def stage_forget(self, db: apsw.Connection, mid: int, pending: Pending) -> None:
-        """Uncount a memory's words (its rows go with the memory by cascade)."""
+    def stage_forget(self, db: apsw.Connection, mid: int, pending: Pending, *, delete: bool = False) -> None:
+        """Uncount a memory's words (its rows go with the memory by cascade, or now when
+        ``delete``: the memory stays and gets new events)."""
         row = db.execute("SELECT events FROM events WHERE memory_id=?", (mid,)).fetchone()
         if row:
             for w in event_words(json.loads(row[0])):
                 pending.df[w] = pending.df.get(w, 0) - 1
+        if delete:
+            db.execute("DELETE FROM events WHERE memory_id=?", (mid,))
+            db.execute("DELETE FROM codes WHERE memory_id=?", (mid,))
         pending.removed.append(mid)
 
     @staticmethod
@@ -148,11 +152,11 @@ class StructureIndex:
                 self.df[w] = n
             else:
                 self.df.pop(w, None)
+        if pending.removed:  # first: an updated memory is removed, then added again
+            self.codes.remove(pending.removed)
         if pending.codes:
             self.codes.add(np.asarray([c[0] for c in pending.codes], np.int64), np.stack([c[1] for c in pending.codes]),
                            self.encoder.scale(np.asarray([c[2] for c in pending.codes])))
-        if pending.removed:
-            self.codes.remove(pending.removed)
 
     # -- maintenance -----------------------------------------------------------------------
     def ensure_version(self, store, parse, progress) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
+from datetime import datetime, timezone
 
 from .errors import InvalidInput
 
-__all__ = ["MAX_TEXT_CHARS", "check_text", "fts_query", "content_words", "STOPWORDS"]
+__all__ = ["MAX_TEXT_CHARS", "check_text", "fts_query", "content_words", "STOPWORDS", "to_epoch", "from_epoch"]
 
 #: Longest memory accepted, in characters. Longer input raises InvalidInput (never truncated):
 #: split long documents into passages before storing them.
@@ -64,3 +66,29 @@ def fts_query(text: str) -> str | None:
     if not toks:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)
+
+
+def to_epoch(at, what: str = "at") -> float | None:
+    """When something happened, as unix seconds (UTC): from a :class:`datetime` (naive ones
+    are taken as UTC) or an ISO 8601 string ("2023-05-08", "2023-05-08T13:56:00+02:00");
+    None stays None."""
+    if at is None:
+        return None
+    if isinstance(at, str):
+        try:
+            at = datetime.fromisoformat(at.strip().replace("Z", "+00:00") if at.strip().endswith("Z") else at.strip())
+        except ValueError as exc:
+            raise InvalidInput(f"{what} is not an ISO 8601 date or time: {at!r}") from exc
+    if not isinstance(at, datetime):
+        raise InvalidInput(f"{what} must be a datetime or an ISO 8601 str, not {type(at).__name__}")
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=timezone.utc)
+    t = at.timestamp()
+    if not math.isfinite(t):
+        raise InvalidInput(f"{what} is not a finite time")
+    return t
+
+
+def from_epoch(t: float | None) -> datetime | None:
+    """Unix seconds to an aware UTC :class:`datetime` (None stays None)."""
+    return None if t is None else datetime.fromtimestamp(t, tz=timezone.utc)

@@ -24,9 +24,9 @@ from .errors import InvalidInput, NotFound
 from .extract import Extractor, Triple, events_from_triples, lemmatiser, parse_texts
 from .progress import bar
 from .structure_index import Pending, StructureIndex
-from .text import check_text
+from .text import check_text, from_epoch, to_epoch
 
-__all__ = ["Prepared", "check_batch", "prepare", "commit", "forget", "row"]
+__all__ = ["Prepared", "check_batch", "prepare", "commit", "forget", "update", "row", "KEEP"]
 
 
 @dataclass
@@ -59,15 +59,27 @@ def _check_triples(ts, i: int, lemmatise) -> list[Triple] | None:
     return [Triple(t.subject, lemmatise(t.relation.strip()), t.object, t.subject_type, t.object_type) for t in out]
 
 
-def check_batch(texts, *, scope, meta, triples, extractor: Extractor | None) -> tuple[list[Triple] | None, str]:
+def check_batch(texts, *, scope, meta, triples, extractor: Extractor | None, source=None,
+                at=None) -> tuple[list, str, list[float | None]]:
     """Validate a ``remember_many`` call; returns the caller's triples per text (None:
-    extract) and the meta as JSON. Raises :class:`InvalidInput` before anything is written."""
+    extract), the meta as JSON and when each text happened (unix seconds or None).
+    Raises :class:`InvalidInput` before anything is written."""
     if isinstance(texts, str) or not isinstance(texts, Sequence):
         raise InvalidInput("texts must be a sequence of str (use remember() for one text)")
     for i, t in enumerate(texts):
         check_text(t, f"texts[{i}]")
     if not isinstance(scope, str):
         raise InvalidInput(f"scope must be str, not {type(scope).__name__}")
+    if "\x00" in scope:
+        raise InvalidInput("scope contains a NUL character")
+    if source is not None and (not isinstance(source, str) or "\x00" in source):
+        raise InvalidInput("source must be a str without NUL characters, or None")
+    if isinstance(at, (list, tuple)):
+        if len(at) != len(texts):
+            raise InvalidInput(f"at has {len(at)} entries for {len(texts)} texts")
+        when = [to_epoch(a, f"at[{i}]") for i, a in enumerate(at)]
+    else:
+        when = [to_epoch(at)] * len(texts)
     if triples is not None:
         if isinstance(triples, str) or not isinstance(triples, Sequence):
             raise InvalidInput("triples must be a list (one entry per text) or None")
@@ -75,11 +87,15 @@ def check_batch(texts, *, scope, meta, triples, extractor: Extractor | None) -> 
             raise InvalidInput(f"triples has {len(triples)} entries for {len(texts)} texts")
     lem = lemmatiser(extractor) if triples is not None and any(t is not None for t in triples) else None
     given = [None if triples is None else _check_triples(triples[i], i, lem) for i in range(len(texts))]
+    return given, encode_meta(meta), when
+
+
+def encode_meta(meta) -> str:
+    """Metadata as stored: a JSON object; raises :class:`InvalidInput` for anything else."""
     try:
-        meta_json = json.dumps(dict(meta or {}))
+        return json.dumps(dict(meta or {}))
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"meta must be a JSON-serialisable mapping: {exc}") from exc
-    return given, meta_json
 
 
 def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Extractor | None,
@@ -109,7 +125,7 @@ def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Ex
 
 
 def commit(store, prep: Prepared, *, scope: str, source: str | None, meta_json: str, model_id: str,
-           structures: StructureIndex) -> tuple[list[int], Pending]:
+           structures: StructureIndex, at: Sequence[float | None] | None = None) -> tuple[list[int], Pending]:
     """Write a prepared batch in one transaction; returns the new ids and the structural
     changes to apply (:meth:`StructureIndex.apply`) once it has committed."""
     now = time.time()
@@ -117,10 +133,10 @@ def commit(store, prep: Prepared, *, scope: str, source: str | None, meta_json: 
     pending = Pending()
     dim = prep.vecs.shape[1]
     with store.atomic() as db:
-        for text in prep.texts:
+        for i, text in enumerate(prep.texts):
             db.execute(
-                "INSERT INTO memories(text, scope, source, created, updated, meta) VALUES (?,?,?,?,?,?)",
-                (text, scope, source, now, now, meta_json),
+                "INSERT INTO memories(text, scope, source, created, updated, meta, at) VALUES (?,?,?,?,?,?,?)",
+                (text, scope, source, now, now, meta_json, None if at is None else at[i]),
             )
             ids.append(db.last_insert_rowid())
         db.executemany(
@@ -153,12 +169,55 @@ def forget(store, mid: int, structures: StructureIndex) -> Pending:
     return pending
 
 
+ROW_KEYS = ("id", "text", "scope", "source", "created", "updated", "meta", "at")
+
+
+def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_json: str | None,
+           at: float | None | object, model_id: str, structures: StructureIndex) -> Pending:
+    """Change a memory in place, in one transaction: a new ``text`` (with ``prep``, its
+    embedding and parse) replaces the FTS row, vector, facts, events and code; ``meta_json``
+    replaces the metadata; ``at`` (``KEEP`` to leave it) the time. Raises NotFound."""
+    pending = Pending()
+    with store.atomic() as db:
+        if db.execute("SELECT 1 FROM memories WHERE id=?", (mid,)).fetchone() is None:
+            raise NotFound(f"no memory with id {mid}")
+        sets, args = ["updated=?"], [time.time()]
+        if meta_json is not None:
+            sets.append("meta=?")
+            args.append(meta_json)
+        if at is not KEEP:
+            sets.append("at=?")
+            args.append(at)
+        if text is not None:
+            sets.append("text=?")
+            args.append(text)
+            nodes = [n for r in db.execute("SELECT subj, obj FROM edges WHERE memory_id=?", (mid,)) for n in r]
+            db.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
+            structures.stage_forget(db, mid, pending, delete=True)
+        db.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id=?", (*args, mid))
+        if text is not None:
+            db.execute("INSERT OR REPLACE INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
+                       (mid, model_id, prep.vecs.shape[1], prep.vecs[0].tobytes()))
+            if prep.facts[0]:
+                G.add_facts(db, mid, prep.facts[0])
+            G.drop_orphans(db, nodes)
+            structures.stage(db, mid, prep.events[0], pending)
+        structures.write_df(db, pending.df)
+    return pending
+
+
+#: ``update(at=KEEP)`` leaves the time as it is.
+KEEP = object()
+
+
 def row(db, mid: int) -> dict[str, Any]:
-    """A memory's row as a dict (``meta`` decoded); raises :class:`NotFound`."""
-    r = db.execute("SELECT id, text, scope, source, created, updated, meta FROM memories WHERE id=?", (mid,)).fetchone()
+    """A memory's row as a dict (``meta`` decoded, ``at`` a UTC datetime or None); raises
+    :class:`NotFound`."""
+    r = db.execute("SELECT id, text, scope, source, created, updated, meta, at FROM memories WHERE id=?", (mid,)).fetchone()
     if r is None:
         raise NotFound(f"no memory with id {mid}")
-    d = dict(zip(("id", "text", "scope", "source", "created", "updated", "meta"), r))
+    d = dict(zip(ROW_KEYS, r))
     d["meta"] = json.loads(d["meta"])
+    d["at"] = from_epoch(d["at"])
     return d
 

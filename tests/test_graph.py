@@ -178,3 +178,15 @@ def test_chat_extractor_against_local_stub(db_path):
             assert m.entity("Zoe")[0].type == "person"
     finally:
         srv.shutdown()
+
+
+def test_graph_calls_respect_scope(mem):
+    mem.remember("Alice works for Acme.", scope="a")
+    mem.remember("Acme owns Widget LLC.", scope="b")
+    assert mem.entity("Acme", scope="a") and mem.entity("Widget LLC", scope="a") == []
+    assert {f.memory_id for f in mem.entity_facts("Acme", scope="a")} == {f.memory_id for f in mem.entity_facts("Alice")}
+    assert {e.key for e, _ in mem.neighbours("Acme", scope="a")} == {"alice"}
+    assert {e.key for e, _ in mem.neighbours("Acme")} == {"alice", "widget"}
+    assert mem.relation_path("Alice", "Widget LLC") is not None
+    with pytest.raises(NotFound):
+        mem.relation_path("Alice", "Widget LLC", scope="a")

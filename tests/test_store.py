@@ -211,3 +211,37 @@ def test_writer_process_while_this_process_reads(db_path):
         hits = reader.recall("who keeps the lighthouse", k=3, record=False).hits
         assert any("Ingrid" in h.text for h in hits)
         assert len(reader) == 202
+
+
+def test_at_is_stored_and_shown_in_hits(mem):
+    from datetime import datetime, timezone
+
+    a = mem.remember("Melanie painted a sunrise over the lake.", at="2023-05-08T13:56:00+02:00", source="chat-1")
+    b, c = mem.remember_many(["Caroline went to a support group.", "Jon opened a dance studio."],
+                             at=[datetime(2023, 5, 7, 9, 0), None], source="chat-1")
+    hits = {h.id: h for h in mem.recall("when did Melanie paint a sunrise", k=3).hits}
+    assert hits[a].at == datetime(2023, 5, 8, 11, 56, tzinfo=timezone.utc)
+    assert mem.get(b)["at"] == datetime(2023, 5, 7, 9, 0, tzinfo=timezone.utc)  # naive: taken as UTC
+    assert mem.get(c)["at"] is None and mem.get(c)["source"] == "chat-1"
+    n = len(mem)
+    for bad in ("yesterday", 20230508, float("nan")):
+        with pytest.raises(InvalidInput):
+            mem.remember("a memory with a bad time", at=bad)
+    with pytest.raises(InvalidInput, match="entries"):
+        mem.remember_many(["one", "two"], at=["2023-05-08"])
+    assert len(mem) == n
+
+
+def test_update_changes_every_channel(mem):
+    mem.remember_many(noise_texts(50, seed=5))
+    mid = mem.remember("The spare key is under the blue flowerpot.", meta={"v": 1})
+    mem.update(mid, text="The spare key is now in the kitchen drawer.", meta={"v": 2})
+    assert mem.get(mid)["text"] == "The spare key is now in the kitchen drawer." and mem.get(mid)["meta"] == {"v": 2}
+    hits = mem.recall("kitchen drawer", k=3, record=False).hits
+    assert hits[0].id == mid and {"keyword", "vector"} <= set(hits[0].why)
+    assert mid not in [h.id for h in mem.recall("flowerpot", k=3, record=False, channels=("keyword",)).hits]
+    assert len(mem) == 51
+    with pytest.raises(NotFound):
+        mem.update(10**6, text="nothing here")
+    with pytest.raises(InvalidInput):
+        mem.update(mid, text="")
