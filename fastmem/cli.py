@@ -53,7 +53,22 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("query")
     s = sub.add_parser("stats", help="counts of memories, entities, facts and codes")
     s.add_argument("--db", required=True)
+    h = sub.add_parser("hermes", help="install or remove the hermes-agent memory provider")
+    h.add_argument("action", choices=["install", "uninstall"])
+    h.add_argument("--hermes-home", default=None)
+    h.add_argument("--no-import", action="store_true", help="do not copy the holographic provider's facts")
     a = ap.parse_args(argv)
+
+    if a.cmd == "hermes":
+        from .hermes import install as I
+
+        if a.action == "install":
+            out = I.install(a.hermes_home, import_facts=not a.no_import)
+            print(f"installed {out['plugin_dir']} (store: {out['db_path']}; facts imported: {out['imported']})")
+            print("now add to config.yaml:\n" + out["config"])
+        else:
+            print("removed" if I.uninstall(a.hermes_home) else "not installed")
+        return 0
 
     import fastmem
 

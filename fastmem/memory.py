@@ -496,6 +496,15 @@ class Memory:
         with self._lock:
             return self.ledger.feedback(mid, engaged)
 
+    def record(self, result: Recall, *, session: str | None = None) -> None:
+        """Count a recall made with ``record=False`` as surfaced now (for hosts that compute
+        a recall ahead of time and show it later, or not at all)."""
+        self._check_open()
+        if not isinstance(result, Recall):
+            raise InvalidInput("result must be a Recall returned by recall()")
+        with self._lock:
+            self.ledger.record(result.hits, result.analogy, session)
+
     def usage(self, memory_id: int) -> dict[str, Any]:
         """Counters of one memory: surfaced, engaged, ignored, weight, last_surfaced."""
         return self.ledger.counters(_check_id(memory_id))

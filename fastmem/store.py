@@ -17,7 +17,7 @@ import apsw
 
 from .errors import StoreCorrupt
 
-__all__ = ["Store", "SCHEMA_VERSION"]
+__all__ = ["Store", "SCHEMA_VERSION", "probe"]
 
 _MIGRATIONS_TABLE = "_fastmem_migrations"
 
@@ -176,6 +176,57 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("time", _m6_time),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+#: ``probe`` runs SQLite's page-level ``quick_check`` on files up to this size.
+PROBE_CHECK_BYTES = 256 << 20
+
+
+def probe(path: str | os.PathLike) -> str | None:
+    """Why the file at ``path`` cannot be opened as a fastmem store, or None when it can (or
+    does not exist yet: it will be created). Reads the header and the schema, never writes:
+    cheap enough to call before deciding to use a store (a hermes provider's
+    ``is_available``)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        parent = os.path.dirname(os.path.abspath(path))
+        while not os.path.exists(parent):
+            parent = os.path.dirname(parent)
+        return None if os.access(parent, os.W_OK) else f"cannot create {path!r}: {parent!r} is not writable"
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            head = f.read(100)
+    except OSError as exc:
+        return f"cannot read {path!r}: {exc}"
+    if size == 0:
+        return None
+    if len(head) < 100 or head[:16] != b"SQLite format 3\x00":
+        return f"{path!r} is not a SQLite file"
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(head[28:32], "big")
+    if head[24:28] == head[92:96] and pages * page > size:
+        return f"{path!r} is truncated: its header says {pages * page:,} bytes, the file has {size:,}"
+    try:
+        db = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if _MIGRATIONS_TABLE not in tables:
+                return None if not tables else f"{path!r} holds tables but no fastmem migrations: it is not a fastmem store"
+            version = db.execute(f"SELECT max(version) FROM {_MIGRATIONS_TABLE}").fetchone()[0] or 0
+            if version > SCHEMA_VERSION:
+                return (f"{path!r} has schema version {version}, newer than this fastmem ({SCHEMA_VERSION}); "
+                        "upgrade fastmem to open it")
+            if size <= PROBE_CHECK_BYTES:
+                ok = db.execute("PRAGMA quick_check(1)").fetchone()[0]
+                if ok != "ok":
+                    return f"{path!r} is damaged ({ok}); restore a backup"
+        finally:
+            db.close()
+    except apsw.Error as exc:
+        return f"{path!r} cannot be read as SQLite ({type(exc).__name__}: {exc})"
+    return None
 
 
 class Store:

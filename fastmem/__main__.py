@@ -1,0 +1,5 @@
+"""``python -m fastmem``: the command line (see :mod:`fastmem.cli`)."""
+
+from .cli import main
+
+raise SystemExit(main())

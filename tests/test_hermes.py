@@ -1,0 +1,215 @@
+"""The hermes-agent provider, against the real hermes-agent 0.19.0 (its loader and MemoryManager)."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("agent.memory_provider", reason="hermes-agent is a test dependency (pip install hermes-agent==0.19.0)")
+
+from agent.memory_manager import MemoryManager  # noqa: E402
+from plugins.memory import load_memory_provider  # noqa: E402
+
+import fastmem  # noqa: E402
+from fastmem.hermes import install as I  # noqa: E402
+from fastmem.hermes.provider import FastmemProvider, split_passages  # noqa: E402
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    h = tmp_path / "hermes"
+    h.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(h))
+    I.install(h)
+    return h
+
+
+def _manager(home, session="s1", **kw):
+    p = load_memory_provider("fastmem")
+    assert isinstance(p, FastmemProvider) and p.is_available()
+    mm = MemoryManager()
+    mm.add_provider(p)
+    mm.initialize_all(session_id=session, hermes_home=str(home), platform="cli", **kw)
+    return mm, p
+
+
+def _prefetch_until(mm, query, want, session="s1", tries=100):
+    text = ""
+    for _ in range(tries):
+        text = mm.prefetch_all(query, session_id=session)
+        if want in text:
+            return text
+        time.sleep(0.1)
+    return text
+
+
+def test_folder_install_is_found_by_hermes_and_uninstall_removes_it(home):
+    p = load_memory_provider("fastmem")
+    assert p is not None and p.name == "fastmem"
+    init = (home / "plugins" / "fastmem" / "__init__.py").read_text()
+    assert "from fastmem.hermes.provider import" in init and len(init.splitlines()) < 12  # no code copied
+    assert I.uninstall(home) and not (home / "plugins" / "fastmem").exists()
+    assert load_memory_provider("fastmem") is None
+
+
+def test_cli_install_prints_the_config_line(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "fastmem", "hermes", "install", "--hermes-home", str(tmp_path)],
+                         capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr
+    assert "provider: fastmem" in out.stdout and (tmp_path / "plugins" / "fastmem" / "plugin.yaml").exists()
+
+
+def test_schemas_and_availability_before_initialize(home):
+    p = FastmemProvider()
+    names = {s["name"] for s in p.get_tool_schemas()}
+    assert {"fact_store", "fact_feedback", "fastmem_recall", "fastmem_analogies", "fastmem_graph"} <= names
+    for s in p.get_tool_schemas():
+        assert s["description"] and s["parameters"]["type"] == "object"
+    assert p.is_available()
+    assert json.loads(p.handle_tool_call("fact_store", {"action": "search", "query": "x"}))["error"]
+
+
+def test_a_turn_through_the_memory_manager(home):
+    mm, p = _manager(home, agent_context="primary")
+    out = json.loads(mm.handle_tool_call("fact_store", {"action": "add", "content": "The staging database password rotates every 30 days."}))
+    assert out["status"] == "added"
+    mid = out["fact_id"]
+    mm.queue_prefetch_all("how often does the staging password rotate?", session_id="s1")
+    text = _prefetch_until(mm, "how often does the staging password rotate?", "30 days")
+    assert f"[m{mid}]" in text and "<memory-context>" not in text
+    mm.sync_all("I moved to Lisbon last spring.", "Noted: you live in Lisbon now.", session_id="s1")
+    assert mm.flush_pending(timeout=60)
+    got = json.loads(mm.handle_tool_call("fact_store", {"action": "search", "query": "where do I live?"}))
+    assert any("Lisbon" in r["content"] for r in got["results"])
+    fb = json.loads(mm.handle_tool_call("fact_feedback", {"action": "helpful", "fact_id": mid}))
+    assert fb["new_trust"] > fb["old_trust"] and fb["helpful_count"] == 1
+    # the built-in memory tool's writes are mirrored: add, replace, remove
+    mm.on_memory_write("add", "user", "User prefers dark roast coffee.")
+    assert "dark roast" in _prefetch_until(mm, "what coffee do I like?", "dark roast")
+    mm.on_memory_write("replace", "user", "User prefers green tea, not coffee.", metadata={"old_text": "dark roast"})
+    hits = json.loads(mm.handle_tool_call("fastmem_recall", {"query": "coffee or tea preference", "k": 10}))["hits"]
+    assert any("green tea" in h["text"] for h in hits) and not any("dark roast" in h["text"] for h in hits)
+    mm.on_memory_write("remove", "user", "", metadata={"old_text": "green tea"})
+    hits = json.loads(mm.handle_tool_call("fastmem_recall", {"query": "coffee or tea preference", "k": 10}))["hits"]
+    assert not any("green tea" in h["text"] for h in hits)
+    bad = json.loads(mm.handle_tool_call("fact_store", {"action": "update", "fact_id": "x"}))
+    assert "error" in bad
+    mm.shutdown_all()
+    # a second session (a new agent process) sees the first one's memories
+    mm2, _ = _manager(home, session="s2", agent_context="primary")
+    assert "30 days" in _prefetch_until(mm2, "staging database password", "30 days", session="s2")
+    mm2.shutdown_all()
+
+
+def test_subagent_context_writes_nothing(home):
+    mm, p = _manager(home, agent_context="primary")
+    json.loads(mm.handle_tool_call("fact_store", {"action": "add", "content": "Deploys happen on Thursdays."}))
+    mm.shutdown_all()
+    sub, _ = _manager(home, session="child", agent_context="subagent")
+    before = _count(home)
+    assert "error" in json.loads(sub.handle_tool_call("fact_store", {"action": "add", "content": "A subagent's guess."}))
+    sub.sync_all("subagent question", "subagent answer", session_id="child")
+    sub.flush_pending(timeout=60)
+    sub.on_memory_write("add", "memory", "subagent note")
+    assert "Thursdays" in _prefetch_until(sub, "when do deploys happen?", "Thursdays", session="child")  # reads work
+    sub.shutdown_all()
+    assert _count(home) == before
+
+
+def _count(home):
+    with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:
+        return len(m)
+
+
+def test_two_users_never_see_each_other(home):
+    a, _ = _manager(home, session="sa", agent_context="primary", user_id="alice")
+    a.handle_tool_call("fact_store", {"action": "add", "content": "My locker code is 4417."})
+    a.sync_all("Remember that my cat is called Miso.", "Sure.", session_id="sa")
+    a.flush_pending(timeout=60)
+    a.shutdown_all()
+    b, _ = _manager(home, session="sb", agent_context="primary", user_id="bob")
+    b.handle_tool_call("fact_store", {"action": "add", "content": "My locker code is 9902."})
+    text = _prefetch_until(b, "what is my locker code?", "9902", session="sb")
+    assert "9902" in text and "4417" not in text
+    for q in ("locker code", "cat Miso"):
+        found = json.dumps(json.loads(b.handle_tool_call("fastmem_recall", {"query": q, "k": 20})))
+        assert "4417" not in found and "Miso" not in found
+    alice_id = 1
+    assert "error" in json.loads(b.handle_tool_call("fact_feedback", {"action": "helpful", "fact_id": alice_id}))
+    assert json.loads(b.handle_tool_call("fact_store", {"action": "remove", "fact_id": alice_id}))["removed"] is False
+    b.shutdown_all()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "newer"])
+def test_unusable_store_makes_the_provider_unavailable(home, damage):
+    db = home / "fastmem" / "memory.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    if damage == "garbage":
+        db.write_bytes(b"definitely not sqlite " * 400)
+    else:
+        with fastmem.Memory(str(db)) as m:
+            m.remember("a memory")
+            m.db.execute("INSERT INTO _fastmem_migrations(version, name, applied) VALUES (999, 'future', 0)")
+    p = load_memory_provider("fastmem")
+    assert p.is_available() is False
+    assert p.unavailable_reason and str(db) in p.unavailable_reason
+
+
+def test_block_is_bounded_and_shows_the_analogy_apart(home):
+    (home / "config.yaml").write_text("plugins:\n  fastmem:\n    prefetch_chars: 600\n    prefetch_k: 8\n")
+    mm, p = _manager(home, agent_context="primary")
+    facts = ["Maria teaches chemistry at the local high school.", "The museum closes at six on weekdays.",
+             "Kenji plays the cello in a community orchestra.", "Heavy rain flooded the basement last spring.",
+             "Olga runs a marathon every autumn.", "Grandpa was born in a small village near Krakow.",
+             "The library card expires at the end of the year.", "Sam is learning Portuguese before his trip.",
+             "Acme Corporation owns Widget Inc, a small subsidiary in Ohio.", "The bakery sells sourdough on Fridays."]
+    for f in facts:
+        mm.handle_tool_call("fact_store", {"action": "add", "content": f + " " + "detail " * 40})
+    q = "My friend Bob owns a red car."
+    mm.queue_prefetch_all(q, session_id="s1")
+    text = _prefetch_until(mm, q, "Reminds me of")
+    assert len(text) <= 600
+    last = text.splitlines()[-1]
+    assert last.startswith("Reminds me of [m") and "because both" in last and "own" in last
+    assert all(line.startswith("- [m") for line in text.splitlines()[:-1])
+    mm.shutdown_all()
+
+
+def test_session_end_and_pre_compress_return_text(home):
+    mm, p = _manager(home, agent_context="primary")
+    mm.sync_all("My sister Ana lives in Porto.", "Got it.", session_id="s1")
+    mm.flush_pending(timeout=60)
+    assert "memories" in p.on_session_end([])
+    text = p.on_pre_compress([{"role": "user", "content": "Where does Ana live again?"}])
+    assert "Porto" in text and "[m" in text
+    mm.shutdown_all()
+
+
+def test_long_turns_are_split_never_cut():
+    text = ("word " * 9000).strip()
+    parts = split_passages(text, 10_000)
+    assert all(len(p) <= 10_000 for p in parts) and " ".join(parts) == text
+
+
+def test_holographic_facts_are_imported_once(tmp_path):
+    import sqlite3
+
+    src = tmp_path / "memory_store.db"
+    con = sqlite3.connect(src)
+    con.execute("CREATE TABLE facts(fact_id INTEGER PRIMARY KEY, content TEXT, category TEXT, tags TEXT, "
+                "trust_score REAL, helpful_count INTEGER)")
+    con.executemany("INSERT INTO facts VALUES (?,?,?,?,?,?)", [
+        (1, "User's editor is Neovim.", "user_pref", "editor", 0.65, 3),
+        (2, "Project Falcon ships in March.", "project", "", 0.5, 0)])
+    con.commit()
+    con.close()
+    dest = tmp_path / "fastmem" / "memory.db"
+    assert I.import_holographic(src, dest) == 2
+    assert I.import_holographic(src, dest) == 0
+    with fastmem.Memory(str(dest)) as m:
+        hits = m.recall("which editor do I use", k=1, scope="hermes").hits
+        assert "Neovim" in hits[0].text and m.get(hits[0].id)["meta"]["category"] == "user_pref"
+        assert m.usage(hits[0].id)["engaged"] == 3
