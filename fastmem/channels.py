@@ -68,7 +68,11 @@ def graph(db: apsw.Connection, query: str, pool: int, scope: str | None) -> tupl
     ).fetchall()
     if not found:
         return {}, []
-    nodes = sorted({n for _, n in found})
+    nodes = {n for _, n in found}
+    nodes.update(r[0] for r in db.execute(  # an approved category stands for its members
+        "SELECT cm.node_id FROM category_members cm JOIN categories c ON c.id=cm.category_id "
+        "WHERE c.status='approved' AND c.node_id IN (SELECT value FROM json_each(?))", (json.dumps(sorted(nodes)),)))
+    nodes = sorted(nodes)
     names = sorted({a for a, _ in found})
     sql = (
         "SELECT e.memory_id, count(DISTINCT CASE WHEN e.subj IN (SELECT value FROM json_each(?1)) THEN e.subj ELSE e.obj END) c "

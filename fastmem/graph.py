@@ -38,9 +38,10 @@ class Entity:
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """One stored edge: names are the nodes' display names, ``relation`` canonical."""
+    """One stored edge: names are the nodes' display names, ``relation`` canonical;
+    ``memory_id`` is None for the ``instance_of`` link of an approved category."""
 
-    memory_id: int
+    memory_id: int | None
     subject: str
     relation: str
     object: str
@@ -223,6 +224,35 @@ def facts_of_node(db: apsw.Connection, nid: int, limit: int = 1000, scope: str |
     ]
 
 
+#: Approved categories link their members to the category's node, both ways (a member is only
+#: reached from the category when it has a fact in the scope, when one is given).
+_CATEGORY_LINKS = (
+    "SELECT c.node_id FROM category_members cm JOIN categories c ON c.id=cm.category_id "
+    "WHERE cm.node_id=:nid AND c.status='approved' AND c.node_id IS NOT NULL "
+    "UNION SELECT cm.node_id FROM category_members cm JOIN categories c ON c.id=cm.category_id "
+    "WHERE c.node_id=:nid AND c.status='approved' AND EXISTS (SELECT 1 FROM edges e WHERE "
+    "(e.subj=cm.node_id OR e.obj=cm.node_id){cond})"
+)
+
+
+def _with_category_links(db: apsw.Connection, rows: list, nid: int, scope: str | None) -> list:
+    """Fact rows of a node plus its approved-category links as ``instance_of`` facts (no memory)."""
+    links = db.execute(
+        "SELECT cm.node_id, c.node_id FROM category_members cm JOIN categories c ON c.id=cm.category_id "
+        "WHERE (cm.node_id=:nid OR c.node_id=:nid) AND c.status='approved' AND c.node_id IS NOT NULL",
+        {"nid": nid},
+    ).fetchall()
+    for member, cat in links:
+        if scope is not None and member != nid and not db.execute(
+            "SELECT 1 FROM edges e WHERE (e.subj=:m OR e.obj=:m)" + _in_scope(scope) + " LIMIT 1",
+            {"m": member, "scope": scope},
+        ).fetchone():
+            continue
+        names = dict(db.execute("SELECT id, name FROM nodes WHERE id IN (?,?)", (member, cat)))
+        rows.append((None, names[member], "instance_of", names[cat], "instance_of", member, cat, -1))
+    return rows
+
+
 def neighbours(db: apsw.Connection, nid: int, depth: int = 1, scope: str | None = None) -> dict[int, int]:
     """Node ids within ``depth`` hops (either direction) -> hop count, excluding the start
     (``scope``: through facts of memories in that scope only)."""
@@ -234,7 +264,8 @@ def neighbours(db: apsw.Connection, nid: int, depth: int = 1, scope: str | None 
         if seen[cur] >= depth:
             continue
         for (nxt,) in db.execute(
-            "SELECT e.obj FROM edges e WHERE e.subj=:nid" + cond + " UNION SELECT e.subj FROM edges e WHERE e.obj=:nid" + cond,
+            "SELECT e.obj FROM edges e WHERE e.subj=:nid" + cond + " UNION SELECT e.subj FROM edges e WHERE e.obj=:nid" + cond
+            + " UNION " + _CATEGORY_LINKS.format(cond=cond),
             {"nid": cur, "scope": scope},
         ):
             if nxt not in seen:
@@ -255,7 +286,7 @@ def shortest_path(db: apsw.Connection, a: int, b: int, max_depth: int = 4, scope
     for _ in range(max_depth):
         nxt_frontier = []
         for cur in frontier:
-            for row in db.execute(sql, {"nid": cur, "scope": scope}):
+            for row in _with_category_links(db, db.execute(sql, {"nid": cur, "scope": scope}).fetchall(), cur, scope):
                 f = Fact(*row)
                 other = f.object_id if f.subject_id == cur else f.subject_id
                 if other in prev:

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from . import categories as K
+from . import chunks as CH
 from . import graph as G
 from . import vectors as V
 from . import writes as W
@@ -35,7 +37,11 @@ from .extract import Extractor, SpacyExtractor, Triple, parse_texts
 from .fusion import FUSIONS
 from .index import VectorIndex
 from .recall import RecallPipeline
-from .results import Analogy, Recall
+from .categories import Category, Namer
+from .chunks import ConsolidationReport
+from .progress import bar
+from .results import Analogy, Recall, Record
+from .summarize import Extractive, Summarizer
 from .store import Store
 from .structure import StructureEncoder
 from .structure_index import StructureIndex
@@ -482,6 +488,132 @@ class Memory:
             self._sync()
             return self.slot.explore(text, lambda t: encode_query(self.embedder, t), self.extractor,
                                      k=k, scope=scope, z_min=z_min)
+
+    # -- background passes: chunks and categories ------------------------------------------
+    def consolidate(self, *, scope: str | None = None, summarizer: Summarizer | None = None,
+                    progress: bool | None = None, budget: int = 600) -> ConsolidationReport:
+        """Compress memories that keep co-occurring into chunks (see :mod:`fastmem.chunks`).
+
+        Idempotent and safe at any time: members are never changed, an unchanged cluster
+        leaves its chunk alone, a changed one updates its chunk. Each chunk is written in its
+        own transaction. ``scope=None`` runs every scope separately (a chunk never mixes
+        scopes); ``summarizer`` defaults to :class:`fastmem.summarize.Extractive`; ``budget``
+        is the summary's length in characters.
+        """
+        self._check_open()
+        _check_scope(scope)
+        summ = summarizer if summarizer is not None else Extractive()
+        if not callable(getattr(summ, "summarize", None)):
+            raise InvalidInput("summarizer must have a summarize(texts, *, names, budget) method")
+        t0 = time.perf_counter()
+        with self._lock:
+            self._sync()
+            scopes = [scope] if scope is not None else [r[0] for r in self.db.execute("SELECT DISTINCT scope FROM memories")]
+            n = self.db.execute("SELECT count(*) FROM memories").fetchone()[0]
+            b = bar(n, "finding clusters", progress)
+            plans, hubs = [], []
+            for sc in scopes:
+                got, hub = CH.plan(self.db, sc, progress=b.update if b else None)
+                plans += got
+                hubs += hub
+            if b:
+                b.close()
+        done: dict[str, list[int]] = {"create": [], "update": [], "same": []}
+        done["same"] = [cl.chunk_id for cl in plans if cl.action == "same"]
+        todo = [cl for cl in plans if cl.action != "same"]
+        name = str(getattr(summ, "name", type(summ).__name__))
+        b = bar(len(todo), "writing chunks", progress, unit="chunk")
+        for start in range(0, len(todo), 64):  # summaries, embeddings and parses in batches, outside the lock
+            part = todo[start : start + 64]
+            texts = [CH.summary(summ, self.db, cl, budget) for cl in part]
+            prep = W.prepare(texts, [None] * len(texts), self.embedder, self.extractor, False)
+            for i, cl in enumerate(part):
+                one = W.Prepared([texts[i]], prep.vecs[i : i + 1], [prep.facts[i]], [prep.events[i]])
+                with self._lock:  # one transaction per chunk
+                    self._sync()
+                    if cl.action == "create":
+                        cl.chunk_id, pending = CH.create(self.store, one, cl, summarizer=name,
+                                                         model_id=self.embedder.model_id, structures=self.structure)
+                        self.index.add(np.asarray([cl.chunk_id], np.int64), one.vecs)
+                        self.scopes.added(cl.scope, [cl.chunk_id])
+                    else:
+                        pending = CH.update(self.store, one, cl, summarizer=name, model_id=self.embedder.model_id,
+                                            structures=self.structure)
+                        self.index.update(np.asarray([cl.chunk_id], np.int64), one.vecs)
+                    self.structure.apply(pending)
+                done[cl.action].append(cl.chunk_id)
+            if b:
+                b.update(len(part))
+        if b:
+            b.close()
+        with self._lock:
+            listed = set(done["create"] + done["update"] + done["same"])
+            rest = [r[0] for r in self.db.execute("SELECT memory_id FROM chunks" + (" WHERE scope=?" if scope is not None else ""),
+                                                  (scope,) if scope is not None else ()) if r[0] not in listed]
+        return ConsolidationReport(tuple(done["create"]), tuple(done["update"]), tuple(sorted(done["same"] + rest)),
+                                   len(plans), tuple(sorted(set(hubs))), time.perf_counter() - t0)
+
+    def expand(self, chunk_id: int) -> list[Record]:
+        """The members of a chunk (written order). Raises NotFound when it is not a chunk."""
+        self._check_open()
+        cid = _check_id(chunk_id)
+        with self._lock:
+            self._sync()
+            got = CH.members(self.db, cid)
+            if got is None:
+                raise NotFound(f"no chunk with id {cid}")
+            return [self._record(m) for m in got]
+
+    def _record(self, mid: int) -> Record:
+        return Record(**W.row(self.db, mid))
+
+    def chunks(self, *, scope: str | None = None) -> list[int]:
+        """Ids of the chunk memories (of one scope when given)."""
+        _check_scope(scope)
+        sql = "SELECT memory_id FROM chunks" + (" WHERE scope=?" if scope is not None else "") + " ORDER BY memory_id"
+        return [r[0] for r in self.db.execute(sql, (scope,) if scope is not None else ())]
+
+    def dissolve(self, chunk_id: int) -> None:
+        """Undo a chunk completely: its memory, copied facts, code, vector and bookkeeping
+        go; the members were never changed. Raises NotFound when it is not a chunk."""
+        self._check_open()
+        cid = _check_id(chunk_id)
+        with self._lock:
+            self._sync()
+            if CH.members(self.db, cid) is None:
+                raise NotFound(f"no chunk with id {cid}")
+        self.forget(cid)
+
+    def propose_categories(self, *, namer: Namer | None = None, scope: str | None = None,
+                           min_members: int = 3) -> list[Category]:
+        """Propose categories of entities that play the same roles (see
+        :mod:`fastmem.categories`); proposals change nothing else. Returns the open ones."""
+        self._check_open()
+        _check_scope(scope)
+        if isinstance(min_members, bool) or not isinstance(min_members, int) or min_members < 2:
+            raise InvalidInput("min_members must be an int >= 2")
+        with self._lock:
+            self._sync()
+            return K.propose(self.store, namer=namer, scope=scope, min_members=min_members)
+
+    def categories(self, status: str | None = None) -> list[Category]:
+        """Categories, of one status ("proposed", "approved", "rejected") when given."""
+        return K.listing(self.db, status)
+
+    def approve_category(self, category_id: int) -> Category:
+        """Make a proposal a graph node its members link to (recall's graph channel uses it)."""
+        with self._lock:
+            return K.approve(self.store, category_id)
+
+    def reject_category(self, category_id: int) -> Category:
+        """Reject a proposal (later passes leave it out)."""
+        with self._lock:
+            return K.reject(self.store, category_id)
+
+    def revert_category(self, category_id: int) -> Category:
+        """Undo an approval or a rejection: back to proposed, no trace left in the graph."""
+        with self._lock:
+            return K.revert(self.store, category_id)
 
     # -- usage -----------------------------------------------------------------------------
     def feedback(self, memory_id: int, *, engaged: bool = True) -> float:

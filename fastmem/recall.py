@@ -1,5 +1,5 @@
-"""The recall pipeline: turn -> (embedding, parse) -> channels -> fusion -> use -> hits,
-with the analogy slot beside them.
+"""The recall pipeline: turn -> (embedding, parse) -> channels -> fusion -> use -> chunks
+standing in for their members -> hits, with the analogy slot beside them.
 
 :meth:`RecallPipeline.run` is one recall, top to bottom. The front
 (:meth:`fastmem.Memory.recall_many`) checks the arguments, takes the lock, catches up with
@@ -16,6 +16,7 @@ import apsw
 import numpy as np
 
 from . import channels as C
+from . import chunks
 from .analogy import AnalogySlot
 from .fusion import drop_boundary_ties
 from .index import VectorIndex
@@ -84,7 +85,8 @@ class RecallPipeline:
             if w is not None:
                 fused[mid] *= w[0]
         ranked = sorted(fused.items(), key=lambda x: (-x[1], -x[0]))
-        hits = self._hits(ranked[:k], found, entities)
+        top, stood_in = chunks.stand_in(self.db, ranked, k)  # a chunk stands for its members
+        hits = self._hits(top, found, entities, stood_in)
         t["fuse"] = (time.perf_counter() - t0) * 1e3 - t["vector"] - t["keyword"] - t["graph"]
         # the analogy slot
         an = None
@@ -98,8 +100,9 @@ class RecallPipeline:
             self.ledger.record(hits, an, session)
         return Recall(query, tuple(hits), an, t)
 
-    def _hits(self, top, found: dict[str, C.Channel], entities: list[str]) -> list[Hit]:
-        """Hits with their texts and ``why``: each channel's rank and score, and the use weight."""
+    def _hits(self, top, found: dict[str, C.Channel], entities: list[str], stood_in: dict[int, dict]) -> list[Hit]:
+        """Hits with their texts and ``why``: each channel's rank and score, the use weight,
+        and for a chunk that stood in for members, ``why["chunk"]``."""
         rows = {}
         if top:
             rows = {r[0]: r[1:] for r in self.db.execute(
@@ -117,5 +120,7 @@ class RecallPipeline:
                         why[name]["entities"] = entities
             w = self.ledger.weight(mid)
             why["use"] = {"weight": w[0], "engaged": w[1], "ignored": w[2]}
+            if mid in stood_in:
+                why["chunk"] = stood_in[mid]
             hits.append(Hit(mid, rows[mid][0], score, why, rows[mid][1], from_epoch(rows[mid][2])))
         return hits

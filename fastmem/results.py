@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["Hit", "Analogy", "Recall"]
+__all__ = ["Hit", "Analogy", "Recall", "Record"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +24,9 @@ class Hit:
     why : dict
         Per-channel evidence: ``{"keyword": {"rank", "score"}, "vector": {"rank", "score"},
         "graph": {"rank", "score", "entities"}, "use": {"weight", "engaged", "ignored"}}``;
-        a channel that did not find the memory is absent.
+        a channel that did not find the memory is absent. A chunk that stands for members
+        also found by this recall has ``"chunk": {"members", "suppressed", "own_score"}``
+        (the suppressed member ids; ``Memory.expand`` gives every member).
     scope : str
         The memory's scope.
     at : datetime or None
@@ -69,3 +71,20 @@ class Recall:
 
     def __len__(self) -> int:
         return len(self.hits)
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A stored memory as it is (what :meth:`fastmem.Memory.expand` returns).
+
+    ``at`` is when it happened (UTC) or None; ``created``/``updated`` are unix seconds.
+    """
+
+    id: int
+    text: str
+    scope: str
+    source: str | None
+    created: float
+    updated: float
+    meta: dict[str, Any]
+    at: datetime | None = None

@@ -167,6 +167,51 @@ def _m6_time(db: apsw.Connection) -> None:
     )
 
 
+def _m7_chunks(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE chunks(
+            memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,  -- the chunk's own memory
+            scope TEXT NOT NULL,
+            signature TEXT NOT NULL,           -- digest of the sorted member ids
+            version INTEGER NOT NULL DEFAULT 1,  -- +1 each time the pass changes it
+            summarizer TEXT NOT NULL,
+            created REAL NOT NULL,
+            updated REAL NOT NULL
+        );
+        CREATE TABLE chunk_members(
+            chunk_id INTEGER NOT NULL REFERENCES chunks(memory_id) ON DELETE CASCADE,
+            member_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            PRIMARY KEY(chunk_id, member_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX chunk_members_member ON chunk_members(member_id);
+        """
+    )
+
+
+def _m8_categories(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE categories(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'proposed',   -- proposed, approved, rejected
+            fingerprint TEXT NOT NULL UNIQUE,          -- digest of the shared relational fingerprint
+            relations TEXT NOT NULL,                   -- JSON [[direction, relation], ...]
+            created REAL NOT NULL,
+            decided REAL,
+            node_id INTEGER REFERENCES nodes(id) ON DELETE SET NULL  -- the graph node, once approved
+        );
+        CREATE TABLE category_members(
+            category_id INTEGER NOT NULL REFERENCES categories(id) ON DELETE CASCADE,
+            node_id INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+            PRIMARY KEY(category_id, node_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX category_members_node ON category_members(node_id);
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -174,6 +219,8 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("usage_events", _m4_usage_events),
     ("events", _m5_events),
     ("time", _m6_time),
+    ("chunks", _m7_chunks),
+    ("categories", _m8_categories),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

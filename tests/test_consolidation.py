@@ -1,0 +1,184 @@
+"""Chunks: co-occurring memories compressed into one that stands for them, members kept,
+reruns idempotent, everything reversible."""
+
+import json
+import random
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+import fastmem
+from fastmem.summarize import ChatSummarizer, Extractive
+
+STORIES = {
+    "lisbon": ["Nadia booked a flight to Lisbon for the Acme offsite.",
+               "Nadia reserved a hotel in Lisbon near the Acme office.",
+               "The Acme offsite in Lisbon starts on June 3.",
+               "Nadia will present the Acme roadmap in Lisbon.",
+               "Acme pays for Nadia's Lisbon hotel.",
+               "Nadia asked Acme to move the Lisbon dinner to Friday."],
+    "oslo": ["Omar is moving to Oslo in August.",
+             "Omar signed a lease for an apartment in Oslo.",
+             "Omar's new job in Oslo is at Fjord Labs.",
+             "Fjord Labs offered Omar a relocation bonus for Oslo.",
+             "Omar will start at Fjord Labs once he lands in Oslo."],
+    "wedding": ["Priya and Marco set their wedding date at the Villa Rosa in Tuscany.",
+                "Marco asked the Villa Rosa in Tuscany about vegetarian menus.",
+                "Priya booked a photographer for the Villa Rosa wedding in Tuscany.",
+                "The Villa Rosa in Tuscany requires a deposit from Priya and Marco by May."],
+}
+PEOPLE = "Alice Bruno Chen Dmitri Elena Farid Greta Hiro Ines Jonas Kemal Lucia Mateo Noor Oskar Pia".split()
+PLACES = "Berlin Denver Krakow Osaka Lyon Basel Toledo Porto Quito Nairobi Perth Boston".split()
+THINGS = ["a new bike", "the garden", "a violin", "a kayak", "the old car", "a telescope", "the roof", "a laptop"]
+
+
+def background(n=240, seed=3):
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n):
+        p, place, thing = rnd.choice(PEOPLE), rnd.choice(PLACES), rnd.choice(THINGS)
+        out.append(rnd.choice([f"{p} repaired {thing} on day {i}.", f"{p} bought {thing} at a market on day {i}.",
+                               f"{p} visited {place} on day {i}.", f"{p} painted {thing} on day {i}."]))
+    return out
+
+
+@pytest.fixture
+def store(db_path):
+    with fastmem.Memory(db_path) as m:
+        m.remember_many(background())
+        ids = {name: m.remember_many(texts) for name, texts in STORIES.items()}
+        m.remember_many(background(60, seed=9))
+        yield m, ids
+
+
+def _tables(m):
+    out = {}
+    for t in ("memories", "edges", "nodes", "aliases", "embeddings", "events", "event_df", "codes", "usage",
+              "usage_events", "chunks", "chunk_members", "categories", "category_members"):
+        out[t] = sorted(m.db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+    return out
+
+
+def test_co_occurring_memories_become_chunks_that_keep_their_members(store):
+    m, ids = store
+    rep = m.consolidate()
+    assert rep.created and not rep.updated
+    by_story = {}
+    for cid in rep.created:
+        members = {r.id for r in m.expand(cid)}
+        for name, story in ids.items():
+            if members & set(story):
+                assert members <= set(story), f"chunk {cid} mixes {name} with other memories"
+                by_story[name] = (cid, members)
+    assert set(by_story) == set(STORIES)
+    for name, (cid, members) in by_story.items():
+        assert len(members) >= len(ids[name]) - 1  # every story is (nearly) whole
+        text = m.get(cid)["text"]
+        assert {"lisbon": "Nadia", "oslo": "Omar", "wedding": "Villa Rosa"}[name] in text  # names kept
+        assert m.get(next(iter(members)))["text"] in m.get(next(iter(members)))["text"]  # members untouched
+    assert len(m) == 300 + sum(len(s) for s in STORIES.values()) + len(rep.created)
+
+
+def test_a_chunk_stands_for_its_members_in_recall(store):
+    m, ids = store
+    m.consolidate()
+    lisbon = next(c for c in m.chunks() if set(ids["lisbon"]) & {r.id for r in m.expand(c)})
+    res = m.recall("What is Nadia doing in Lisbon for Acme?", k=5, record=False)
+    shown = [h.id for h in res.hits]
+    assert shown[0] == lisbon
+    assert not set(shown) & {r.id for r in m.expand(lisbon)}  # members suppressed...
+    why = res.hits[0].why["chunk"]
+    assert why["suppressed"] and set(why["suppressed"]) <= set(ids["lisbon"])  # ...and said so
+    # a chunk is recalled like any memory: by keyword, vector and graph
+    assert {"keyword", "vector", "graph"} <= set(res.hits[0].why)
+
+
+def test_rerun_changes_nothing_and_a_changed_cluster_updates_its_chunk(store):
+    m, ids = store
+    first = m.consolidate()
+    before = _tables(m)
+    again = m.consolidate()
+    assert not again.created and not again.updated and set(first.created) <= set(again.unchanged)
+    assert _tables(m) == before
+    oslo = next(c for c in first.created if set(ids["oslo"]) & {r.id for r in m.expand(c)})
+    text = m.get(oslo)["text"]
+    m.forget(ids["oslo"][1])  # a member goes: the cluster changes
+    third = m.consolidate()
+    assert oslo in third.updated and not third.created
+    assert ids["oslo"][1] not in {r.id for r in m.expand(oslo)}
+    assert m.db.execute("SELECT version FROM chunks WHERE memory_id=?", (oslo,)).fetchone()[0] == 2
+    assert "lease" in text and "lease" not in m.get(oslo)["text"]
+
+
+def test_dissolve_leaves_the_store_as_it_was(store):
+    m, _ = store
+    before = _tables(m)
+    n = len(m)
+    rep = m.consolidate()
+    assert len(m) == n + len(rep.created)
+    for cid in rep.created:
+        m.dissolve(cid)
+    assert len(m) == n and m.chunks() == []
+    assert _tables(m) == before
+    with pytest.raises(fastmem.NotFound):
+        m.dissolve(rep.created[0])
+    with pytest.raises(fastmem.NotFound):
+        m.expand(1)  # an ordinary memory is not a chunk
+
+
+def test_hubs_are_left_out(db_path):
+    with fastmem.Memory(db_path) as m:
+        m.remember_many([f"Acme shipped order {i} to a customer in Ohio." for i in range(80)])
+        rep = m.consolidate()
+        assert not rep.created
+        assert "Acme" in rep.hubs or "Ohio" in rep.hubs
+
+
+def test_scopes_are_never_mixed(db_path):
+    with fastmem.Memory(db_path) as m:
+        m.remember_many(STORIES["oslo"][:3], scope="a")
+        m.remember_many(STORIES["oslo"][3:], scope="b")
+        m.remember_many(STORIES["lisbon"], scope="b")
+        rep = m.consolidate()
+        for cid in rep.created:
+            scope = m.get(cid)["scope"]
+            assert {r.scope for r in m.expand(cid)} == {scope}
+
+
+class _Stub(BaseHTTPRequestHandler):
+    seen = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _Stub.seen.append(body)
+        notes = body["messages"][-1]["content"].count("\n- ") + 1
+        data = json.dumps({"choices": [{"message": {"content": f"Summary of {notes} notes."}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *a):
+        pass
+
+
+def test_llm_summariser_against_a_loopback_stub(db_path):
+    srv = HTTPServer(("127.0.0.1", 0), _Stub)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with fastmem.Memory(db_path) as m:
+            ids = m.remember_many(STORIES["oslo"])
+            rep = m.consolidate(summarizer=ChatSummarizer(f"http://127.0.0.1:{srv.server_port}/v1", "stub"))
+            cid, = rep.created
+            assert m.get(cid)["text"] == f"Summary of {len(ids)} notes."
+            assert "Omar" in _Stub.seen[-1]["messages"][0]["content"]  # the shared names are asked for
+    finally:
+        srv.shutdown()
+
+
+def test_extractive_summary_keeps_central_sentences_and_names():
+    texts = ["Omar is moving to Oslo in August.", "Omar signed a lease in Oslo.", "Fjord Labs hired Omar in Oslo.",
+             "The weather was nice."]
+    s = Extractive().summarize(texts, names=["Omar", "Oslo", "Fjord Labs"], budget=80)
+    assert len(s) <= 80 + 30 and "Omar" in s and "Fjord Labs" in s and "weather" not in s
