@@ -209,6 +209,23 @@ class AnalogySlot:
             self._recent.setdefault(session, deque(maxlen=self.repeat_window)).append(mid)
         return Analogy(mid, text, score, why, mscope)
 
+    def exact_scores(self, text: str, ids: Sequence[int], extractor) -> list[float]:
+        """The slot's exact structural score of each memory against ``text`` (on the store's
+        score scale; 0 for a memory without events or a text without events)."""
+        sq = self.structures.query(parse_turn(extractor, text)[0])
+        if sq is None:
+            return [0.0] * len(ids)
+        enc = self.structures.encoder
+        out = []
+        for mid in ids:
+            ev = self.structures.events(int(mid))
+            if not ev:
+                out.append(0.0)
+                continue
+            align, _, n_terms = enc.alignment(sq, ev)
+            out.append(enc.expected_score(sq, align, n_terms))
+        return out
+
     # -- exploration -----------------------------------------------------------------------
     def explore(self, text: str, embed_query, extractor, *, k: int, scope: str | None,
                 z_min: float) -> list[Analogy]:

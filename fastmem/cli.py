@@ -1,4 +1,9 @@
-"""The ``fastmem`` command line: a demo, remember, recall and stats on a store file."""
+"""The ``fastmem`` command line.
+
+Every command takes ``--db PATH`` (default: ``$FASTMEM_DB``). Exit codes: 0 ok, 1 failure,
+2 usage. Errors are one line on standard error; ``--debug`` shows the traceback. Long work
+shows a progress bar on standard error; ``--json`` prints machine-readable output.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,9 @@ import argparse
 import json
 import os
 import sys
+import time
+
+__all__ = ["main", "DEMO"]
 
 DEMO = [
     "Alice moved to Berlin in May.",
@@ -24,11 +32,39 @@ DEMO = [
 DEMO_QUERIES = ["where does Alice live?", "what is the Lisbon wifi password?", "My friend Bob owns a red car."]
 
 
+class UsageError(Exception):
+    """A command line that cannot run as given (exit 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+def _json_default(o):
+    if hasattr(o, "isoformat"):
+        return o.isoformat()
+    if hasattr(o, "item"):
+        return o.item()
+    if isinstance(o, (set, tuple)):
+        return list(o)
+    return str(o)
+
+
+def _out(obj) -> None:
+    print(json.dumps(obj, indent=2, default=_json_default, ensure_ascii=False))
+
+
+def _hit(h) -> dict:
+    return {"id": h.id, "text": h.text, "score": h.score, "scope": h.scope, "at": h.at, "why": h.why}
+
+
 def _print_recall(res) -> None:
-    print(f"\n> {res.query}")
+    print(f"> {res.query}")
     for h in res.hits:
-        chans = ", ".join(f"{c} #{v['rank']}" for c, v in h.why.items() if c != "use")
-        print(f"  [{h.id}] {h.score:.4f}  {h.text}    ({chans}; use x{h.why['use']['weight']:.2f})")
+        chans = ", ".join(f"{c} #{v['rank']}" for c, v in h.why.items() if isinstance(v, dict) and "rank" in v)
+        extra = f"; stands for {len(h.why['chunk']['suppressed'])} members" if "chunk" in h.why else ""
+        print(f"  [{h.id}] {h.score:.4f}  {h.text}    ({chans}; use x{h.why['use']['weight']:.2f}{extra})")
     if res.analogy is not None:
         a = res.analogy
         print(f"  analogy [{a.id}] {a.text}")
@@ -36,74 +72,463 @@ def _print_recall(res) -> None:
               f"matched: {', '.join(a.why['matched'])}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="fastmem", description="Fast local memory for AI agents.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    d = sub.add_parser("demo", help="build a small store, recall, and show what was found and why")
-    d.add_argument("--db", default="fastmem-demo.db")
-    r = sub.add_parser("remember", help="store texts (arguments, or one per line on stdin)")
-    r.add_argument("--db", required=True)
-    r.add_argument("--scope", default="")
-    r.add_argument("texts", nargs="*")
-    q = sub.add_parser("recall", help="recall memories for a query")
-    q.add_argument("--db", required=True)
-    q.add_argument("--scope", default=None)
-    q.add_argument("-k", type=int, default=5)
-    q.add_argument("--json", action="store_true", help="print JSON")
-    q.add_argument("query")
-    s = sub.add_parser("stats", help="counts of memories, entities, facts and codes")
-    s.add_argument("--db", required=True)
-    h = sub.add_parser("hermes", help="install or remove the hermes-agent memory provider")
-    h.add_argument("action", choices=["install", "uninstall"])
-    h.add_argument("--hermes-home", default=None)
-    h.add_argument("--no-import", action="store_true", help="do not copy the holographic provider's facts")
-    a = ap.parse_args(argv)
+def _db(a) -> str:
+    path = a.db or os.environ.get("FASTMEM_DB")
+    if not path:
+        raise UsageError(f"fastmem {a.cmd}: no store given: pass --db PATH or set FASTMEM_DB")
+    return path
 
-    if a.cmd == "hermes":
-        from .hermes import install as I
 
-        if a.action == "install":
-            out = I.install(a.hermes_home, import_facts=not a.no_import)
-            print(f"installed {out['plugin_dir']} (store: {out['db_path']}; facts imported: {out['imported']})")
-            print("now add to config.yaml:\n" + out["config"])
-        else:
-            print("removed" if I.uninstall(a.hermes_home) else "not installed")
-        return 0
-
+def _open(a, **kw):
     import fastmem
 
-    if a.cmd == "demo":
-        fresh = not os.path.exists(a.db)
-        with fastmem.Memory(a.db) as m:
-            if fresh or len(m) == 0:
-                m.remember_many(DEMO, scope="demo")
-                print(f"stored {len(DEMO)} memories in {a.db}")
-            for text in DEMO_QUERIES:
-                _print_recall(m.recall(text, k=3, scope="demo", record=False))
-        return 0
-    if a.cmd == "remember":
-        texts = a.texts or [line.rstrip("\n") for line in sys.stdin if line.strip()]
-        with fastmem.Memory(a.db) as m:
-            ids = m.remember_many(texts, scope=a.scope)
-        print(json.dumps(ids))
-        return 0
-    if a.cmd == "recall":
-        with fastmem.Memory(a.db) as m:
-            res = m.recall(a.query, k=a.k, scope=a.scope)
-        if a.json:
-            out = {"hits": [{"id": h.id, "text": h.text, "score": h.score, "why": h.why} for h in res.hits],
-                   "analogy": None if res.analogy is None else {"id": res.analogy.id, "text": res.analogy.text, "why": res.analogy.why}}
-            print(json.dumps(out, indent=2, default=float))
+    return fastmem.Memory(_db(a), progress=None if not getattr(a, "quiet", False) else False, **kw)
+
+
+def _open_existing(a, **kw):
+    path = _db(a)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no store at {path}")
+    return _open(a, **kw)
+
+
+# -- commands ------------------------------------------------------------------------------
+def cmd_demo(a) -> int:
+    path = a.db or os.environ.get("FASTMEM_DB") or "fastmem-demo.db"
+    import fastmem
+
+    with fastmem.Memory(path) as m:
+        if m.count(scope="demo") == 0:
+            m.remember_many(DEMO, scope="demo")
+            print(f"stored {len(DEMO)} memories in {path}")
+        for text in DEMO_QUERIES:
+            print()
+            _print_recall(m.recall(text, k=3, scope="demo", record=False))
+    return 0
+
+
+def cmd_remember(a) -> int:
+    texts = a.texts or [line.rstrip("\n") for line in sys.stdin if line.strip()]
+    meta = json.loads(a.meta) if a.meta else None
+    with _open(a, **({"extractor": None} if a.no_extract else {})) as m:
+        ids = m.remember_many(texts, scope=a.scope, source=a.source, meta=meta, at=a.at)
+    print(json.dumps(ids))
+    return 0
+
+
+def cmd_ingest(a) -> int:
+    from .progress import bar
+    from .transfer import read_items
+
+    items = list(read_items(a.files, a.format))
+    t0 = time.perf_counter()
+    n = 0
+    with _open(a, **({"extractor": None} if a.no_extract else {})) as m:
+        b = bar(len(items), "ingesting", None if not a.quiet else False)
+        group: list[dict] = []
+
+        def flush():
+            nonlocal n
+            if group:
+                g0 = group[0]
+                m.remember_many([x["text"] for x in group], scope=g0.get("scope", a.scope) or "",
+                                source=g0.get("source", a.source), meta=g0.get("meta"),
+                                triples=[x.get("triples") for x in group] if any("triples" in x for x in group) else None,
+                                at=[x.get("at") for x in group], progress=False)
+                n += len(group)
+                if b:
+                    b.update(len(group))
+                group.clear()
+
+        key = None
+        for it in items:
+            k = (it.get("scope", a.scope), it.get("source", a.source), json.dumps(it.get("meta"), sort_keys=True))
+            if k != key or len(group) >= a.batch:
+                flush()
+                key = k
+            group.append(it)
+        flush()
+        if b:
+            b.close()
+    dt = time.perf_counter() - t0
+    summary = {"memories": n, "files": len(a.files), "seconds": round(dt, 2), "per_second": round(n / dt, 1) if dt else None}
+    if a.json:
+        _out(summary)
+    else:
+        print(f"ingested {n} memories from {len(a.files)} file(s) in {dt:.1f} s ({summary['per_second']}/s)",
+              file=sys.stderr)
+    return 0
+
+
+def cmd_recall(a) -> int:
+    chans = tuple(c.strip() for c in a.channels.split(",")) if a.channels else ("keyword", "vector", "graph")
+    with _open_existing(a) as m:
+        res = m.recall(a.query, k=a.k, scope=a.scope, analogy=not a.no_analogy, channels=chans, record=not a.no_record)
+    if a.json:
+        _out({"query": res.query, "hits": [_hit(h) for h in res.hits],
+              "analogy": None if res.analogy is None else _hit(res.analogy), "timings_ms": res.timings_ms})
+    else:
+        _print_recall(res)
+    return 0
+
+
+def cmd_analogies(a) -> int:
+    with _open_existing(a) as m:
+        got = m.analogies(a.text, k=a.k, scope=a.scope, z_min=a.z_min)
+    if a.json:
+        _out([_hit(x) for x in got])
+    else:
+        for x in got:
+            print(f"[{x.id}] z={x.why['z']:.2f} surface={x.why['surface']:.2f}  {x.text}\n     shared: {', '.join(x.why['matched'])}")
+    return 0
+
+
+def cmd_graph(a) -> int:
+    if a.action == "path" and not a.other:
+        raise UsageError("fastmem graph path: give two entities: fastmem graph path A B")
+    with _open_existing(a) as m:
+        if a.action == "entity":
+            out = [{"id": e.id, "name": e.name, "type": e.type, "aliases": e.aliases,
+                    "facts": [_fact(f) for f in m.entity_facts(e.id, limit=a.limit, scope=a.scope)]}
+                   for e in m.entity(a.name, scope=a.scope)]
+        elif a.action == "neighbours":
+            out = [{"name": e.name, "type": e.type, "distance": d} for e, d in m.neighbours(a.name, depth=a.depth, scope=a.scope)]
         else:
-            _print_recall(res)
+            path = m.relation_path(a.name, a.other, scope=a.scope)
+            out = None if path is None else [_fact(f) for f in path]
+    if a.json:
+        _out(out)
+    elif a.action == "entity":
+        for e in out:
+            print(f"{e['name']} ({e['type']}; aliases: {', '.join(e['aliases'])})")
+            for f in e["facts"]:
+                print(f"   {f['subject']} -{f['relation']}-> {f['object']}   [memory {f['memory_id']}]")
+    elif a.action == "neighbours":
+        for x in out:
+            print(f"{x['distance']}  {x['name']} ({x['type']})")
+    else:
+        print("no path" if out is None else "\n".join(f"{f['subject']} -{f['relation']}-> {f['object']}" for f in out))
+    return 0
+
+
+def _fact(f) -> dict:
+    return {"subject": f.subject, "relation": f.relation, "object": f.object, "memory_id": f.memory_id}
+
+
+def cmd_stats(a) -> int:
+    import fastmem
+    from .store import SCHEMA_VERSION
+
+    path = _db(a)
+    with _open_existing(a) as m:
+        db = m.db
+        count = lambda t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # noqa: E731
+        size = lambda p: os.path.getsize(p) if os.path.exists(p) else 0  # noqa: E731
+        out = {
+            "path": os.path.abspath(path),
+            "memories": count("memories"),
+            "scopes": db.execute("SELECT count(DISTINCT scope) FROM memories").fetchone()[0],
+            "entities": count("nodes"), "facts": count("edges"), "codes": count("codes"), "chunks": count("chunks"),
+            "categories": dict(db.execute("SELECT status, count(*) FROM categories GROUP BY status").fetchall()),
+            "bytes": {"db": size(path), "wal": size(path + "-wal"), "index": size(path + ".hnsw")},
+            "model": m.embedder.model_id, "dimensions": m.embedder.dim, "hrr_dim": m.hrr_dim,
+            "schema_version": m.store.schema_version, "schema_supported": SCHEMA_VERSION,
+            "fastmem": fastmem.__version__,
+        }
+    if a.json:
+        _out(out)
+    else:
+        for k, v in out.items():
+            print(f"{k:16s} {v}")
+    return 0
+
+
+def cmd_forget(a) -> int:
+    with _open_existing(a) as m:
+        for mid in a.ids:
+            m.forget(mid)
+    print(f"forgot {len(a.ids)} memories", file=sys.stderr)
+    return 0
+
+
+def cmd_consolidate(a) -> int:
+    with _open_existing(a) as m:
+        rep = m.consolidate(scope=a.scope, progress=None if not a.quiet else False)
+    out = {"created": rep.created, "updated": rep.updated, "unchanged": rep.unchanged, "clusters": rep.clusters,
+           "hubs": rep.hubs, "seconds": round(rep.seconds, 2)}
+    if a.json:
+        _out(out)
+    else:
+        print(f"{rep.clusters} clusters: {len(rep.created)} chunks created, {len(rep.updated)} updated, "
+              f"{len(rep.unchanged)} unchanged ({rep.seconds:.1f} s); hubs left out: {', '.join(rep.hubs) or 'none'}")
+    return 0
+
+
+def cmd_expand(a) -> int:
+    with _open_existing(a) as m:
+        got = m.expand(a.chunk_id)
+    if a.json:
+        _out([{"id": r.id, "text": r.text, "scope": r.scope, "at": r.at} for r in got])
+    else:
+        for r in got:
+            print(f"[{r.id}] {r.text}")
+    return 0
+
+
+def cmd_dissolve(a) -> int:
+    with _open_existing(a) as m:
+        m.dissolve(a.chunk_id)
+    print(f"dissolved chunk {a.chunk_id}", file=sys.stderr)
+    return 0
+
+
+def cmd_categories(a) -> int:
+    if a.action not in ("list", "propose") and a.id is None:
+        raise UsageError(f"fastmem categories {a.action}: give the category id")
+    with _open_existing(a) as m:
+        if a.action == "list":
+            got = m.categories(a.status)
+        elif a.action == "propose":
+            got = m.propose_categories(scope=a.scope)
+        else:
+            got = [getattr(m, f"{a.action}_category")(a.id)]
+    if a.json:
+        _out([{"id": c.id, "name": c.name, "status": c.status, "members": c.members, "relations": c.relations}
+              for c in got])
+    else:
+        for c in got:
+            more = f" (+{len(c.members) - 8} more)" if len(c.members) > 8 else ""
+            print(f"[{c.id}] {c.status:9s} {c.name}: {', '.join(c.members[:8])}{more}  {' '.join(c.relations)}")
+    return 0
+
+
+def cmd_reembed(a) -> int:
+    with _open_existing(a, reembed=True) as m:
+        m.reembed(progress=None if not a.quiet else False)
+        n = len(m)
+    print(f"re-embedded {n} memories", file=sys.stderr)
+    return 0
+
+
+def cmd_check(a) -> int:
+    from .store import probe
+
+    path = _db(a)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no store at {path}")
+    reason = probe(path)
+    if reason:
+        raise RuntimeError(reason)
+    with _open_existing(a) as m:
+        rep = m.check(repair=a.repair)
+    out = {"ok": rep.ok, "problems": [p.__dict__ for p in rep.problems], "repaired": [p.__dict__ for p in rep.repaired],
+           "counts": rep.counts}
+    if a.json:
+        _out(out)
+    else:
+        for p in rep.repaired:
+            print(f"repaired  {p.part}: {p.detail}")
+        for p in rep.problems:
+            print(f"PROBLEM   {p.part}: {p.detail}" + ("" if p.repairable else " (not repairable: restore a backup)"))
+        print("ok" if rep.ok else f"{len(rep.problems)} problem(s); run with --repair" if not a.repair else "problems remain")
+    return 0 if rep.ok else 1
+
+
+def cmd_export(a) -> int:
+    with _open_existing(a) as m:
+        n = m.export_jsonl(a.out, scope=a.scope, vectors=a.vectors)
+    print(f"exported {n} lines", file=sys.stderr)
+    return 0
+
+
+def cmd_import(a) -> int:
+    with _open(a) as m:
+        n = m.import_jsonl(a.file, progress=None if not a.quiet else False)
+    print(f"imported {n} memories", file=sys.stderr)
+    return 0
+
+
+def cmd_hermes(a) -> int:
+    from .hermes import install as I
+
+    if a.action == "install":
+        out = I.install(a.hermes_home, import_facts=not a.no_import)
+        if a.json:
+            _out(out)
+        else:
+            print(f"installed {out['plugin_dir']} (store: {out['db_path']}; holographic facts imported: {out['imported']})")
+            print("now set in config.yaml:\n" + out["config"])
+    else:
+        gone = I.uninstall(a.hermes_home)
+        print("removed the fastmem plugin folder (the store is kept)" if gone else "not installed")
+    return 0
+
+
+def cmd_bench(a) -> int:
+    from . import benchmark as B
+
+    sizes = [B.parse_size(s) for s in a.size.split(",")]
+    res = B.run(sizes, queries=a.queries, cache=a.cache)
+    if a.json_file:
+        with open(a.json_file, "w") as f:
+            json.dump(res, f, indent=2)
+    if a.plot:
+        B.plot(res, a.plot)
+    print(B.table(res))
+    return 0
+
+
+def cmd_eval(a) -> int:
+    if a.dataset == "locomo":
+        from .evaluate import locomo as L
+
+        if not L.conversation_files(a.path):
+            raise FileNotFoundError(f"no LoCoMo conversation files at {a.path}")
+        res = L.evaluate_all(a.path, fusion=a.fusion)
+        if a.json:
+            _out(res)
+        else:
+            for name, r in res.items():
+                print(f"\n{name} ({r['fused']['questions']} questions)\n{L.table(r)}")
+    else:
+        from .evaluate import proparalogy as P
+
+        rep = P.run(a.path, baselines=not a.no_baselines)
+        if rep is None:
+            raise FileNotFoundError(f"no ProPara-Logy silver CSV at {a.path}")
+        if a.mc:
+            rep["multiple choice"] = P.multiple_choice(a.path)
+        if a.json:
+            _out(rep)
+        else:
+            print(f"{'method':44s} {'fire':>6s} {'prec':>6s} {'strict':>6s} {'distr':>6s} {'hit':>6s}")
+            for name, s in rep.items():
+                if "fire" in s:
+                    print(f"{name:44s} {s['fire']:6.3f} {s['precision']:6.3f} {s['precision_strict']:6.3f} "
+                          f"{s['distractor']:6.3f} {s['hit']:6.3f}")
+            f = rep["fastmem"]
+            print(f"target outscores its own distractor: {f['target_beats_distractor']:.3f} of rows (ties {f['ties']:.3f})")
+            if a.mc:
+                mc = rep["multiple choice"]
+                print(f"multiple choice: structural_similarity {mc['structural_similarity']:.3f}, "
+                      f"MiniLM cosine {mc['MiniLM cosine']:.3f} (chance 0.25)")
+    return 0
+
+
+# -- parser --------------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", default=None, help="the store file (default: $FASTMEM_DB)")
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    common.add_argument("--debug", action="store_true", help="show tracebacks")
+    common.add_argument("--quiet", action="store_true", help="no progress bars")
+    ap = _Parser(prog="fastmem", description="Fast local memory for AI agents: one SQLite file, hybrid recall, "
+                                             "a knowledge graph and an analogy slot.", parents=[common])
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    def add(name, fn, help, **kw):
+        p = sub.add_parser(name, help=help, description=help, parents=[common], **kw)
+        p.set_defaults(fn=fn)
+        return p
+
+    add("demo", cmd_demo, "store a few memories (embedded default store) and show what recall finds and why")
+    p = add("remember", cmd_remember, "store texts (arguments, or one per line on standard input)")
+    p.add_argument("texts", nargs="*")
+    p.add_argument("--scope", default="")
+    p.add_argument("--source", default=None)
+    p.add_argument("--at", default=None, help="when it happened (ISO 8601)")
+    p.add_argument("--meta", default=None, help="JSON object stored with each memory")
+    p.add_argument("--no-extract", action="store_true", help="no parsing: no facts, no structure")
+    p = add("ingest", cmd_ingest, "store memories from text files (a line or paragraph each) or JSONL, or - for stdin")
+    p.add_argument("files", nargs="+")
+    p.add_argument("--format", default="auto", choices=["auto", "lines", "paragraphs", "jsonl"])
+    p.add_argument("--scope", default="")
+    p.add_argument("--source", default=None)
+    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--no-extract", action="store_true", help="no parsing: no facts, no structure")
+    p = add("recall", cmd_recall, "recall memories for a query")
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=5)
+    p.add_argument("--scope", default=None)
+    p.add_argument("--channels", default=None, help="comma-separated subset of keyword,vector,graph")
+    p.add_argument("--no-analogy", action="store_true")
+    p.add_argument("--no-record", action="store_true", help="do not count this recall in the usage ledger")
+    p = add("analogies", cmd_analogies, "memories with the same structure as a text")
+    p.add_argument("text")
+    p.add_argument("-k", type=int, default=5)
+    p.add_argument("--scope", default=None)
+    p.add_argument("--z-min", type=float, default=0.0)
+    p = add("graph", cmd_graph, "the knowledge graph: an entity and its facts, its neighbours, or a path")
+    p.add_argument("action", choices=["entity", "neighbours", "path"])
+    p.add_argument("name")
+    p.add_argument("other", nargs="?")
+    p.add_argument("--depth", type=int, default=1, choices=[1, 2])
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--scope", default=None)
+    add("stats", cmd_stats, "counts, bytes, model, dimensions and schema version")
+    p = add("forget", cmd_forget, "delete memories by id")
+    p.add_argument("ids", nargs="+", type=int)
+    p = add("consolidate", cmd_consolidate, "compress co-occurring memories into chunks (members kept)")
+    p.add_argument("--scope", default=None)
+    p = add("expand", cmd_expand, "the members of a chunk")
+    p.add_argument("chunk_id", type=int)
+    p = add("dissolve", cmd_dissolve, "undo a chunk completely")
+    p.add_argument("chunk_id", type=int)
+    p = add("categories", cmd_categories, "emergent categories: list, propose, approve, reject, revert")
+    p.add_argument("action", choices=["list", "propose", "approve", "reject", "revert"])
+    p.add_argument("id", nargs="?", type=int)
+    p.add_argument("--status", default=None, choices=["proposed", "approved", "rejected"])
+    p.add_argument("--scope", default=None)
+    add("reembed", cmd_reembed, "recompute every vector with the default model and rebuild the index")
+    p = add("check", cmd_check, "verify the file and every derived structure (exit 1 on problems)")
+    p.add_argument("--repair", action="store_true", help="rebuild what can be rebuilt")
+    p = add("export", cmd_export, "write everything needed to rebuild the store as JSONL")
+    p.add_argument("--out", default="-", help="file (default: standard output)")
+    p.add_argument("--scope", default=None)
+    p.add_argument("--vectors", action="store_true", help="include the embeddings (no model run on import)")
+    p = add("import", cmd_import, "rebuild memories from an export")
+    p.add_argument("file")
+    p = add("hermes", cmd_hermes, "install or remove the hermes-agent memory provider")
+    p.add_argument("action", choices=["install", "uninstall"])
+    p.add_argument("--hermes-home", default=None)
+    p.add_argument("--no-import", action="store_true", help="do not copy the holographic provider's facts")
+    p = add("bench", cmd_bench, "latency of ingest and of each recall stage against store size")
+    p.add_argument("--size", default="1k,10k", help="comma-separated sizes, e.g. 1k,10k,100k")
+    p.add_argument("--queries", type=int, default=50)
+    p.add_argument("--json-file", "--json-out", dest="json_file", default=None, help="write the results as JSON")
+    p.add_argument("--plot", default=None, help="draw latency against size (PNG; needs fastmem[plot])")
+    p.add_argument("--cache", default=None, help="folder for the built stores (default: a temporary one)")
+    p = add("eval", cmd_eval, "quality on public data: LoCoMo recall or ProPara-Logy analogies")
+    p.add_argument("dataset", choices=["locomo", "proparalogy"])
+    p.add_argument("path", help="a LoCoMo JSON file or folder / the ProPara-Logy silver CSV or its folder")
+    p.add_argument("--fusion", default="score", choices=["score", "rrf"])
+    p.add_argument("--no-baselines", action="store_true")
+    p.add_argument("--mc", action="store_true", help="proparalogy: also the four-way multiple choice")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in argv
+    try:
+        a = _parser().parse_args(argv)
+        return a.fn(a)
+    except UsageError as exc:
+        print(f"{exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("fastmem: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
         return 0
-    if a.cmd == "stats":
-        with fastmem.Memory(a.db) as m:
-            db = m.db
-            n = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("memories", "nodes", "edges", "codes")}
-        print(json.dumps(n))
-        return 0
-    return 2
+    except Exception as exc:  # one readable line, never a traceback (unless --debug)
+        if debug:
+            raise
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        if isinstance(exc, FileNotFoundError) and exc.filename and not msg.startswith("no "):
+            msg = f"no such file: {exc.filename}"
+        print(f"fastmem: error: {type(exc).__name__}: {msg} (--debug shows the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -30,6 +30,9 @@ class VectorIndex:
         Vector dimension.
     model_id : str
         Embedding model the vectors came from (a mismatch on load forces a rebuild).
+    store_id : str
+        Identity of the store the index belongs to (an index file of another store is
+        rebuilt, never trusted).
     M, ef_construction, ef, seed : int
         hnswlib parameters, persisted in the sidecar.
     """
@@ -40,6 +43,7 @@ class VectorIndex:
         *,
         dim: int,
         model_id: str,
+        store_id: str = "",
         M: int = 16,
         ef_construction: int = 200,
         ef: int = 96,
@@ -48,6 +52,10 @@ class VectorIndex:
         self.path = path
         self.dim = dim
         self.model_id = model_id
+        self.store_id = store_id
+        self._deleted: set[int] = set()  # labels marked deleted (hnswlib keeps them, hidden)
+        #: Why the last open rebuilt the index (None when it was loaded).
+        self.rebuilt_because: str | None = None
         self.params = {"M": M, "ef_construction": ef_construction, "ef": ef, "seed": seed}
         self._index: hnswlib.Index | None = None
         self.live = 0
@@ -71,21 +79,30 @@ class VectorIndex:
         return f"{self.path}.json"
 
     def _try_load(self) -> hnswlib.Index | None:
+        self.rebuilt_because = "no index file"
         if not self.path or not os.path.exists(self.path) or not os.path.exists(self._meta_path()):
             return None
         try:
             with open(self._meta_path()) as f:
                 meta = json.load(f)
             if meta.get("model_id") != self.model_id or meta.get("dim") != self.dim:
+                self.rebuilt_because = f"the index holds vectors of {meta.get('model_id')} ({meta.get('dim')}-d)"
+                return None
+            if meta.get("store_id", "") != self.store_id:
+                self.rebuilt_because = "the index file belongs to another store"
                 return None
             if meta.get("size") != os.path.getsize(self.path):
-                return None  # truncated or replaced behind our back
+                self.rebuilt_because = "the index file was truncated or replaced"
+                return None
             idx = hnswlib.Index(space="ip", dim=self.dim)
             idx.load_index(self.path, max_elements=int(meta["capacity"]))
             idx.set_ef(self.params["ef"])
             idx.set_num_threads(1)
+            self._deleted = {int(x) for x in meta.get("deleted", [])}
+            self.rebuilt_because = None
             return idx
-        except Exception:  # unreadable file: it is only a cache, rebuild it
+        except Exception as exc:  # unreadable file: it is only a cache, rebuild it
+            self.rebuilt_because = f"the index file is unreadable ({type(exc).__name__})"
             return None
 
     def open(
@@ -101,29 +118,40 @@ class VectorIndex:
         if idx is None:
             idx = self._fresh(len(db_ids))
             how = "rebuilt"
-            have = np.zeros(0, np.int64)
-        else:
-            have = np.asarray(idx.get_ids_list(), np.int64)
+            self._deleted = set()
         self._index = idx
-        changed = self.reconcile(db_ids, fetch, progress, have=have)
+        changed = self.reconcile(db_ids, fetch, progress)
         if how == "rebuilt" or changed:
             self.dirty += 1
         return how
 
-    def reconcile(self, db_ids: np.ndarray, fetch, progress=None, *, have: np.ndarray | None = None) -> bool:
-        """Make the labels equal ``db_ids``: add the missing (vectors from ``fetch``), mark the
-        stale deleted. Returns whether anything changed."""
+    def labels(self) -> np.ndarray:
+        """The live labels (deleted ones left out)."""
+        if self._index is None:
+            return np.zeros(0, np.int64)
+        have = np.asarray(self._index.get_ids_list(), np.int64)
+        if self._deleted:
+            have = np.setdiff1d(have, np.fromiter(self._deleted, np.int64))
+        return have
+
+    def reconcile(self, db_ids: np.ndarray, fetch, progress=None) -> bool:
+        """Make the live labels equal ``db_ids``: add the missing (vectors from ``fetch``),
+        mark the stale deleted. Returns whether anything changed."""
         idx = self._index
         db_ids = np.asarray(db_ids, np.int64)
-        if have is None:
-            have = np.asarray(idx.get_ids_list(), np.int64)
+        have = self.labels()
         stale = np.setdiff1d(have, db_ids)
         for label in stale:
             try:
                 idx.mark_deleted(int(label))
             except RuntimeError:  # already deleted
                 pass
+            self._deleted.add(int(label))
         missing = np.setdiff1d(db_ids, have)
+        revive = [int(x) for x in missing if int(x) in self._deleted]
+        if revive:  # deleted here, present in the table: take the stored vector again
+            self.update(np.asarray(revive, np.int64), fetch(np.asarray(revive, np.int64)))
+            missing = np.setdiff1d(missing, np.asarray(revive, np.int64))
         for start in range(0, len(missing), 4096):
             part = missing[start : start + 4096]
             self._add_raw(part, fetch(part))
@@ -131,7 +159,7 @@ class VectorIndex:
                 progress(len(part))
         self.live = len(db_ids)
         self.max_id = int(db_ids.max()) if len(db_ids) else 0
-        return bool(len(missing) or len(stale))
+        return bool(len(missing) or len(stale) or revive)
 
     def _add_raw(self, ids: np.ndarray, vecs: np.ndarray) -> None:
         idx = self._index
@@ -154,26 +182,31 @@ class VectorIndex:
         """Replace the vectors of these labels (added when absent, revived when deleted)."""
         for label, v in zip(np.asarray(ids, np.int64), np.asarray(vecs, np.float32)):
             label = int(label)
-            try:
-                self._index.get_items([label])  # raises for absent and for deleted labels
-            except RuntimeError:
+            if label in self._deleted:
+                self._index.unmark_deleted(label)
+                self._deleted.discard(label)
+                self.live += 1
+            else:
                 try:
-                    self._index.unmark_deleted(label)
-                except RuntimeError:  # never added: a new element
+                    self._index.get_items([label])  # raises for an absent label
+                except RuntimeError:
                     self.add(np.asarray([label]), v.reshape(1, -1))
                     continue
-                self.live += 1
             self._index.add_items(v.reshape(1, -1), np.asarray([label]), num_threads=1)
             self.dirty += 1
 
     def delete(self, ids) -> None:
         for label in ids:
+            label = int(label)
+            if label in self._deleted:
+                continue
             try:
-                self._index.mark_deleted(int(label))
-                self.live -= 1
-                self.dirty += 1
-            except RuntimeError:  # not in the index (or already deleted)
-                pass
+                self._index.mark_deleted(label)
+            except RuntimeError:  # not in the index
+                continue
+            self._deleted.add(label)
+            self.live -= 1
+            self.dirty += 1
 
     # -- queries ---------------------------------------------------------------------------
     def query(
@@ -211,6 +244,8 @@ class VectorIndex:
         self._index.save_index(tmp)
         meta = {
             "model_id": self.model_id,
+            "store_id": self.store_id,
+            "deleted": sorted(self._deleted),
             "dim": self.dim,
             "capacity": int(self._index.get_max_elements()),
             "size": os.path.getsize(tmp),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -26,6 +27,7 @@ import numpy as np
 from . import categories as K
 from . import chunks as CH
 from . import graph as G
+from . import transfer as T
 from . import vectors as V
 from . import writes as W
 from .analogy import SURFACE_RULES, AnalogySlot
@@ -38,6 +40,8 @@ from .fusion import FUSIONS
 from .index import VectorIndex
 from .recall import RecallPipeline
 from .categories import Category, Namer
+from .check import CheckReport
+from .check import check as check_store
 from .chunks import ConsolidationReport
 from .progress import bar
 from .results import Analogy, Recall, Record
@@ -188,8 +192,7 @@ class Memory:
                 raise V.model_mismatch(self.path, self.embedder, other)
             if other:
                 V.reembed_rows(self.store, self.embedder, progress)
-            self.index = VectorIndex(None if self.path.startswith(":") else self.path + ".hnsw",
-                                     dim=self.embedder.dim, model_id=self.embedder.model_id)
+            self.index = self._new_index()
             V.open_index(self.db, self.index, progress)
             self.structure.load()
             self.structure.ensure_version(self.store, self._parser(), progress)
@@ -225,6 +228,32 @@ class Memory:
         self.index.save()
         with self.store.atomic() as db:
             self.structure.save_stats(db)
+
+    def _new_index(self) -> VectorIndex:
+        with self.store.atomic():  # a store's identity: its index file must be its own
+            self.db.execute("INSERT OR IGNORE INTO settings(key, value) VALUES ('store_id', ?)", (uuid.uuid4().hex,))
+        return VectorIndex(None if self.path.startswith(":") else self.path + ".hnsw", dim=self.embedder.dim,
+                           model_id=self.embedder.model_id, store_id=self.store.get_setting("store_id"))
+
+    def rebuild_index(self, *, progress: bool | None = None) -> None:
+        """Rebuild the vector index from the stored vectors (it is only a cache of them)."""
+        self._check_open()
+        with self._lock:
+            if self.index.path:
+                for p in (self.index.path, self.index.path + ".json"):
+                    if os.path.exists(p):
+                        os.remove(p)
+            self.index = self._new_index()
+            V.open_index(self.db, self.index, progress)
+            self.pipeline.index = self.index
+
+    def check(self, *, repair: bool = False) -> CheckReport:
+        """Verify the file and every derived structure against the rows (see
+        :mod:`fastmem.check`); with ``repair``, rebuild what can be rebuilt."""
+        self._check_open()
+        with self._lock:
+            self._sync()
+            return check_store(self, repair=repair)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -285,17 +314,49 @@ class Memory:
         if not texts:
             return []
         prep = W.prepare(texts, given, self.embedder, self.extractor, progress)  # no lock held meanwhile
+        return self._commit(prep, scope=scope, source=source, meta_json=meta_json, at=when)
+
+    def _commit(self, prep: W.Prepared, *, scope, source, meta_json, at, ids=None, then=None) -> list[int]:
+        """Write a prepared batch (one transaction; ``then(db, ids)`` runs inside it), then
+        bring the in-process index, codes and scopes up to date."""
         with self._lock:
             self._sync()
-            ids, pending = W.commit(self.store, prep, scope=scope, source=source, meta_json=meta_json,
-                                    model_id=self.embedder.model_id, structures=self.structure, at=when)
+            with self.store.atomic() as db:
+                ids, pending = W.commit(self.store, prep, scope=scope, source=source, meta_json=meta_json,
+                                        model_id=self.embedder.model_id, structures=self.structure, at=at, ids=ids)
+                if then is not None:
+                    then(db, ids)
             # committed: now the in-process derived structures
             self.index.add(np.asarray(ids, np.int64), prep.vecs)
             self.structure.apply(pending)
-            self.scopes.added(scope, ids)
+            for sc in {scope} if isinstance(scope, str) else set(scope):
+                self.scopes.added(sc, [i for i, x in zip(ids, W._each(scope, len(ids))) if x == sc])
             if self.index.dirty >= 20_000:
                 self.index.save()
         return ids
+
+    def export_jsonl(self, path: str | os.PathLike | None = None, *, scope: str | None = None,
+                     vectors: bool = False) -> int:
+        """Write everything needed to rebuild this store (or one scope) as JSON lines to
+        ``path`` (None: standard output); see :mod:`fastmem.transfer`. ``vectors`` includes
+        the embeddings (base64), so an import with the same model needs no model run.
+        Returns the number of lines written."""
+        self._check_open()
+        _check_scope(scope)
+        with self._lock:
+            self._sync()
+            return T.write_lines(T.export_lines(self, scope=scope, vectors=vectors), path)
+
+    def import_jsonl(self, path: str | os.PathLike, *, progress: bool | None = None) -> int:
+        """Rebuild memories from an export (see :meth:`export_jsonl`); ids are kept when this
+        store is empty. Returns the number of memories imported."""
+        self._check_open()
+        try:
+            with open(path, encoding="utf-8") as fh:
+                header, mems, aliases, cats = T.parse_export(fh)
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from exc
+        return T.restore(self, header, mems, aliases, cats, progress=progress)
 
     def forget(self, memory_id: int) -> None:
         """Delete one memory with its vector, facts (orphaned entities too), code and usage.
@@ -341,13 +402,7 @@ class Memory:
         self._check_open()
         with self._lock:
             V.reembed_rows(self.store, self.embedder, progress)
-            if self.index.path:
-                for p in (self.index.path, self.index.path + ".json"):
-                    if os.path.exists(p):
-                        os.remove(p)
-            self.index = VectorIndex(self.index.path, dim=self.embedder.dim, model_id=self.embedder.model_id)
-            V.open_index(self.db, self.index, progress)
-            self.pipeline.index = self.index
+            self.rebuild_index(progress=progress)
 
     def rebuild_structure(self, *, reparse: bool = False, progress: bool | None = None) -> int:
         """Recompute every memory's structural code and the word counts from its events.

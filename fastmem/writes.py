@@ -124,21 +124,32 @@ def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Ex
     return Prepared(list(texts), vecs, facts, events)
 
 
-def commit(store, prep: Prepared, *, scope: str, source: str | None, meta_json: str, model_id: str,
-           structures: StructureIndex, at: Sequence[float | None] | None = None) -> tuple[list[int], Pending]:
+def _each(x, n: int) -> list:
+    return list(x) if isinstance(x, (list, tuple)) else [x] * n
+
+
+def commit(store, prep: Prepared, *, scope, source, meta_json, model_id: str, structures: StructureIndex,
+           at: Sequence[float | None] | None = None, ids: Sequence[int] | None = None) -> tuple[list[int], Pending]:
     """Write a prepared batch in one transaction; returns the new ids and the structural
-    changes to apply (:meth:`StructureIndex.apply`) once it has committed."""
+    changes to apply (:meth:`StructureIndex.apply`) once it has committed.
+
+    ``scope``, ``source`` and ``meta_json`` are one value for all or a list (one per text);
+    ``ids`` asks for these ids (a restore), otherwise the store assigns them."""
     now = time.time()
-    ids: list[int] = []
+    n = len(prep.texts)
+    scopes, sources, metas = _each(scope, n), _each(source, n), _each(meta_json, n)
+    new_ids: list[int] = []
     pending = Pending()
     dim = prep.vecs.shape[1]
     with store.atomic() as db:
         for i, text in enumerate(prep.texts):
             db.execute(
-                "INSERT INTO memories(text, scope, source, created, updated, meta, at) VALUES (?,?,?,?,?,?,?)",
-                (text, scope, source, now, now, meta_json, None if at is None else at[i]),
+                "INSERT INTO memories(id, text, scope, source, created, updated, meta, at) VALUES (?,?,?,?,?,?,?,?)",
+                (None if ids is None else ids[i], text, scopes[i], sources[i], now, now, metas[i],
+                 None if at is None else at[i]),
             )
-            ids.append(db.last_insert_rowid())
+            new_ids.append(db.last_insert_rowid())
+        ids = new_ids
         db.executemany(
             "INSERT INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
             [(mid, model_id, dim, prep.vecs[i].tobytes()) for i, mid in enumerate(ids)],

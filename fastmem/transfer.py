@@ -1,0 +1,274 @@
+"""Moving memories in and out: ingestion of text and JSONL files, and a JSONL export that holds
+everything needed to rebuild a store.
+
+Ingestion (:func:`read_items`): a plain-text file gives a memory per line or per paragraph
+(blank-line separated); a ``.jsonl`` / ``.ndjson`` file (or ``fmt="jsonl"``) gives one per
+object: ``{"text": ..., "scope": ..., "source": ..., "meta": {...}, "triples": [...], "at": ...}``
+(only ``text`` required). ``-`` reads standard input.
+
+Export (:func:`export_lines`): a header line ``{"fastmem_export": 1, ...}`` with the model and
+dimensions, then one line per memory with its text, scope, source, meta, time, facts (as
+triples), narrative events, usage counters and optionally its vector (base64 float32), chunk
+bookkeeping on chunk memories, then the extra aliases of the graph and the categories. Import
+(:func:`parse_export`, then ``Memory.import_jsonl``) rebuilds the same store: facts are
+written as given (no re-parse), events as given (the same structural codes), vectors reused
+when the model matches (else re-embedded), ids kept when the target store is empty.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from .errors import InvalidInput
+from .text import from_epoch
+
+__all__ = ["read_items", "export_lines", "parse_export", "FORMATS"]
+
+FORMATS = ("auto", "lines", "paragraphs", "jsonl")
+_ITEM_KEYS = {"text", "scope", "source", "meta", "triples", "at"}
+
+
+def _open(path: str):
+    if path == "-":
+        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="strict")
+    return open(path, encoding="utf-8")
+
+
+def read_items(paths: Iterable[str], fmt: str = "auto") -> Iterator[dict]:
+    """Memories to ingest from files (see the module docstring), in order. Raises
+    :class:`InvalidInput` naming the file and line of anything malformed."""
+    if fmt not in FORMATS:
+        raise InvalidInput(f"format must be one of {FORMATS}, not {fmt!r}")
+    for path in paths:
+        kind = fmt
+        if kind == "auto":
+            kind = "jsonl" if path.endswith((".jsonl", ".ndjson")) else "lines"
+        try:
+            fh = _open(path)
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
+        with fh:
+            try:
+                if kind == "jsonl":
+                    for n, line in enumerate(fh, 1):
+                        if not line.strip():
+                            continue
+                        try:
+                            obj = json.loads(line)
+                        except json.JSONDecodeError as exc:
+                            raise InvalidInput(f"{path}:{n}: not JSON ({exc.msg})") from None
+                        if isinstance(obj, str):
+                            obj = {"text": obj}
+                        if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+                            raise InvalidInput(f"{path}:{n}: each line must be an object with a 'text' string")
+                        extra = set(obj) - _ITEM_KEYS
+                        if extra:
+                            raise InvalidInput(f"{path}:{n}: unknown keys {sorted(extra)} (allowed: {sorted(_ITEM_KEYS)})")
+                        yield obj
+                elif kind == "paragraphs":
+                    block: list[str] = []
+                    for line in fh:
+                        if line.strip():
+                            block.append(line.strip())
+                        elif block:
+                            yield {"text": " ".join(block)}
+                            block = []
+                    if block:
+                        yield {"text": " ".join(block)}
+                else:
+                    for line in fh:
+                        if line.strip():
+                            yield {"text": line.rstrip("\n")}
+            except UnicodeDecodeError as exc:
+                raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason})") from None
+
+
+def export_lines(mem, *, scope: str | None = None, vectors: bool = False) -> Iterator[dict]:
+    """The export of ``mem`` as JSON-able dicts (header first); see the module docstring."""
+    db = mem.db
+    where, args = ("WHERE m.scope=?", (scope,)) if scope is not None else ("", ())
+    n = db.execute(f"SELECT count(*) FROM memories m {where}", args).fetchone()[0]
+    yield {"fastmem_export": 1, "model": mem.embedder.model_id, "dim": mem.embedder.dim, "hrr_dim": mem.hrr_dim,
+           "memories": n, "scope": scope}
+    chunk_rows = {r[0]: r[1:] for r in db.execute("SELECT memory_id, version, summarizer FROM chunks")}
+    for row in db.execute(
+        "SELECT m.id, m.text, m.scope, m.source, m.meta, m.at, m.created, m.updated, ev.events, u.surfaced, u.engaged, "
+        f"u.ignored, u.last_surfaced, e.vec FROM memories m LEFT JOIN events ev ON ev.memory_id=m.id "
+        f"LEFT JOIN usage u ON u.memory_id=m.id LEFT JOIN embeddings e ON e.memory_id=m.id {where} ORDER BY m.id", args
+    ).fetchall():
+        mid, text, sc, src, meta, at, created, updated, events, surf, eng, ign, last, vec = row
+        out = {"id": mid, "text": text, "scope": sc, "source": src, "meta": json.loads(meta),
+               "at": None if at is None else from_epoch(at).isoformat(), "created": created, "updated": updated,
+               "events": json.loads(events) if events else [], "usage": [surf or 0, eng or 0, ign or 0, last]}
+        if mid in chunk_rows:
+            out["chunk"] = {"members": [r[0] for r in db.execute(
+                "SELECT member_id FROM chunk_members WHERE chunk_id=? ORDER BY member_id", (mid,))],
+                "version": chunk_rows[mid][0], "summarizer": chunk_rows[mid][1]}
+        else:
+            out["facts"] = [list(r) for r in db.execute(
+                "SELECT s.name, e.rel_raw, o.name, s.type, o.type FROM edges e JOIN nodes s ON s.id=e.subj "
+                "JOIN nodes o ON o.id=e.obj WHERE e.memory_id=? ORDER BY e.pos", (mid,))]
+        if vectors and vec is not None:
+            out["vector"] = base64.b64encode(vec).decode()
+        yield out
+    for alias, name, typ in db.execute(
+        "SELECT a.alias, n.name, n.type FROM aliases a JOIN nodes n ON n.id=a.node_id WHERE a.alias<>n.key "
+        "AND n.type<>'category' ORDER BY n.id, a.alias"
+    ):
+        yield {"alias": {"alias": alias, "node": name, "type": typ}}
+    from .categories import listing
+
+    for c in listing(db):
+        types = dict(db.execute("SELECT id, type FROM nodes WHERE id IN (SELECT value FROM json_each(?))",
+                                (json.dumps(list(c.member_ids)),)).fetchall())
+        yield {"category": {"name": c.name, "status": c.status, "relations": list(c.relations),
+                            "members": [[nm, types.get(i)] for nm, i in zip(c.members, c.member_ids)]}}
+
+
+def parse_export(fh) -> tuple[dict, list[dict], list[dict], list[dict]]:
+    """(header, memories, aliases, categories) of an export file object; raises
+    :class:`InvalidInput` when it is not one."""
+    lines = iter(fh)
+    try:
+        header = json.loads(next(lines))
+    except (StopIteration, json.JSONDecodeError):
+        raise InvalidInput("not a fastmem export: the first line must be its JSON header") from None
+    if not isinstance(header, dict) or header.get("fastmem_export") != 1:
+        raise InvalidInput("not a fastmem export (no 'fastmem_export': 1 header)")
+    mems, aliases, cats = [], [], []
+    for n, line in enumerate(lines, 2):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"export line {n}: not JSON ({exc.msg})") from None
+        if "alias" in obj:
+            aliases.append(obj["alias"])
+        elif "category" in obj:
+            cats.append(obj["category"])
+        elif isinstance(obj.get("text"), str) and isinstance(obj.get("id"), int):
+            mems.append(obj)
+        else:
+            raise InvalidInput(f"export line {n}: not a memory, alias or category")
+    return header, mems, aliases, cats
+
+
+def vector_of(rec: dict, dim: int) -> np.ndarray | None:
+    """The exported vector of a memory record, when present and of ``dim``."""
+    b = rec.get("vector")
+    if not b:
+        return None
+    v = np.frombuffer(base64.b64decode(b), np.float32)
+    return v if v.shape == (dim,) else None
+
+
+def write_lines(lines: Iterable[dict], path: str | os.PathLike | None) -> int:
+    """Write JSON lines to ``path`` (``-`` or None: standard output); returns the count."""
+    n = 0
+    fh = sys.stdout if path in (None, "-") else open(path, "w", encoding="utf-8")
+    try:
+        for obj in lines:
+            fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            n += 1
+    finally:
+        if fh is not sys.stdout:
+            fh.close()
+    return n
+
+
+def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list[dict], *, progress=None) -> int:
+    """Write an export's memories, chunks, aliases and categories into ``mem`` (see the module
+    docstring); returns the number of memories written."""
+    from . import categories as K
+    from . import chunks as CH
+    from . import graph as G
+    from . import usage as U
+    from . import writes as W
+    from .canon import fold_name
+    from .extract import Triple
+    from .progress import bar
+    from .text import check_text, to_epoch
+
+    for r in mems:
+        check_text(r["text"], f"memory {r['id']}")
+    same_model = header.get("model") == mem.embedder.model_id and header.get("dim") == mem.embedder.dim
+    keep_ids = len(mem) == 0
+    new_id: dict[int, int] = {}
+    b = bar(len(mems), "importing", progress)
+    for start in range(0, len(mems), 256):
+        part = mems[start : start + 256]
+        vecs = [vector_of(r, mem.embedder.dim) if same_model else None for r in part]
+        todo = [i for i, v in enumerate(vecs) if v is None]
+        if todo:
+            got = mem.embedder.encode([part[i]["text"] for i in todo])
+            for i, v in zip(todo, got):
+                vecs[i] = v
+        facts = [[] if "chunk" in r else [Triple(f[0], f[1], f[2], None if f[3] in (None, "?") else f[3],
+                                                 None if f[4] in (None, "?") else f[4]) for f in r.get("facts", [])]
+                 for r in part]
+        prep = W.Prepared([r["text"] for r in part], np.stack(vecs).astype(np.float32), facts,
+                          [[(e[0], tuple(e[1]), tuple(e[2])) for e in r.get("events", [])] for r in part])
+
+        def then(db, ids, part=part):
+            for r, mid in zip(part, ids):
+                surf, eng, ign, last = (list(r.get("usage") or []) + [0, 0, 0, None])[:4]
+                db.execute("UPDATE memories SET created=?, updated=? WHERE id=?",
+                           (r.get("created") or 0, r.get("updated") or 0, mid))
+                db.execute("UPDATE usage SET surfaced=?, engaged=?, ignored=?, last_surfaced=?, weight=? WHERE memory_id=?",
+                           (surf, eng, ign, last, U.weight(eng, ign), mid))
+
+        ids = mem._commit(prep, scope=[r.get("scope") or "" for r in part], source=[r.get("source") for r in part],
+                          meta_json=[json.dumps(r.get("meta") or {}) for r in part],
+                          at=[to_epoch(r.get("at")) for r in part],
+                          ids=[r["id"] for r in part] if keep_ids else None, then=then)
+        new_id.update({r["id"]: mid for r, mid in zip(part, ids)})
+        if b:
+            b.update(len(part))
+    if b:
+        b.close()
+    with mem._lock, mem.store.atomic() as db:
+        for r in mems:
+            ch = r.get("chunk")
+            if not ch:
+                continue
+            cid = new_id[r["id"]]
+            db.execute("INSERT INTO chunks(memory_id, scope, signature, version, summarizer, created, updated) "
+                       "VALUES (?,?,?,?,?,?,?)", (cid, r.get("scope") or "", "", ch.get("version", 1),
+                                                  ch.get("summarizer", "import"), r.get("created") or 0,
+                                                  r.get("updated") or 0))
+            got = CH._link(db, cid, CH.Cluster(r.get("scope") or "", [new_id[m] for m in ch["members"] if m in new_id]))
+            db.execute("UPDATE chunks SET signature=? WHERE memory_id=?", (CH.signature(got), cid))
+        for a in aliases:
+            for e in G.lookup(db, a["node"]):
+                if e.type == (a.get("type") if a.get("type") != "?" else "thing"):
+                    db.execute("INSERT OR IGNORE INTO aliases(alias, node_id) VALUES (?,?)", (a["alias"], e.id))
+                    break
+    for c in cats:
+        members = []
+        for name, typ in c["members"]:
+            node = mem.db.execute("SELECT id FROM nodes WHERE key=? OR key=?",
+                                  (fold_name(name) or name, f"{fold_name(name)}#{typ}")).fetchone()
+            if node:
+                members.append(node[0])
+        rels = [["out", x[1:-2]] if x.startswith("-") else ["in", x[2:-1]] for x in c["relations"]]
+        with mem._lock, mem.store.atomic() as db:
+            db.execute("INSERT OR IGNORE INTO categories(name, status, fingerprint, relations, created) VALUES (?,?,?,?,?)",
+                       (c["name"], "proposed", f"import:{c['name']}:{len(members)}", json.dumps(rels), 0.0))
+            cat_id = db.last_insert_rowid()
+            db.executemany("INSERT OR IGNORE INTO category_members(category_id, node_id) VALUES (?,?)",
+                           [(cat_id, n) for n in members])
+        if c["status"] == "approved":
+            K.approve(mem.store, cat_id)
+        elif c["status"] == "rejected":
+            K.reject(mem.store, cat_id)
+    mem.ledger.load()
+    mem.scopes.reset()
+    return len(mems)

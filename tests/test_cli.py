@@ -1,0 +1,168 @@
+"""The ``fastmem`` console script, run as users run it: in a subprocess."""
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+import pytest
+
+BIN = shutil.which("fastmem", path=os.path.dirname(sys.executable)) or shutil.which("fastmem")
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+NOTES = """Nadia booked a flight to Lisbon for the Acme offsite.
+Nadia reserved a hotel in Lisbon near the Acme office.
+The Acme offsite in Lisbon starts on June 3.
+Nadia will present the Acme roadmap in Lisbon.
+Alice drives a Tesla to work.
+Bob drives a Volvo to work.
+Carol drives a Fiat to work.
+The spare key is under the blue flowerpot.
+Acme Corporation owns Widget Inc, a small subsidiary in Ohio.
+"""
+
+
+def fm(*args, db=None, stdin=None, env=None):
+    cmd = [BIN, *args] + (["--db", db] if db else [])
+    return subprocess.run(cmd, capture_output=True, text=True, input=stdin, env={**ENV, **(env or {})}, timeout=600)
+
+
+def js(*args, db=None):
+    out = fm(*args, "--json", db=db)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli")
+    (d / "notes.txt").write_text(NOTES)
+    (d / "more.jsonl").write_text("\n".join(json.dumps(x) for x in [
+        {"text": "Omar is moving to Oslo in August.", "scope": "omar", "at": "2024-05-01"},
+        {"text": "Omar signed a lease in Oslo.", "scope": "omar", "meta": {"src": "chat"}},
+    ]) + "\n")
+    db = str(d / "m.db")
+    out = fm("ingest", str(d / "notes.txt"), str(d / "more.jsonl"), db=db)
+    assert out.returncode == 0, out.stderr
+    assert "ingested 11 memories" in out.stderr
+    return d, db
+
+
+def test_help_and_usage_errors_exit_2():
+    assert BIN, "the fastmem console script is not installed"
+    out = fm("--help")
+    assert out.returncode == 0 and "ingest" in out.stdout and "hermes" in out.stdout
+    for args in (["no-such-command"], ["recall"], ["recall", "q", "-k", "x"], ["graph", "sideways", "x"],
+                 ["categories", "approve"]):
+        out = fm(*args, db="/tmp/never-used.db")
+        assert out.returncode == 2, (args, out.stderr)
+        assert out.stderr.count("\n") <= 1 and "Traceback" not in out.stderr
+    out = fm("recall", "q", env={"FASTMEM_DB": ""})
+    assert out.returncode == 2 and "FASTMEM_DB" in out.stderr
+
+
+def test_missing_and_corrupt_stores_fail_in_one_line(tmp_path):
+    out = fm("recall", "q", db=str(tmp_path / "absent.db"))
+    assert out.returncode == 1 and "no store" in out.stderr and out.stderr.count("\n") == 1
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"not sqlite at all " * 300)
+    for cmd in (["stats"], ["recall", "x"], ["check"]):
+        out = fm(*cmd, db=str(bad))
+        assert out.returncode == 1 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
+    out = fm("ingest", str(tmp_path / "nope.txt"), db=str(tmp_path / "n.db"))
+    assert out.returncode == 1 and "nope.txt" in out.stderr
+    assert "Traceback" in fm("stats", "--debug", db=str(bad)).stderr
+
+
+def test_recall_analogies_graph_stats(store):
+    d, db = store
+    res = js("recall", "where is the spare key", db=db)
+    assert "flowerpot" in res["hits"][0]["text"] and {"id", "text", "score", "why", "scope", "at"} <= set(res["hits"][0])
+    assert "flowerpot" in fm("recall", "where is the spare key", db=db).stdout
+    scoped = js("recall", "Oslo", "--scope", "omar", db=db)
+    assert {h["scope"] for h in scoped["hits"]} == {"omar"}
+    assert next(h for h in scoped["hits"] if "moving" in h["text"])["at"].startswith("2024-05-01")
+    an = js("analogies", "My friend Bob owns a red car.", db=db)
+    assert an and "own" in " ".join(an[0]["why"]["matched"])
+    ent = js("graph", "entity", "Nadia", db=db)
+    assert ent and ent[0]["facts"]
+    assert js("graph", "neighbours", "Nadia", db=db)
+    assert js("graph", "path", "Nadia", "Lisbon", db=db)
+    st = js("stats", db=db)
+    assert st["memories"] == 11 and st["model"].endswith("all-MiniLM-L6-v2") and st["dimensions"] == 384
+    assert st["schema_version"] >= 8 and st["bytes"]["db"] > 0
+
+
+def test_consolidate_expand_categories_check(store, tmp_path):
+    d, db = store
+    work = str(tmp_path / "w.db")
+    shutil.copy(db, work)
+    rep = js("consolidate", db=work)
+    assert rep["created"]
+    members = js("expand", str(rep["created"][0]), db=work)
+    assert len(members) >= 3
+    assert js("consolidate", db=work)["created"] == []
+    props = js("categories", "propose", db=work)
+    cars = next(c for c in props if {"Tesla", "Volvo", "Fiat"} <= set(c["members"]))
+    assert js("categories", "approve", str(cars["id"]), db=work)[0]["status"] == "approved"
+    assert js("categories", "list", "--status", "approved", db=work)[0]["id"] == cars["id"]
+    assert js("categories", "revert", str(cars["id"]), db=work)[0]["status"] == "proposed"
+    chk = fm("check", "--json", db=work)
+    assert chk.returncode == 0 and json.loads(chk.stdout)["ok"]
+    assert fm("dissolve", str(rep["created"][0]), db=work).returncode == 0
+    assert fm("forget", str(members[0]["id"]), db=work).returncode == 0
+    assert fm("forget", "99999", db=work).returncode == 1
+
+
+def test_export_then_import_gives_the_same_recall(store, tmp_path):
+    d, db = store
+    dump = tmp_path / "dump.jsonl"
+    assert fm("export", "--out", str(dump), "--vectors", db=db).returncode == 0
+    assert json.loads(dump.read_text().splitlines()[0])["fastmem_export"] == 1
+    new = str(tmp_path / "copy.db")
+    out = fm("import", str(dump), db=new)
+    assert out.returncode == 0, out.stderr
+    for q in ("where is the spare key", "What is Nadia doing in Lisbon?", "who drives a Volvo"):
+        a, b = js("recall", q, "--no-record", db=db), js("recall", q, "--no-record", db=new)
+        assert [(h["id"], h["text"]) for h in a["hits"]] == [(h["id"], h["text"]) for h in b["hits"]]
+        assert (a["analogy"] or {}).get("id") == (b["analogy"] or {}).get("id")
+    assert fm("import", str(d / "notes.txt"), db=str(tmp_path / "x.db")).returncode == 1
+
+
+def test_remember_reads_stdin_and_reembed(tmp_path):
+    db = str(tmp_path / "r.db")
+    out = fm("remember", "--scope", "s", db=db, stdin="The gate code is 1234.\nThe cat eats at seven.\n")
+    assert out.returncode == 0 and json.loads(out.stdout) == [1, 2]
+    assert fm("reembed", db=db).returncode == 0
+    assert "gate code" in js("recall", "what is the gate code", db=db)["hits"][0]["text"]
+
+
+def test_hermes_install_and_uninstall(tmp_path):
+    out = js("hermes", "install", "--hermes-home", str(tmp_path))
+    assert os.path.isdir(out["plugin_dir"]) and "provider: fastmem" in out["config"]
+    assert fm("hermes", "uninstall", "--hermes-home", str(tmp_path)).returncode == 0
+    assert not os.path.exists(out["plugin_dir"])
+
+
+def test_bench_writes_json_and_a_png_plot(tmp_path):
+    png, res = tmp_path / "bench.png", tmp_path / "bench.json"
+    out = fm("bench", "--size", "150,300", "--queries", "5", "--json-file", str(res), "--plot", str(png))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(res.read_text())
+    assert set(data["results"]) == {"150", "300"} and data["results"]["300"]["total_ms"] > 0
+    head = png.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR"
+    assert struct.unpack(">II", head[16:24]) == (800, 500)  # 8 x 5 inches at 100 dpi
+
+
+def test_eval_commands_on_the_dev_data(tmp_path):
+    data = os.environ.get("FASTMEM_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
+    loc = os.path.join(data, "locomo-dev", "30.json")
+    if not os.path.exists(loc):
+        pytest.skip("LoCoMo dev data not found")
+    res = js("eval", "locomo", loc)
+    assert 0.3 < res["all"]["fused"]["any@10"] <= 1.0
+    out = fm("eval", "locomo", str(tmp_path / "none"))
+    assert out.returncode == 1
