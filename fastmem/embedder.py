@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder", "MiniLM", "default_embedder"]
+__all__ = ["Embedder", "MiniLM", "default_embedder", "checked"]
 
 
 @runtime_checkable
@@ -165,17 +165,28 @@ def default_embedder() -> MiniLM:
     return _DEFAULT
 
 
+def checked(vecs, n: int, dim: int) -> np.ndarray:
+    """``vecs`` as a float32 (n, dim) array of finite values, or :class:`InvalidInput` saying
+    what the embedder returned instead (nothing is written with a bad vector)."""
+    from .errors import InvalidInput
+
+    v = np.asarray(vecs, np.float32)
+    if v.shape != (n, dim):
+        raise InvalidInput(f"the embedder returned vectors of shape {v.shape}, expected ({n}, {dim})")
+    if not np.isfinite(v).all():
+        raise InvalidInput("the embedder returned NaN or infinite values")
+    return v
+
+
 def encode_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     """Embed query texts, using the embedder's cache when it has one."""
     f = getattr(embedder, "encode_queries", None)
-    if f is not None:
-        return f(texts)
-    return np.asarray(embedder.encode(list(texts)), np.float32)
+    v = f(texts) if f is not None else embedder.encode(list(texts))
+    return checked(v, len(texts), embedder.dim)
 
 
 def encode_query(embedder: Embedder, text: str) -> np.ndarray:
     """Embed one query, using the embedder's cache when it has one."""
     f = getattr(embedder, "encode_query", None)
-    if f is not None:
-        return f(text)
-    return np.asarray(embedder.encode([text]), np.float32)[0]
+    v = f(text)[None, :] if f is not None else embedder.encode([text])
+    return checked(v, 1, embedder.dim)[0]

@@ -7,7 +7,7 @@ built-in (``ValueError``/``TypeError``/``KeyError``) so generic handlers keep wo
 
 from __future__ import annotations
 
-__all__ = ["FastmemError", "InvalidInput", "NotFound", "StoreCorrupt", "ModelMismatch"]
+__all__ = ["FastmemError", "InvalidInput", "NotFound", "StoreCorrupt", "ModelMismatch", "StoreBusy"]
 
 
 class FastmemError(Exception):
@@ -41,3 +41,9 @@ class ModelMismatch(FastmemError):
     Open with the original model, or call ``Memory(path, embedder=new, reembed=True)`` /
     ``mem.reembed()`` to recompute every vector with the new model.
     """
+
+
+class StoreBusy(FastmemError):
+    """Another process held the store's write lock for longer than the store waits
+    (``Store(lock_wait_s=...)``, retried with backoff meanwhile). Nothing was written: try
+    again, or find the process that keeps a write transaction open."""

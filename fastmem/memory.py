@@ -14,6 +14,7 @@ hands over to the module that does the work:
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -49,22 +50,32 @@ from .summarize import Extractive, Summarizer
 from .store import Store
 from .structure import StructureEncoder
 from .structure_index import StructureIndex
-from .text import check_text, to_epoch
+from .text import check_query, check_str, check_text, to_epoch
 from .usage import Ledger, Session
 
 __all__ = ["Memory", "Session", "SURFACE_RULES"]
 
 _DEFAULT_EXTRACTOR = object()
+#: Most hits one recall returns.
+MAX_K = 10_000
 
 
 def _check_scope(scope) -> None:
-    if scope is not None and not isinstance(scope, str):
-        raise InvalidInput(f"scope must be str or None, not {type(scope).__name__}")
+    if scope is not None:
+        check_str(scope, "scope")
+
+
+def _check_int(x, what: str, lo: int, hi: int) -> int:
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not lo <= x <= hi:
+        raise InvalidInput(f"{what} must be an int from {lo:,} to {hi:,}, got {x!r}")
+    return int(x)
 
 
 def _check_id(memory_id) -> int:
     if isinstance(memory_id, bool) or not isinstance(memory_id, (int, np.integer)):
         raise InvalidInput(f"memory id must be int, not {type(memory_id).__name__}")
+    if not 0 <= memory_id < 2**63:
+        raise NotFound(f"no memory with id {memory_id}")
     return int(memory_id)
 
 
@@ -135,6 +146,10 @@ class Memory:
         Progress bars on long work (None: for 2,000 items or more).
     fusion : {"rrf", "score"}
         How channels are fused (see :mod:`fastmem.fusion`).
+    durable : bool
+        ``True``: every commit is synced to disk (``PRAGMA synchronous=FULL``), so acknowledged
+        writes survive a power loss too; default: they survive any crash of the process
+        (SQLite WAL with ``synchronous=NORMAL``), and the last ones may be lost on power loss.
 
     Attributes
     ----------
@@ -164,6 +179,7 @@ class Memory:
         reembed: bool = False,
         progress: bool | None = None,
         fusion: str = "score",
+        durable: bool = False,
     ) -> None:
         if fusion not in FUSIONS:
             raise InvalidInput(f"fusion must be one of {sorted(FUSIONS)}, not {fusion!r}")
@@ -172,7 +188,7 @@ class Memory:
         self.extractor = SpacyExtractor() if extractor is _DEFAULT_EXTRACTOR else extractor
         self._lock = threading.RLock()
         self._closed = False
-        self.store = Store(self.path)
+        self.store = Store(self.path, durable=durable)
         self.db = self.store.db
         try:
             stored_dim = self.store.get_setting("hrr_dim")
@@ -495,17 +511,19 @@ class Memory:
         if isinstance(queries, str) or not isinstance(queries, Sequence):
             raise InvalidInput("queries must be a sequence of str (use recall() for one)")
         for q in queries:
-            if not isinstance(q, str):
-                raise InvalidInput(f"query must be str, not {type(q).__name__}")
-            if not q.strip():
-                raise InvalidInput("query is empty or whitespace only")
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise InvalidInput(f"k must be an int >= 1, got {k!r}")
-        if scope is not None and not isinstance(scope, str):
-            raise InvalidInput(f"scope must be str or None, not {type(scope).__name__}")
-        use = frozenset(channels) if not isinstance(channels, str) else frozenset()
+            check_query(q)
+        k = _check_int(k, "k", 1, MAX_K)
+        _check_scope(scope)
+        ok = isinstance(channels, (list, tuple, set, frozenset)) and all(isinstance(c, str) for c in channels)
+        use = frozenset(channels) if ok else frozenset()
+        if not isinstance(analogy, bool) or not isinstance(record, bool):
+            raise InvalidInput("analogy and record must be True or False")
         if not use or use - set(CHANNELS):
             raise InvalidInput(f"channels must be a non-empty subset of {', '.join(CHANNELS)}; got {channels!r}")
+        if z_min is not None and (isinstance(z_min, bool) or not isinstance(z_min, (int, float)) or not math.isfinite(z_min)):
+            raise InvalidInput(f"z_min must be a finite number or None, got {z_min!r}")
+        if session is not None and (check_str(session, "session") == ""):
+            raise InvalidInput("session must be a non-empty str or None")
         gate = self.slot.z_min if z_min is None else z_min
         # the turns' embeddings first, without the lock (the model is the slow part)
         t0 = time.perf_counter()
@@ -536,9 +554,11 @@ class Memory:
         score that pre-selects the ``4 k + 16`` rows aligned). Ordered by that z, highest
         first; ``Analogy.score`` is the z."""
         self._check_open()
-        check_text(text, "text")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise InvalidInput(f"k must be an int >= 1, got {k!r}")
+        check_query(text, "text")
+        _check_scope(scope)
+        k = _check_int(k, "k", 1, MAX_K)
+        if isinstance(z_min, bool) or not isinstance(z_min, (int, float)) or not math.isfinite(z_min):
+            raise InvalidInput(f"z_min must be a finite number, got {z_min!r}")
         with self._lock:
             self._sync()
             return self.slot.explore(text, lambda t: encode_query(self.embedder, t), self.extractor,
@@ -645,8 +665,7 @@ class Memory:
         :mod:`fastmem.categories`); proposals change nothing else. Returns the open ones."""
         self._check_open()
         _check_scope(scope)
-        if isinstance(min_members, bool) or not isinstance(min_members, int) or min_members < 2:
-            raise InvalidInput("min_members must be an int >= 2")
+        min_members = _check_int(min_members, "min_members", 2, 1_000_000)
         with self._lock:
             self._sync()
             return K.propose(self.store, namer=namer, scope=scope, min_members=min_members)
@@ -733,15 +752,13 @@ class Memory:
 
     def neighbours(self, name_or_id, *, depth: int = 1, scope: str | None = None) -> list[tuple[G.Entity, int]]:
         """Entities within ``depth`` (1 or 2) hops, with their distance."""
-        if isinstance(depth, bool) or depth not in (1, 2):
-            raise InvalidInput("depth must be 1 or 2")
+        depth = _check_int(depth, "depth", 1, 2)
         found = G.neighbours(self.db, self._node(name_or_id, scope), depth, scope)
         return [(G.entity(self.db, n), d) for n, d in sorted(found.items(), key=lambda x: (x[1], x[0]))]
 
     def relation_path(self, a, b, *, max_depth: int = 4, scope: str | None = None) -> list[G.Fact] | None:
         """Shortest chain of facts linking two entities (None when unconnected)."""
-        if isinstance(max_depth, bool) or not isinstance(max_depth, int) or not 1 <= max_depth <= 8:
-            raise InvalidInput("max_depth must be an int from 1 to 8")
+        max_depth = _check_int(max_depth, "max_depth", 1, 8)
         return G.shortest_path(self.db, self._node(a, scope), self._node(b, scope), max_depth, scope)
 
     def facts(self, memory_id: int) -> list[G.Fact]:
@@ -752,8 +769,7 @@ class Memory:
 
     def entity_facts(self, name_or_id, *, limit: int = 100, scope: str | None = None) -> list[G.Fact]:
         """Facts in which an entity is subject or object, newest first."""
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InvalidInput(f"limit must be an int >= 1, got {limit!r}")
+        limit = _check_int(limit, "limit", 1, 1_000_000)
         return G.facts_of_node(self.db, self._node(name_or_id, scope), limit, scope)
 
     def alias_candidates(self) -> list[dict[str, Any]]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import random
 import time
 from collections.abc import Callable, Iterator
 
 import apsw
 
-from .errors import StoreCorrupt
+from .errors import StoreBusy, StoreCorrupt
 
 __all__ = ["Store", "SCHEMA_VERSION", "probe"]
 
@@ -229,6 +230,29 @@ SCHEMA_VERSION = len(MIGRATIONS)
 PROBE_CHECK_BYTES = 256 << 20
 
 
+def _header_problem(path: str) -> str | None:
+    """Why the file's SQLite header says it is not a whole database (None: it looks whole,
+    or does not exist). Reads 100 bytes."""
+    try:
+        size = os.path.getsize(path)
+        if size == 0:
+            return None
+        with open(path, "rb") as f:
+            head = f.read(100)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot read {path!r}: {exc}"
+    if len(head) < 100 or head[:16] != b"SQLite format 3\x00":
+        return f"{path!r} is not a SQLite file"
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(head[28:32], "big")
+    if head[24:28] == head[92:96] and pages * page > size:
+        return f"{path!r} is truncated: its header says {pages * page:,} bytes, the file has {size:,}"
+    return None
+
+
 def probe(path: str | os.PathLike) -> str | None:
     """Why the file at ``path`` cannot be opened as a fastmem store, or None when it can (or
     does not exist yet: it will be created). Reads the header and the schema, never writes:
@@ -240,21 +264,12 @@ def probe(path: str | os.PathLike) -> str | None:
         while not os.path.exists(parent):
             parent = os.path.dirname(parent)
         return None if os.access(parent, os.W_OK) else f"cannot create {path!r}: {parent!r} is not writable"
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
-            head = f.read(100)
-    except OSError as exc:
-        return f"cannot read {path!r}: {exc}"
+    reason = _header_problem(path)
+    if reason:
+        return reason
+    size = os.path.getsize(path)
     if size == 0:
         return None
-    if len(head) < 100 or head[:16] != b"SQLite format 3\x00":
-        return f"{path!r} is not a SQLite file"
-    page = int.from_bytes(head[16:18], "big")
-    page = 65536 if page == 1 else page
-    pages = int.from_bytes(head[28:32], "big")
-    if head[24:28] == head[92:96] and pages * page > size:
-        return f"{path!r} is truncated: its header says {pages * page:,} bytes, the file has {size:,}"
     try:
         db = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
         try:
@@ -287,29 +302,59 @@ class Store:
         How long a write waits for another process's lock before failing.
     """
 
-    def __init__(self, path: str | os.PathLike, *, busy_timeout_ms: int = 10_000) -> None:
+    def __init__(self, path: str | os.PathLike, *, busy_timeout_ms: int = 2_000, lock_wait_s: float = 120.0,
+                 durable: bool = False) -> None:
         self.path = os.fspath(path)
-        parent = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(parent, exist_ok=True)
+        self.lock_wait_s = lock_wait_s
+        self._savepoints = itertools.count()
+        self._depth = 0
+        memory = self.path == ":memory:" or self.path.startswith("file::memory:")
+        if not memory:
+            parent = os.path.dirname(os.path.abspath(self.path))
+            os.makedirs(parent, exist_ok=True)
+            reason = _header_problem(self.path)
+            if reason:
+                raise StoreCorrupt(f"{reason}; restore a backup or choose another path")
+        self.db = None
         try:
             self.db = apsw.Connection(self.path)
             self.db.set_busy_timeout(busy_timeout_ms)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
+            self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL").fetchall())
+            self.db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
             self.db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except (apsw.NotADBError, apsw.CorruptError) as exc:
+            self.close()
             raise StoreCorrupt(
                 f"{self.path!r} is not a readable SQLite file ({exc}); restore a backup or "
                 "choose another path"
             ) from exc
-        self._savepoints = itertools.count()
-        self._depth = 0
+        except BaseException:
+            self.close()
+            raise
+
+    def _retry(self, fn):
+        """``fn()``, retried with backoff while another process holds the lock (each try
+        already waits ``busy_timeout_ms``), for at most ``lock_wait_s``; then
+        :class:`~fastmem.errors.StoreBusy`."""
+        deadline = time.monotonic() + self.lock_wait_s
+        delay = 0.02
+        while True:
+            try:
+                return fn()
+            except apsw.BusyError as exc:
+                if time.monotonic() + delay > deadline:
+                    raise StoreBusy(
+                        f"{self.path!r}: another process held the write lock for over {self.lock_wait_s:g} s; "
+                        "nothing was written, try again"
+                    ) from exc
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 1.0)
 
     # -- migrations ------------------------------------------------------------------------
     def _migrate(self) -> None:
         db = self.db
-        with db:
+        with self.atomic():  # IMMEDIATE, retried: two processes creating one store take turns
             db.execute(
                 f"CREATE TABLE IF NOT EXISTS {_MIGRATIONS_TABLE}("
                 "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied REAL NOT NULL)"
@@ -328,7 +373,7 @@ class Store:
         for version, (name, fn) in enumerate(MIGRATIONS, start=1):
             if version in done:
                 continue
-            with db:  # one transaction per migration; IMMEDIATE via the write below
+            with self.atomic():  # one transaction per migration
                 again = db.execute(
                     f"SELECT 1 FROM {_MIGRATIONS_TABLE} WHERE version=?", (version,)
                 ).fetchone()
@@ -350,7 +395,7 @@ class Store:
     def atomic(self) -> Iterator[apsw.Connection]:
         """A transaction; nested calls become savepoints. Rolls back on any exception."""
         if self._depth == 0:
-            self.db.execute("BEGIN IMMEDIATE")
+            self._retry(lambda: self.db.execute("BEGIN IMMEDIATE"))
             self._depth += 1
             try:
                 yield self.db
@@ -391,4 +436,5 @@ class Store:
         )
 
     def close(self) -> None:
-        self.db.close()
+        if self.db is not None:
+            self.db.close()

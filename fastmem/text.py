@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 from .errors import InvalidInput
 
-__all__ = ["MAX_TEXT_CHARS", "check_text", "fts_query", "content_words", "STOPWORDS", "to_epoch", "from_epoch"]
+__all__ = ["MAX_TEXT_CHARS", "check_text", "check_str", "check_query", "fts_query", "content_words", "STOPWORDS", "to_epoch", "from_epoch"]
 
 #: Longest memory accepted, in characters. Longer input raises InvalidInput (never truncated):
 #: split long documents into passages before storing them.
@@ -36,9 +36,37 @@ def check_text(text, what: str = "text") -> str:
             f"{what} has {len(text):,} characters, over the maximum of {MAX_TEXT_CHARS:,}; "
             "split it into passages and store them with remember_many"
         )
-    if "\x00" in text:
-        raise InvalidInput(f"{what} contains a NUL character")
+    return check_str(text, what)
+
+
+def check_query(text, what: str = "query") -> str:
+    """Validate a query (a turn): a non-blank str of at most MAX_TEXT_CHARS characters
+    without unpaired surrogates. Control characters are allowed: a query is never stored and
+    never reaches FTS unquoted."""
+    if not isinstance(text, str):
+        raise InvalidInput(f"{what} must be str, not {type(text).__name__}")
+    if not text.replace("\x00", " ").strip():
+        raise InvalidInput(f"{what} is empty or whitespace only")
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidInput(f"{what} has {len(text):,} characters, over the maximum of {MAX_TEXT_CHARS:,}")
+    if _SURROGATE.search(text):
+        raise InvalidInput(f"{what} contains an unpaired surrogate (not valid Unicode text)")
     return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_str(s, what: str) -> str:
+    """A str that SQLite and the models can take: no NUL character, no unpaired surrogate
+    (what some decoders leave for undecodable bytes); raises :class:`InvalidInput`."""
+    if not isinstance(s, str):
+        raise InvalidInput(f"{what} must be str, not {type(s).__name__}")
+    if "\x00" in s:
+        raise InvalidInput(f"{what} contains a NUL character")
+    if _SURROGATE.search(s):
+        raise InvalidInput(f"{what} contains an unpaired surrogate (not valid Unicode text); decode it properly first")
+    return s
 
 
 def words(text: str) -> list[str]:

@@ -19,12 +19,12 @@ import numpy as np
 
 from . import graph as G
 from .canon import normalise_type
-from .embedder import Embedder
+from .embedder import Embedder, checked
 from .errors import InvalidInput, NotFound
 from .extract import Extractor, Triple, events_from_triples, lemmatiser, parse_texts
 from .progress import bar
 from .structure_index import Pending, StructureIndex
-from .text import check_text, from_epoch, to_epoch
+from .text import check_str, check_text, from_epoch, to_epoch
 
 __all__ = ["Prepared", "check_batch", "prepare", "commit", "forget", "update", "row", "KEEP"]
 
@@ -53,6 +53,9 @@ def _check_triples(ts, i: int, lemmatise) -> list[Triple] | None:
             raise InvalidInput(f"triples[{i}]: each triple is (subject, relation, object[, subject_type, object_type])")
         if not all(isinstance(x, str) and x.strip() for x in t[:3]):
             raise InvalidInput(f"triples[{i}]: subject, relation and object must be non-blank str")
+        for x in t[:5]:
+            if x is not None:
+                check_str(x, f"triples[{i}]")
         if not all(x is None or isinstance(x, str) for x in t[3:5]):
             raise InvalidInput(f"triples[{i}]: types must be str or None")
         out.append(Triple(t[0], t[1], t[2], *(normalise_type(x) for x in t[3:5])))
@@ -68,12 +71,9 @@ def check_batch(texts, *, scope, meta, triples, extractor: Extractor | None, sou
         raise InvalidInput("texts must be a sequence of str (use remember() for one text)")
     for i, t in enumerate(texts):
         check_text(t, f"texts[{i}]")
-    if not isinstance(scope, str):
-        raise InvalidInput(f"scope must be str, not {type(scope).__name__}")
-    if "\x00" in scope:
-        raise InvalidInput("scope contains a NUL character")
-    if source is not None and (not isinstance(source, str) or "\x00" in source):
-        raise InvalidInput("source must be a str without NUL characters, or None")
+    check_str(scope, "scope")
+    if source is not None:
+        check_str(source, "source")
     if isinstance(at, (list, tuple)):
         if len(at) != len(texts):
             raise InvalidInput(f"at has {len(at)} entries for {len(texts)} texts")
@@ -108,7 +108,7 @@ def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Ex
     events: list[list] = []
     for start in range(0, len(texts), step):
         part = list(texts[start : start + step])
-        vecs[start : start + len(part)] = embedder.encode(part)
+        vecs[start : start + len(part)] = checked(embedder.encode(part), len(part), embedder.dim)
         need = [j for j in range(len(part)) if given[start + j] is None]
         parsed = parse_texts(extractor, [part[j] for j in need]) if (need and extractor) else []
         ex = dict(zip(need, parsed))

@@ -1,0 +1,67 @@
+"""Scope isolation, as a property over random stores and queries: a recall (every channel, the
+analogy slot), an exploration, a graph query or a tool call for one scope never returns
+anything of another."""
+
+import json
+import os
+import tempfile
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fastmem
+from fastmem.hermes import tools as T
+
+POOL = [
+    "Alice moved to Berlin in May and works for Acme.", "Bob works for Acme in Lisbon.",
+    "Acme Corporation owns Widget Inc, a small subsidiary in Ohio.", "Alice owns a red car.",
+    "Nadia booked a flight to Lisbon for the Acme offsite.", "The spare key is under the blue flowerpot.",
+    "Omar is moving to Oslo in August.", "Bob bought a used red car from a dealer.",
+    "Sea water evaporates in the sun and condenses into clouds.", "Priya teaches chemistry in Berlin.",
+    "Omar signed a lease for an apartment in Oslo.", "Kenji plays the cello with Alice.",
+    "The museum in Lisbon closes at six.", "Widget Inc hired Nadia as an engineer.",
+    "Alice and Bob visited the museum in Oslo.", "The quarterly report for Acme is due in March.",
+]
+QUERIES = ["where does Alice live?", "who works for Acme", "My friend Bob owns a red car.", "Lisbon", "Oslo lease",
+           "what evaporates?", "Widget Inc", "spare key"]
+NAMES = ["Alice", "Acme", "Bob", "Lisbon", "Oslo", "Widget Inc", "Nadia", "Berlin"]
+CHANNEL_SETS = [("keyword",), ("vector",), ("graph",), ("keyword", "vector", "graph")]
+
+
+@settings(max_examples=int(os.environ.get("FASTMEM_ISOLATION_EXAMPLES", "12")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(layout=st.lists(st.tuples(st.integers(0, len(POOL) - 1), st.sampled_from(["a", "b", "c"])), min_size=4,
+                       max_size=16),
+       query=st.sampled_from(QUERIES), name=st.sampled_from(NAMES), other=st.sampled_from(NAMES))
+def test_no_call_for_one_scope_returns_another(layout, query, name, other):
+    with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "i.db"), min_store=2) as m:
+        for i, scope in layout:
+            m.remember(POOL[i], scope=scope)
+        scope_of = dict(m.db.execute("SELECT id, scope FROM memories").fetchall())
+        for s in ("a", "b", "c"):
+            for chans in CHANNEL_SETS:
+                res = m.recall(query, k=20, scope=s, channels=chans, record=False)
+                assert all(scope_of[h.id] == s and h.scope == s for h in res.hits)
+                assert res.analogy is None or scope_of[res.analogy.id] == s
+            assert all(scope_of[a.id] == s for a in m.analogies(query, k=20, scope=s))
+            for e in m.entity(name, scope=s):
+                assert m.db.execute(
+                    "SELECT 1 FROM edges e JOIN memories x ON x.id=e.memory_id AND x.scope=? WHERE e.subj=? OR e.obj=?",
+                    (s, e.id, e.id)).fetchone()
+            try:
+                facts = m.entity_facts(name, scope=s)
+                near = m.neighbours(name, depth=2, scope=s)
+                path = m.relation_path(name, other, scope=s) or []
+            except fastmem.NotFound:
+                facts, near, path = [], [], []
+            assert all(scope_of[f.memory_id] == s for f in facts + path if f.memory_id is not None)
+            for ent, _ in near:  # each neighbour has a fact in the scope
+                assert m.entity(ent.name, scope=s) or ent.type == "category"
+            ctx = T.Context(s, writable=False)
+            for tool, args in (("fastmem_recall", {"query": query, "k": 20}), ("fact_store", {"action": "search", "query": query}),
+                               ("fact_store", {"action": "probe", "entity": name}), ("fact_store", {"action": "list"}),
+                               ("fastmem_analogies", {"text": query})):
+                got = json.loads(T.call(m, ctx, tool, args))
+                ids = [x.get("id", x.get("fact_id")) for key in ("hits", "results", "facts", "analogies")
+                       for x in got.get(key) or []]
+                assert all(scope_of[i] == s for i in ids), (tool, got)
