@@ -106,10 +106,11 @@ class AnalogySlot:
             self._pool = None
 
     # -- step 1: the turn and its candidates -----------------------------------------------
-    def prepare(self, text: str, extractor, z_min: float) -> Turn:
-        """Parse the turn and, in a large store, start its candidate search on the worker."""
+    def prepare(self, text: str, extractor, z_min: float, parsed=None) -> Turn:
+        """The turn's structural query (parsed here unless ``parsed`` gives its events and
+        names) and, in a large store, its candidate search started on the worker."""
         t0 = time.perf_counter()
-        events, names = parse_turn(extractor, text)
+        events, names = parsed if parsed is not None else parse_turn(extractor, text)
         t1 = time.perf_counter()
         sq = self.structures.query(events)
         future = None
@@ -119,7 +120,8 @@ class AnalogySlot:
 
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastmem-analogy")
             future = self._pool.submit(self.candidates, sq.vector, z_min)
-        return Turn(sq, names, future, (t1 - t0) * 1e3, (time.perf_counter() - t1) * 1e3)
+        parse_ms = (t1 - t0) * 1e3 if parsed is None else 0.0
+        return Turn(sq, tuple(names), future, parse_ms, (time.perf_counter() - t1) * 1e3)
 
     def candidates(self, qu: np.ndarray, z_min: float):
         """``(mean, std, ids, code scores)``: the store's exact statistics for the query and

@@ -20,7 +20,7 @@ from typing import Protocol, runtime_checkable
 from .canon import canon_relation, fold_name, normalise_type
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "load_spacy", "events_from_triples",
-           "parse_texts", "parse_turn", "lemmatiser"]
+           "parse_texts", "parse_turn", "parse_turns", "lemmatiser"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +91,14 @@ def parse_turn(extractor: Extractor | None, text: str) -> tuple[list[Event], tup
     if ev is not None:
         return ev([text])[0], ()
     return events_from_triples(extractor.extract_many([text])[0]), ()
+
+
+def parse_turns(extractor: Extractor | None, texts: Sequence[str]) -> list[tuple[list[Event], tuple[str, ...]]]:
+    """:func:`parse_turn` of several turns (one ``pipe`` when the extractor can)."""
+    both = getattr(extractor, "events_and_names_many", None) if extractor else None
+    if both is not None:
+        return [(ev, tuple(nm)) for ev, nm in both(list(texts))]
+    return [parse_turn(extractor, t) for t in texts]
 
 
 def lemmatiser(extractor: Extractor | None):

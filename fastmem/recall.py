@@ -48,17 +48,20 @@ class RecallPipeline:
     def __init__(self, db: apsw.Connection, index: VectorIndex, scopes: C.Scopes, ledger: Ledger,
                  slot: AnalogySlot, fuse) -> None:
         self.db, self.index, self.scopes, self.ledger, self.slot, self.fuse = db, index, scopes, ledger, slot, fuse
+        self.keyword = C.Keyword(db)
+        self.graph = C.Graph(db)
 
     def run(self, query: str, vec: np.ndarray | None, *, extractor, k: int, scope: str | None, session: str | None,
-            use: frozenset[str], analogy: bool, z_min: float, record: bool) -> Recall:
+            use: frozenset[str], analogy: bool, z_min: float, record: bool, parsed=None) -> Recall:
         """One recall of ``query`` (embedded as ``vec``; None when neither the vector channel
-        nor the slot is wanted)."""
+        nor the slot is wanted). ``parsed``: the turn's (events, names), when parsed already
+        (the front parses while the model embeds)."""
         t: dict[str, float] = {}
         # the turn's structure first, so that its candidate search can overlap the channels
         turn = None
         if analogy and extractor is not None:
-            turn = self.slot.prepare(query, extractor, z_min)
-            t["parse"], t["analogy"] = turn.parse_ms, turn.prep_ms  # the turn's embedding is "embed"
+            turn = self.slot.prepare(query, extractor, z_min, parsed)
+            t["parse"], t["analogy"] = turn.parse_ms, turn.prep_ms  # the front adds its own parse time
         # channels (the vector channel also when only the slot needs its neighbours)
         t0 = time.perf_counter()
         pool = max(50, 4 * k)
@@ -69,12 +72,12 @@ class RecallPipeline:
         t["vector"] = (time.perf_counter() - t0) * 1e3
         t1 = time.perf_counter()
         if "keyword" in use:
-            found["keyword"] = C.keyword(self.db, query, pool, scope)
+            found["keyword"] = self.keyword(query, pool, scope, self.index.live, extra=labels)
         t["keyword"] = (time.perf_counter() - t1) * 1e3
         t1 = time.perf_counter()
         entities: list[str] = []
         if "graph" in use:
-            found["graph"], entities = C.graph(self.db, query, pool, scope)
+            found["graph"], entities = self.graph(query, pool, scope, self.index.live)
         t["graph"] = (time.perf_counter() - t1) * 1e3
         # fusion (a keyword or graph cut at `pool` says nothing about ties at its boundary)
         found = {c: (v if c == "vector" else drop_boundary_ties(v, pool)) for c, v in found.items() if c in use}

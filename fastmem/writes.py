@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import graph as G
+from . import workers
 from .canon import normalise_type
 from .embedder import Embedder, checked
 from .errors import InvalidInput, NotFound
@@ -98,9 +99,17 @@ def encode_meta(meta) -> str:
         raise InvalidInput(f"meta must be a JSON-serialisable mapping: {exc}") from exc
 
 
+#: From this many texts on, the parse runs on the parse thread while the model embeds (measured
+#: on 2 cores with real conversation turns: 73/s side by side against 62/s one after the
+#: other; for a single short text side by side is slower, as the parse holds the GIL between
+#: the model's small operations).
+OVERLAP_MIN = 16
+
+
 def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Extractor | None,
             progress: bool | None) -> Prepared:
-    """Embed and parse ``texts`` (in parts of 512 when a progress bar is shown)."""
+    """Embed and parse ``texts`` (parts of 512 when a progress bar is shown, else one); see
+    :data:`OVERLAP_MIN`."""
     b = bar(len(texts), "remembering", progress)
     step = 512 if b else max(len(texts), 1)
     vecs = np.empty((len(texts), embedder.dim), np.float32)
@@ -108,10 +117,12 @@ def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Ex
     events: list[list] = []
     for start in range(0, len(texts), step):
         part = list(texts[start : start + step])
-        vecs[start : start + len(part)] = checked(embedder.encode(part), len(part), embedder.dim)
         need = [j for j in range(len(part)) if given[start + j] is None]
-        parsed = parse_texts(extractor, [part[j] for j in need]) if (need and extractor) else []
-        ex = dict(zip(need, parsed))
+        todo = [part[j] for j in need] if (need and extractor) else []
+        parsing = workers.submit(parse_texts, extractor, todo) if len(todo) >= OVERLAP_MIN else None
+        vecs[start : start + len(part)] = checked(embedder.encode(part), len(part), embedder.dim)
+        got = parsing.result() if parsing is not None else (parse_texts(extractor, todo) if todo else [])
+        ex = dict(zip(need, got))
         for j in range(len(part)):
             g = given[start + j]
             fs, ev = (g, events_from_triples(g)) if g is not None else ex.get(j, ([], []))

@@ -1,0 +1,172 @@
+"""Scale: recall and writes on stores written with extraction (MiniLM, spaCy, SQLite, hnswlib),
+at 10k memories and, opt-in, 100k (FASTMEM_BENCH_100K=1) and 1M (FASTMEM_BENCH_1M=1). The
+stores are built once from ``fastmem.benchmark.texts`` and cached (conftest.cached_store,
+keyed by fastmem's schema and structure versions and the model).
+
+Groups (medians; compile time excluded; baselines run in the same process):
+
+* ``recall N``: a recall with a new query each round (embedding included), next to MiniLM's
+  own query embedding (the baseline: the target is recall <= 1.5x it), and the same recall
+  with the embedding cached (everything but the embedding); ``extra_info`` has the median of
+  each stage of ``Recall.timings_ms``;
+* ``write N``: ``remember`` of one new text, next to embedding plus parse of the same text (the
+  target: at most 3 ms more), and ``remember_many`` of 256 texts (memories per second in
+  ``extra_info``);
+* ``open N``: opening the store (index reconciled, codes and statistics loaded);
+* ``extra_info["bytes_per_memory"]`` on the open bench: file and index bytes per memory, by
+  table (``dbstat``), text excluded.
+
+    pytest bench/test_bench_scale.py --benchmark-only --benchmark-columns=median,iqr,rounds
+"""
+
+import itertools
+import os
+import time
+
+import pytest
+
+import fastmem
+from conftest import cached_store, fresh_copy
+from fastmem import benchmark as B
+
+SIZES = [10_000] + ([100_000] if os.environ.get("FASTMEM_BENCH_100K") else []) + \
+    ([1_000_000] if os.environ.get("FASTMEM_BENCH_1M") else [])
+
+
+def _build(n):
+    def build(path):
+        texts = B.texts(n)
+        with fastmem.Memory(path, progress=False) as m:
+            for start in range(0, n, 2000):
+                m.remember_many(texts[start : start + 2000], progress=False)
+    return build
+
+
+@pytest.fixture(scope="module")
+def models():
+    fastmem.warmup(models=True)
+
+
+@pytest.fixture(scope="module", params=SIZES, ids=lambda n: f"{n // 1000}k")
+def store(request, models, tmp_path_factory):
+    n = request.param
+    path = cached_store("scale", n, _build(n))
+    work = fresh_copy(path, str(tmp_path_factory.mktemp(f"scale{n}")))
+    m = fastmem.Memory(work, progress=False)
+    yield m, n, work
+    m.close()
+
+
+def test_recall_new_query(benchmark, store):
+    m, n, _ = store
+    benchmark.group = f"recall {n // 1000}k"
+    qs = iter(B.queries(400, seed=2))
+    runs = []
+
+    def one():
+        r = m.recall(next(qs), k=10, record=False)
+        runs.append(r.timings_ms)
+
+    benchmark.pedantic(one, rounds=60, warmup_rounds=3)
+    for key in ("embed", "parse", "keyword", "vector", "graph", "fuse", "analogy"):
+        vals = sorted(t.get(key, 0.0) for t in runs)
+        benchmark.extra_info[f"{key}_ms"] = round(vals[len(vals) // 2], 3)
+
+
+def test_minilm_query_alone(benchmark, store):
+    m, n, _ = store
+    benchmark.group = f"recall {n // 1000}k"
+    qs = iter(B.queries(400, seed=3))
+    benchmark.pedantic(lambda: m.embedder.encode([next(qs)]), rounds=60, warmup_rounds=3)
+
+
+def test_recall_embedding_cached(benchmark, store):
+    m, n, _ = store
+    benchmark.group = f"recall {n // 1000}k"
+    qs = B.queries(20, seed=4)
+    for q in qs:
+        m.recall(q, record=False)  # embeddings cached; every round a different cached turn
+    it = itertools.cycle(qs)
+    benchmark.pedantic(lambda: m.recall(next(it), k=10, record=False), rounds=60, warmup_rounds=2)
+
+
+def test_recall_slot_off_embedding_cached(benchmark, store):
+    m, n, _ = store
+    benchmark.group = f"recall {n // 1000}k"
+    qs = B.queries(20, seed=4)
+    it = itertools.cycle(qs)
+    benchmark.pedantic(lambda: m.recall(next(it), k=10, record=False, analogy=False), rounds=60, warmup_rounds=2)
+
+
+def test_remember_one(benchmark, store):
+    m, n, _ = store
+    benchmark.group = f"write {n // 1000}k"
+    texts = iter(B.texts(500, seed=7))
+    benchmark.pedantic(lambda: m.remember(next(texts)), rounds=40, warmup_rounds=2)
+
+
+def test_embed_plus_parse_of_one(benchmark, store):
+    m, n, _ = store
+    benchmark.group = f"write {n // 1000}k"
+    texts = iter(B.texts(500, seed=8))
+
+    def one():
+        t = next(texts)
+        m.embedder.encode([t])
+        m.extractor.parse_many([t])
+
+    benchmark.pedantic(one, rounds=40, warmup_rounds=2)
+
+
+def test_remember_many_256(benchmark, store):
+    m, n, _ = store
+    benchmark.group = f"write {n // 1000}k"
+    batches = iter([B.texts(256, seed=100 + i) for i in range(8)])
+    benchmark.pedantic(lambda: m.remember_many(next(batches)), rounds=5, warmup_rounds=1)
+    benchmark.extra_info["per_second"] = round(256 / benchmark.stats.stats.median, 1)
+
+
+def test_open(benchmark, store, tmp_path):
+    m, n, work = store
+    benchmark.group = f"open {n // 1000}k"
+    m.flush()
+    opened = []
+
+    def one():
+        t0 = time.perf_counter()
+        x = fastmem.Memory(work, progress=False)
+        opened.append(time.perf_counter() - t0)
+        x.close()
+
+    benchmark.pedantic(one, rounds=3, warmup_rounds=0)
+    benchmark.extra_info["bytes_per_memory"] = bytes_per_memory(m, work)
+
+
+def bytes_per_memory(m, path) -> dict:
+    """Bytes per memory on disk by where they go, text excluded (SQLite dbstat + the index)."""
+    n = len(m)
+    per: dict[str, int] = {}
+    for name, size in m.db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
+        per[name] = size
+    text = m.db.execute("SELECT sum(length(CAST(text AS BLOB))) FROM memories").fetchone()[0] or 0
+    groups = {
+        "vectors (sqlite)": ["embeddings"],
+        "codes": ["codes", "hrr_stats"],
+        "events": ["events", "event_df"],
+        "fts": [k for k in per if k.startswith("memories_fts")],
+        "graph": ["nodes", "aliases", "edges", "edges_memory", "edges_subj", "edges_obj", "aliases_node",
+                  "alias_candidates", "sqlite_autoindex_nodes_1"],
+        "memories (text excluded)": ["memories", "memories_scope", "memories_source"],
+        "usage": ["usage", "usage_events", "usage_events_session"],
+    }
+    out = {}
+    for g, names in groups.items():
+        total = sum(per.pop(x, 0) for x in names)
+        if g.startswith("memories"):
+            total -= text
+        out[g] = round(total / n)
+    out["other sqlite"] = round(sum(per.values()) / n)
+    idx = os.path.getsize(path + ".hnsw") if os.path.exists(path + ".hnsw") else 0
+    out["vector index (hnsw)"] = round(idx / n)
+    out["total"] = sum(out.values())
+    return out
