@@ -2,11 +2,12 @@
 
 For each turn (:meth:`AnalogySlot.prepare`, then :meth:`AnalogySlot.pick`):
 
-1. Candidates: every stored code whose score against the turn is within
-   ``CANDIDATE_SLACK`` standard deviations of the gate (one int8 scan; the store's mean and
-   std are exact from the running sums). From ``OVERLAP_MIN_CODES`` codes on this search runs
-   on a worker thread while the recall channels run.
-2. In code-score order, drop those that fail the surface condition (``surface_rule``,
+1. Candidates: the memories whose exact alignment with the turn (the IDF-weighted terms they
+   share) can clear the gate, found on the term index (:mod:`fastmem.term_index`), heaviest
+   first; the store's mean and std for the turn are exact from the running sums. From
+   ``OVERLAP_MIN_CODES`` codes on this search runs on a worker thread while the recall
+   channels run.
+2. In alignment order, drop those that fail the surface condition (``surface_rule``,
    ``surface_names``, ``surface_max``), the scope or the session's repeat window; align the
    first ``rerank`` survivors exactly with the turn (the IDF-weighted terms they share).
 3. The gate: a survivor qualifies when its exact alignment, on the store's score scale
@@ -31,7 +32,6 @@ from dataclasses import dataclass
 import apsw
 import numpy as np
 
-from . import kernels as K
 from .errors import InvalidInput
 from .extract import parse_turn
 from .results import Analogy
@@ -72,9 +72,8 @@ class AnalogySlot:
     #: From this many structural codes on, the candidate search runs on a worker thread
     #: while the keyword, vector and graph channels run (the scan kernels release the GIL).
     OVERLAP_MIN_CODES = 16_384
-    #: Candidates are gathered this many standard deviations below the gate: a code's score
-    #: carries bundling noise, and the gate is applied to the exact alignment afterwards.
-    CANDIDATE_SLACK = 1.0
+    #: At most this many candidates (heaviest alignment first) are considered per turn.
+    CANDIDATES = 256
 
     def __init__(self, db: apsw.Connection, structures: StructureIndex, *, z_min: float = 2.0,
                  surface_exclude: int = 10, surface_fraction: float = 0.05, surface_max: float | None = None,
@@ -114,24 +113,25 @@ class AnalogySlot:
         t1 = time.perf_counter()
         sq = self.structures.query(events)
         future = None
-        if sq is not None and self.structures.codes.n >= max(self.min_store, self.OVERLAP_MIN_CODES):
+        if sq is not None and self.structures.n >= max(self.min_store, self.OVERLAP_MIN_CODES):
             if self._pool is None:
                 from concurrent.futures import ThreadPoolExecutor
 
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastmem-analogy")
-            future = self._pool.submit(self.candidates, sq.vector, z_min)
+            future = self._pool.submit(self.candidates, sq, z_min)
         parse_ms = (t1 - t0) * 1e3 if parsed is None else 0.0
         return Turn(sq, tuple(names), future, parse_ms, (time.perf_counter() - t1) * 1e3)
 
-    def candidates(self, qu: np.ndarray, z_min: float):
-        """``(mean, std, ids, code scores)``: the store's exact statistics for the query and
-        the codes within ``CANDIDATE_SLACK`` of the gate, highest first."""
-        codes = self.structures.codes
-        mean, std = codes.z_stats(qu)
-        if codes.n < self.min_store or std <= 1e-9:
-            return mean, std, np.zeros(0, np.int64), np.zeros(0, np.float32)
-        ids, sims = codes.candidates(qu, mean + (z_min - self.CANDIDATE_SLACK) * std, 256)
-        return mean, std, ids, sims
+    def candidates(self, sq: StructQuery, z_min: float):
+        """``(mean, std, ids, alignments)``: the store's exact statistics for the query, and
+        the memories whose exact alignment can clear the gate, heaviest first (the term
+        index: the cost follows the turn's terms' postings, not the store's size)."""
+        st = self.structures
+        mean, std = st.stats.z_stats(sq.vector)
+        if st.n < self.min_store or std <= 1e-9:
+            return mean, std, np.zeros(0, np.int64), np.zeros(0)
+        ids, align = st.candidates(sq, mean + z_min * std, self.CANDIDATES)
+        return mean, std, ids, align
 
     # -- steps 2 and 3: surface condition, alignment, gate ---------------------------------
     def pick(self, turn: Turn, vec: np.ndarray, *, scope: str | None, session: str | None, z_min: float,
@@ -145,7 +145,7 @@ class AnalogySlot:
         sq = turn.query
         if sq is None:
             return None
-        mean, std, cids, csims = turn.future.result() if turn.future is not None else self.candidates(sq.vector, z_min)
+        mean, std, cids, aligns = turn.future.result() if turn.future is not None else self.candidates(sq, z_min)
         if len(cids) == 0:
             return None
         n_surface = min(self.surface_exclude, math.ceil(self.surface_fraction * max(n_live, 1)))
@@ -162,8 +162,9 @@ class AnalogySlot:
             part = [int(m) for m in cids[fetched : fetched + 16]]  # cids are highest first
             fetched += len(part)
             for r in self.db.execute(
-                "SELECT m.id, m.text, m.scope, e.vec, ev.events FROM memories m JOIN embeddings e ON e.memory_id=m.id "
-                "JOIN events ev ON ev.memory_id=m.id WHERE m.id IN (SELECT value FROM json_each(?))",
+                "SELECT m.id, m.text, m.scope, e.vec, ev.events, c.code, c.nterms FROM memories m "
+                "JOIN embeddings e ON e.memory_id=m.id JOIN events ev ON ev.memory_id=m.id "
+                "JOIN codes c ON c.memory_id=m.id WHERE m.id IN (SELECT value FROM json_each(?))",
                 (ids_json(part),),
             ):
                 info[r[0]] = r[1:]
@@ -177,7 +178,7 @@ class AnalogySlot:
             mid = int(cids[pos])
             if mid not in info or mid in recent:
                 continue
-            text, mscope, v, ev = info[mid]
+            text, mscope, v, ev, code, nterms = info[mid]
             if scope is not None and mscope != scope:
                 continue
             surface = float(np.dot(np.frombuffer(v, np.float32), vec))
@@ -198,7 +199,8 @@ class AnalogySlot:
                 use = weights.get(mid, (1.0, 0, 0))[0]
                 score = align * use
                 if best is None or score > best[0]:
-                    why = {"z": z, "structural": float(csims[pos]), "store_mean": mean, "store_std": std,
+                    structural = self.structures.code_scores(sq, [(mid, code, nterms)])[mid]
+                    why = {"z": z, "structural": structural, "store_mean": mean, "store_std": std,
                            "alignment": align, "surface": surface, "surface_rank": srank, "recall_rank": rrank,
                            "matched": matched, "use": use}
                     best = (score, mid, text, mscope, why)
@@ -234,14 +236,15 @@ class AnalogySlot:
         """The ``k`` memories structurally closest to ``text`` by the slot's exact z (see
         ``Memory.analogies``); ``embed_query(text)`` gives ``why["surface"]``."""
         sq = self.structures.query(parse_turn(extractor, text)[0])
-        codes = self.structures.codes
-        if sq is None or codes.n == 0:
+        st = self.structures
+        if sq is None or st.n == 0:
             return []
-        encoder = self.structures.encoder
-        mean, std = codes.z_stats(sq.vector)
-        sims = codes.scores(sq.vector)
-        pool = K.topk(sims, min(len(sims), k * 4 + 16))
-        code_score = {int(codes.ids[i]): float(sims[i]) for i in pool}
+        encoder = st.encoder
+        mean, std = st.stats.z_stats(sq.vector)
+        ids, _ = st.candidates(sq, -math.inf, k * 4 + 16)  # every memory sharing a term, heaviest first
+        rows = self.db.execute("SELECT memory_id, code, nterms FROM codes WHERE memory_id IN (SELECT value FROM "
+                               "json_each(?))", (ids_json(ids),)).fetchall()
+        code_score = st.code_scores(sq, rows)
         vec = embed_query(text)
         out = []
         for mid, mtext, mscope, v, ev in self.db.execute(

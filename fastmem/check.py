@@ -131,13 +131,14 @@ def _structure(mem) -> list[Problem]:
     if stored != df:
         diff = len(set(stored.items()) ^ set(df.items()))
         out.append(Problem("structure", f"word counts differ from a recount ({diff} entries)"))
+    no_terms = db.execute("SELECT count(*) FROM codes WHERE terms IS NULL").fetchone()[0]
+    if no_terms:
+        out.append(Problem("structure", f"{no_terms} structural codes have no stored terms"))
     if not mem.structure.in_sync():
-        out.append(Problem("structure", "the in-process codes differ from the stored ones"))
+        out.append(Problem("structure", "the in-process terms or statistics differ from the stored codes"))
     else:
-        c = mem.structure.codes
-        s0, m0 = c.s.copy(), c.m.copy()
-        c.recompute_stats()
-        drift = max(float(np.max(np.abs(c.s - s0), initial=0.0)), float(np.max(np.abs(c.m - m0), initial=0.0)))
+        c, fresh = mem.structure.stats, mem.structure.recompute_stats()
+        drift = max(float(np.max(np.abs(c.s - fresh.s), initial=0.0)), float(np.max(np.abs(c.m - fresh.m), initial=0.0)))
         if drift > 1e-6 * max(1, c.n):
             out.append(Problem("structure", f"running statistics drifted from a recomputation ({drift:.3g})"))
     return out

@@ -156,7 +156,7 @@ class Memory:
     slot : AnalogySlot
         The analogy slot; its settings (``z_min``, ``surface_rule``...) can be changed live.
     structure : StructureIndex
-        Events, structural codes (``structure.codes``) and word counts.
+        Events, structural codes and terms (``structure.terms``), statistics and word counts.
     """
 
     def __init__(
@@ -345,6 +345,7 @@ class Memory:
             # committed: now the in-process derived structures
             self.index.add(np.asarray(ids, np.int64), prep.vecs)
             self.structure.apply(pending)
+            self.structure.save_if_due(self.store)
             for sc in {scope} if isinstance(scope, str) else set(scope):
                 self.scopes.added(sc, [i for i, x in zip(ids, W._each(scope, len(ids))) if x == sc])
             if self.index.dirty >= 20_000:

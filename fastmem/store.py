@@ -213,6 +213,14 @@ def _m8_categories(db: apsw.Connection) -> None:
     )
 
 
+def _m9_terms(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        ALTER TABLE codes ADD COLUMN terms BLOB;   -- int64 hashes of the code's distinct terms
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -222,6 +230,7 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("time", _m6_time),
     ("chunks", _m7_chunks),
     ("categories", _m8_categories),
+    ("terms", _m9_terms),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

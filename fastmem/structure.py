@@ -34,7 +34,8 @@ import numpy as np
 
 from . import kernels as K
 
-__all__ = ["StructureEncoder", "CodeStore", "TermWeights", "query_facts", "event_words", "label", "StructQuery"]
+__all__ = ["StructureEncoder", "CodeStore", "CodeStats", "TermWeights", "query_facts", "event_words", "label",
+           "StructQuery"]
 
 
 def query_facts(triples):
@@ -96,7 +97,7 @@ class StructureEncoder:
         Family weights of the query.
     """
 
-    version = 2  # bump when codes change meaning; stores re-encode on open
+    version = 3  # bump when codes or their stored terms change meaning; stores re-encode on open
 
     def __init__(self, dim: int = 512, *, order_window: int = 8, length_power: float = 0.5,
                  synonyms: float = 0.0, embed: Callable | None = None,
@@ -234,12 +235,18 @@ class StructureEncoder:
 
 class StructQuery:
     """A turn prepared by :meth:`StructureEncoder.query`: ``weights`` (term key -> weight),
-    ``vector`` (2D,) unit norm, and ``norm`` (the norm before normalising)."""
+    ``vector`` (2D,) unit norm, ``norm`` (the norm before normalising), and the terms' hashes
+    and weights as arrays (for :class:`fastmem.term_index.TermIndex`)."""
 
-    __slots__ = ("weights", "vector", "norm")
+    __slots__ = ("weights", "vector", "norm", "hashes", "wts")
 
     def __init__(self, weights: dict, vector: np.ndarray, norm: float) -> None:
+        from .term_index import term_hashes
+
         self.weights, self.vector, self.norm = weights, vector, norm
+        keys = list(weights)
+        self.hashes = term_hashes(keys)
+        self.wts = np.fromiter((weights[k] for k in keys), np.float64, len(keys))
 
 
 def _show(f: str) -> str:
@@ -255,6 +262,42 @@ def label(key: tuple) -> str:
     if key[0] == "subj":
         return f"{_show(key[2])} -{key[1]}->"
     return f"-{key[1]}-> {_show(key[2])}"
+
+
+class CodeStats:
+    """Exact running statistics of a store's structural scores, without the codes themselves.
+
+    ``s`` (2D,) and ``m`` (2D, 2D) are the float64 sums of every stored row's
+    ``scale x dequantised code`` and of its outer products, so :meth:`z_stats` gives the exact
+    mean and std of that score for any query over the whole store (O(D^2), whatever N).
+    ``n`` and ``id_sum`` fingerprint the set of rows the sums describe.
+    """
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.s = np.zeros(2 * dim)
+        self.m = np.zeros((2 * dim, 2 * dim))
+        self.n = 0
+        self.id_sum = 0
+
+    def _weighted(self, q8: np.ndarray, scale) -> np.ndarray:
+        return K.dequantize(np.ascontiguousarray(q8)) * np.asarray(scale, np.float64).reshape(-1, 1)
+
+    def add(self, ids, q8: np.ndarray, scale) -> None:
+        if len(ids):
+            K.stats_add(self.s, self.m, self._weighted(q8, scale))
+            self.n += len(ids)
+            self.id_sum += int(np.sum(ids))
+
+    def remove(self, ids, q8: np.ndarray, scale) -> None:
+        if len(ids):
+            K.stats_remove(self.s, self.m, self._weighted(q8, scale))
+            self.n -= len(ids)
+            self.id_sum -= int(np.sum(ids))
+
+    def z_stats(self, qu: np.ndarray) -> tuple[float, float]:
+        """Exact mean and std of the scaled score of ``qu`` over every row."""
+        return K.z_stats(np.asarray(qu, np.float64), self.s, self.m, self.n)
 
 
 class CodeStore:

@@ -1,11 +1,13 @@
-"""The store's structural side: every memory's events, its code, and the word counts.
+"""The store's structural side: every memory's events, its code, its terms and the word counts.
 
-Tables ``events`` (a memory's narrative events as JSON), ``codes`` (its int8 FHRR code and
-number of terms), ``event_df`` (how many memories mention each verb or filler) and
-``hrr_stats`` (the running sums of the codes, saved on flush). In the process they live as a
-:class:`~fastmem.structure.CodeStore` and a dict of document counts, which
-:class:`StructureIndex` keeps equal to the tables: writes are *staged* inside the caller's
-transaction and *applied* to the in-process copies once it has committed.
+Tables ``events`` (a memory's narrative events as JSON), ``codes`` (its int8 FHRR code, number
+of terms and the hashes of its terms), ``event_df`` (how many memories mention each verb or
+filler) and ``hrr_stats`` (the running sums of the codes, saved on flush). In the process they
+live as a :class:`~fastmem.term_index.TermIndex` (the analogy slot's candidate search), the
+exact running statistics (:class:`~fastmem.structure.CodeStats`) and a dict of document
+counts; the codes themselves stay on disk. :class:`StructureIndex` keeps the in-process parts
+equal to the tables: writes are *staged* inside the caller's transaction and *applied* once
+it has committed.
 """
 
 from __future__ import annotations
@@ -20,22 +22,27 @@ import numpy as np
 from . import kernels as K
 from .extract import Triple, events_from_triples
 from .progress import bar
-from .structure import CodeStore, StructQuery, StructureEncoder, event_words
+from .structure import CodeStats, StructQuery, StructureEncoder, event_words
+from .term_index import TermIndex, term_hashes
 
 __all__ = ["StructureIndex", "Pending"]
+
+#: The running statistics are saved every this many structural changes (and on flush), so
+#: that reopening after a crash recomputes them rarely.
+STATS_SAVE_EVERY = 20_000
 
 
 @dataclass
 class Pending:
     """Structural changes written in a transaction, to apply once it commits."""
 
-    codes: list[tuple[int, np.ndarray, int]] = field(default_factory=list)  # (id, int8 code, n terms)
+    codes: list[tuple[int, np.ndarray, int, np.ndarray]] = field(default_factory=list)  # (id, int8 code, n, hashes)
     df: dict[str, int] = field(default_factory=dict)
-    removed: list[int] = field(default_factory=list)
+    removed: list[tuple[int, np.ndarray, int]] = field(default_factory=list)  # (id, int8 code, n terms)
 
 
 class StructureIndex:
-    """Events, codes and word counts of one store (see the module docstring).
+    """Events, codes, terms and word counts of one store (see the module docstring).
 
     Parameters
     ----------
@@ -49,36 +56,65 @@ class StructureIndex:
         self.db = db
         self.encoder = encoder
         self.dim = encoder.dim
-        self.codes = CodeStore(self.dim)
+        self.stats = CodeStats(self.dim)
+        self.terms = TermIndex()
         self.df: dict[str, int] = {}
+        self._changes = 0
+
+    @property
+    def n(self) -> int:
+        """Memories with a structural code."""
+        return self.stats.n
 
     # -- loading ---------------------------------------------------------------------------
     def load(self) -> None:
-        """Read codes, their statistics (recomputed when the saved sums are stale) and counts."""
-        rows = self.db.execute("SELECT memory_id, code, nterms FROM codes WHERE dim=? ORDER BY memory_id", (self.dim,)).fetchall()
-        cs = CodeStore(self.dim)
-        if rows:
-            ids = np.asarray([r[0] for r in rows], np.int64)
-            q8 = np.frombuffer(b"".join(r[1] for r in rows), np.int8).reshape(len(rows), 2 * self.dim)
-            cs.add(ids, q8, self.encoder.scale(np.asarray([r[2] for r in rows])), update_stats=False)
+        """Read the terms, the statistics (recomputed when the saved sums are stale) and the
+        word counts. Memories whose terms are missing (an older store) get them from their
+        events."""
+        rows = self.db.execute("SELECT memory_id, terms FROM codes WHERE dim=? ORDER BY memory_id", (self.dim,)).fetchall()
+        ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        hashes = [np.frombuffer(t, np.int64) if t is not None else self._hashes_of(mid) for mid, t in rows]
+        ti = TermIndex()
+        ti.build(ids, hashes)
+        self.terms = ti
+        n, id_sum = len(rows), int(ids.sum()) if len(ids) else 0
         st = self.db.execute("SELECT n, id_sum, s, m FROM hrr_stats WHERE dim=?", (self.dim,)).fetchone()
+        stats = CodeStats(self.dim)
         d2 = 2 * self.dim
-        if st and st[0] == cs.n and st[1] == cs.id_sum:
-            cs.s = np.frombuffer(st[2], np.float64).copy()
-            cs.m = np.frombuffer(st[3], np.float64).reshape(d2, d2).copy()
+        if st and st[0] == n and st[1] == id_sum:
+            stats.s = np.frombuffer(st[2], np.float64).copy()
+            stats.m = np.frombuffer(st[3], np.float64).reshape(d2, d2).copy()
+            stats.n, stats.id_sum = n, id_sum
         else:
-            cs.recompute_stats()
-        self.codes = cs
+            stats = self.recompute_stats()
+        self.stats = stats
         self.df = dict(self.db.execute("SELECT word, n FROM event_df"))
 
+    def _hashes_of(self, mid: int) -> np.ndarray:
+        return term_hashes(self.encoder.term_keys(self.events(mid)))
+
+    def recompute_stats(self) -> CodeStats:
+        """The statistics summed again from every stored code (8,192 at a time)."""
+        stats = CodeStats(self.dim)
+        last = -1
+        while True:
+            part = self.db.execute("SELECT memory_id, code, nterms FROM codes WHERE dim=? AND memory_id>? "
+                                   "ORDER BY memory_id LIMIT 8192", (self.dim, last)).fetchall()
+            if not part:
+                break
+            q8 = np.frombuffer(b"".join(r[1] for r in part), np.int8).reshape(len(part), 2 * self.dim)
+            stats.add(np.asarray([r[0] for r in part], np.int64), q8, self.encoder.scale(np.asarray([r[2] for r in part])))
+            last = part[-1][0]
+        return stats
+
     def in_sync(self) -> bool:
-        """Whether the in-process codes are the table's (same count and id sum)."""
+        """Whether the in-process statistics describe the table's codes (count and id sum)."""
         n, s = self.db.execute("SELECT count(*), coalesce(sum(memory_id),0) FROM codes WHERE dim=?", (self.dim,)).fetchone()
-        return (n, s) == (self.codes.n, self.codes.id_sum)
+        return (n, s) == (self.stats.n, self.stats.id_sum) and n == self.terms.n
 
     def save_stats(self, db: apsw.Connection) -> None:
         """Persist the running sums (inside the caller's transaction)."""
-        c = self.codes
+        c = self.stats
         db.execute(
             "INSERT OR REPLACE INTO hrr_stats(dim, n, id_sum, s, m) VALUES (?,?,?,?,?)",
             (self.dim, c.n, c.id_sum, c.s.tobytes(), c.m.tobytes()),
@@ -87,11 +123,29 @@ class StructureIndex:
     # -- reading ---------------------------------------------------------------------------
     def idf(self, word: str) -> float:
         """``ln(1 + N / (df + 0.5))`` over the memories with events (rare words weigh more)."""
-        return math.log1p(self.codes.n / (self.df.get(word, 0) + 0.5))
+        return math.log1p(self.stats.n / (self.df.get(word, 0) + 0.5))
 
     def query(self, events) -> StructQuery | None:
         """The turn's events prepared against this store's word weights (None without events)."""
         return self.encoder.query(events, self.idf) if events else None
+
+    def candidates(self, sq: StructQuery, min_score: float, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """Memories whose exact alignment with the turn can put them at ``min_score`` or above
+        on the store's score scale, heaviest alignment first (at most ``limit``): (ids,
+        alignments). Alignment a scores ``a x gain / norm`` (gain <= 1, see
+        :meth:`StructureEncoder.expected_score`), so ``a >= min_score x norm`` is necessary."""
+        bound = 1.0 if self.encoder.length_power <= 0.5 else math.inf
+        thr = max(min_score * sq.norm / bound, 1e-9) if math.isfinite(bound) else 1e-9
+        return self.terms.query(sq.hashes, sq.wts, thr, limit)
+
+    def code_scores(self, sq: StructQuery, rows) -> dict[int, float]:
+        """The code score (scaled, as the statistics see it) of each ``(id, code blob, nterms)``."""
+        if not rows:
+            return {}
+        q8 = np.frombuffer(b"".join(r[1] for r in rows), np.int8).reshape(len(rows), 2 * self.dim)
+        sc = K.sims_q8_many(q8, np.asarray(sq.vector, np.float32)[None, :])[0]
+        scale = self.encoder.scale(np.asarray([r[2] for r in rows]))
+        return {int(r[0]): float(v * s) for r, v, s in zip(rows, sc, scale)}
 
     def events(self, mid: int) -> list:
         row = self.db.execute("SELECT events FROM events WHERE memory_id=?", (mid,)).fetchone()
@@ -107,30 +161,34 @@ class StructureIndex:
 
     # -- writing (inside the caller's transaction) -----------------------------------------
     def stage(self, db: apsw.Connection, mid: int, events: list, pending: Pending) -> None:
-        """Write one memory's events and code; count its words into ``pending``."""
+        """Write one memory's events, code and terms; count its words into ``pending``."""
         if not events:
             return
         ev = [[e[0], list(e[1]), list(e[2])] for e in events]
         db.execute("INSERT OR REPLACE INTO events(memory_id, events) VALUES (?,?)", (mid, json.dumps(ev)))
+        keys = self.encoder.term_keys(ev)
         code, nterms = self.encoder.encode(ev)
         q8 = K.quantize(code.reshape(1, -1))[0]
-        db.execute("INSERT OR REPLACE INTO codes(memory_id, dim, code, nterms) VALUES (?,?,?,?)",
-                   (mid, self.dim, q8.tobytes(), nterms))
-        pending.codes.append((mid, q8, nterms))
+        hashes = term_hashes(keys)
+        db.execute("INSERT OR REPLACE INTO codes(memory_id, dim, code, nterms, terms) VALUES (?,?,?,?,?)",
+                   (mid, self.dim, q8.tobytes(), nterms, hashes.tobytes()))
+        pending.codes.append((mid, q8, nterms, hashes))
         for w in event_words(ev):
             pending.df[w] = pending.df.get(w, 0) + 1
 
     def stage_forget(self, db: apsw.Connection, mid: int, pending: Pending, *, delete: bool = False) -> None:
-        """Uncount a memory's words (its rows go with the memory by cascade, or now when
-        ``delete``: the memory stays and gets new events)."""
+        """Uncount a memory's words and code (its rows go with the memory by cascade, or now
+        when ``delete``: the memory stays and gets new events)."""
         row = db.execute("SELECT events FROM events WHERE memory_id=?", (mid,)).fetchone()
         if row:
             for w in event_words(json.loads(row[0])):
                 pending.df[w] = pending.df.get(w, 0) - 1
+        code = db.execute("SELECT code, nterms FROM codes WHERE memory_id=? AND dim=?", (mid, self.dim)).fetchone()
+        if code is not None:
+            pending.removed.append((mid, np.frombuffer(code[0], np.int8), code[1]))
         if delete:
             db.execute("DELETE FROM events WHERE memory_id=?", (mid,))
             db.execute("DELETE FROM codes WHERE memory_id=?", (mid,))
-        pending.removed.append(mid)
 
     @staticmethod
     def write_df(db: apsw.Connection, delta: dict[str, int]) -> None:
@@ -145,7 +203,7 @@ class StructureIndex:
             db.execute("DELETE FROM event_df WHERE n <= 0")
 
     def apply(self, pending: Pending) -> None:
-        """After commit: the in-process codes and counts catch up with ``pending``."""
+        """After commit: the in-process terms, statistics and counts catch up with ``pending``."""
         for w, d in pending.df.items():
             n = self.df.get(w, 0) + d
             if n > 0:
@@ -153,10 +211,25 @@ class StructureIndex:
             else:
                 self.df.pop(w, None)
         if pending.removed:  # first: an updated memory is removed, then added again
-            self.codes.remove(pending.removed)
+            ids = np.asarray([r[0] for r in pending.removed], np.int64)
+            self.stats.remove(ids, np.stack([r[1] for r in pending.removed]),
+                              self.encoder.scale(np.asarray([r[2] for r in pending.removed])))
+            self.terms.remove(ids.tolist())
         if pending.codes:
-            self.codes.add(np.asarray([c[0] for c in pending.codes], np.int64), np.stack([c[1] for c in pending.codes]),
-                           self.encoder.scale(np.asarray([c[2] for c in pending.codes])))
+            ids = np.asarray([c[0] for c in pending.codes], np.int64)
+            self.stats.add(ids, np.stack([c[1] for c in pending.codes]), self.encoder.scale(np.asarray([c[2] for c in pending.codes])))
+            for c in pending.codes:
+                self.terms.add(c[0], c[3])
+        self._changes += len(pending.codes) + len(pending.removed)
+
+    def save_if_due(self, store) -> None:
+        """Persist the statistics every :data:`STATS_SAVE_EVERY` changes. The saved sums are
+        only used when they match the codes on open (else they are recomputed from the codes),
+        so this only makes a reopen after a crash cheaper."""
+        if self._changes >= STATS_SAVE_EVERY:
+            with store.atomic() as db:
+                self.save_stats(db)
+            self._changes = 0
 
     # -- maintenance -----------------------------------------------------------------------
     def ensure_version(self, store, parse, progress) -> None:
@@ -171,10 +244,9 @@ class StructureIndex:
             store.set_setting("struct_version", want)
 
     def rebuild(self, store, parse, *, reparse: bool, progress: bool | None) -> int:
-        """Recompute every code and the word counts; returns how many memories have a code.
-
-        ``parse(texts) -> [(triples, events)]`` re-extracts events when ``reparse`` (None:
-        keep stored events); memories without stored events get them from their facts.
+        """Recompute every code, term list and the word counts; returns how many memories have
+        a code. ``parse(texts) -> [(triples, events)]`` re-extracts events when ``reparse``
+        (None: keep stored events); memories without stored events get them from their facts.
         """
         rows = self.db.execute(
             "SELECT m.id, m.text, ev.events FROM memories m LEFT JOIN events ev ON ev.memory_id=m.id ORDER BY m.id"
@@ -202,7 +274,13 @@ class StructureIndex:
             db.execute("DELETE FROM hrr_stats")
         if b:
             b.close()
-        self.codes = CodeStore(self.dim)
+        self.stats = CodeStats(self.dim)
+        self.terms = TermIndex()
         self.df = {}
-        self.apply(pending)
-        return self.codes.n
+        ids = np.asarray([c[0] for c in pending.codes], np.int64)
+        if len(ids):
+            self.stats.add(ids, np.stack([c[1] for c in pending.codes]), self.encoder.scale(np.asarray([c[2] for c in pending.codes])))
+            self.terms.build(ids, [c[3] for c in pending.codes])
+        for w, d in pending.df.items():
+            self.df[w] = d
+        return self.stats.n

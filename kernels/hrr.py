@@ -341,6 +341,75 @@ def above(x, t):
     return out
 
 
+# -- term postings ---------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _accumulate(starts, ends, rows, weights, acc, touched, n):
+    for i in range(starts.shape[0]):
+        w = weights[i]
+        for j in range(starts[i], ends[i]):
+            r = rows[j]
+            if acc[r] == 0.0:
+                touched[n] = r
+                n += 1
+            acc[r] += w
+    return n
+
+
+@nb.njit(cache=True, nogil=True)
+def term_scores(starts, ends, rows, weights, estarts, eends, erows, eweights, alive, acc, threshold):
+    """Sum of the weights of the query terms each row has, over term postings.
+
+    Term segment i holds the rows ``rows[starts[i]:ends[i]]`` (row numbers, no repeats within a
+    segment) and weighs ``weights[i]``; the ``e*`` arguments are more segments over a second
+    rows array (the index's recent additions). ``acc`` is a zeroed float64 scratch array
+    longer than any row number (left zeroed on return); ``alive[r]`` says whether row r
+    counts. Returns the alive rows whose sum is at least ``threshold`` and their sums, in no
+    particular order. O(total segment length).
+    """
+    total = 0
+    for i in range(starts.shape[0]):
+        total += ends[i] - starts[i]
+    for i in range(estarts.shape[0]):
+        total += eends[i] - estarts[i]
+    touched = np.empty(total, np.int64)
+    n = _accumulate(starts, ends, rows, weights, acc, touched, 0)
+    n = _accumulate(estarts, eends, erows, eweights, acc, touched, n)
+    k = 0
+    for t in range(n):
+        r = touched[t]
+        if alive[r] and acc[r] >= threshold:
+            k += 1
+    out_rows = np.empty(k, np.int64)
+    out_scores = np.empty(k, np.float64)
+    k = 0
+    for t in range(n):
+        r = touched[t]
+        if alive[r] and acc[r] >= threshold:
+            out_rows[k] = r
+            out_scores[k] = acc[r]
+            k += 1
+        acc[r] = 0.0
+    return out_rows, out_scores
+
+
+@nb.njit(cache=True)
+def postings_csr(term_of, row_of, n_terms):
+    """CSR postings from (term number, row) pairs: ``indptr`` (n_terms + 1,) and the rows of
+    each term in the order given (a counting sort, O(pairs))."""
+    indptr = np.zeros(n_terms + 1, np.int64)
+    for i in range(term_of.shape[0]):
+        indptr[term_of[i] + 1] += 1
+    for t in range(n_terms):
+        indptr[t + 1] += indptr[t]
+    fill = indptr[:-1].copy()
+    rows = np.empty(term_of.shape[0], np.int64)
+    for i in range(term_of.shape[0]):
+        t = term_of[i]
+        rows[fill[t]] = row_of[i]
+        fill[t] += 1
+    return indptr, rows
+
+
 # -- store-wide statistics -------------------------------------------------------------------
 @nb.njit(cache=True)
 def _rank_update(s, m, u, sign):
@@ -436,3 +505,6 @@ def warmup() -> None:
     m = np.zeros((2 * d, 2 * d))
     stats_add(s, m, u)
     z_stats(u[0], s, m, 2)
+    indptr, rows = postings_csr(np.zeros(2, np.int64), np.arange(2, dtype=np.int64), 1)
+    e = np.zeros(0, np.int64)
+    term_scores(indptr[:-1], indptr[1:], rows, np.ones(1), e, e, e, np.zeros(0), np.ones(2, np.bool_), np.zeros(2), 0.5)

@@ -60,3 +60,13 @@ def z_stats(qu, units):
         return 0.0, 0.0
     s = units @ qu
     return float(s.mean()), float(s.std())
+
+
+def term_scores(segments, alive, threshold):
+    """Per row, the summed weights of the segments (rows, weight) that hold it; rows at or above
+    ``threshold`` that are alive, as a dict row -> score."""
+    acc = {}
+    for rows, w in segments:
+        for r in rows:
+            acc[int(r)] = acc.get(int(r), 0.0) + float(w)
+    return {r: v for r, v in acc.items() if alive[r] and v >= threshold}

@@ -169,3 +169,67 @@ def test_two_stage_candidates_are_exact_and_find_the_best():
     full = cs.scores(qu)
     np.testing.assert_allclose(sims, full[ids - 1], rtol=1e-5, atol=1e-6)
     assert np.all(np.diff(sims) <= 0)
+
+
+@pytest.mark.parametrize("n_rows,n_terms", [(0, 3), (1, 1), (77, 97), (500, 40)])
+def test_term_scores_match_reference(n_rows, n_terms):
+    rnd = np.random.default_rng(n_rows + n_terms)
+    term_of = rnd.integers(0, n_terms, size=4 * n_rows).astype(np.int64)
+    row_of = rnd.integers(0, max(n_rows, 1), size=4 * n_rows).astype(np.int64)
+    pairs = sorted(set(zip(term_of.tolist(), row_of.tolist())))  # a row has a term once
+    t_arr = np.asarray([p[0] for p in pairs], np.int64)
+    r_arr = np.asarray([p[1] for p in pairs], np.int64)
+    indptr, rows = K.postings_csr(t_arr, r_arr, n_terms)
+    for t in range(n_terms):
+        assert sorted(rows[indptr[t]:indptr[t + 1]].tolist()) == sorted(r for tt, r in pairs if tt == t)
+    q = rnd.choice(n_terms, size=min(5, n_terms), replace=False)
+    w = rnd.uniform(0.1, 2.0, size=len(q))
+    half = len(q) // 2  # some segments as "recent additions" over a second array
+    erows = np.concatenate([rows[indptr[t]:indptr[t + 1]] for t in q[half:]]) if half < len(q) else np.zeros(0, np.int64)
+    lens = np.asarray([indptr[t + 1] - indptr[t] for t in q[half:]], np.int64)
+    estarts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64) if len(lens) else np.zeros(0, np.int64)
+    alive = rnd.random(max(n_rows, 1)) > 0.2
+    acc = np.zeros(max(n_rows, 1))
+    got_r, got_s = K.term_scores(indptr[q[:half]], indptr[q[:half] + 1], rows, w[:half], estarts, estarts + lens,
+                                 erows, w[half:], alive, acc, 0.5)
+    want = R.term_scores([(rows[indptr[t]:indptr[t + 1]], wt) for t, wt in zip(q, w)], alive, 0.5)
+    assert dict(zip(got_r.tolist(), got_s.tolist())) == pytest.approx(want)
+    assert not acc.any()  # scratch left zeroed
+
+
+def test_term_index_gives_exact_overlap_through_adds_removes_and_merges():
+    from fastmem.term_index import TermIndex
+
+    rnd = np.random.default_rng(5)
+    mem = {mid: np.unique(rnd.integers(0, 60, size=rnd.integers(1, 12))).astype(np.int64) for mid in range(1, 400)}
+    ti = TermIndex()
+    ti.MERGE_MIN = 300  # merge often
+    first = list(mem)[:200]
+    ti.build(np.asarray(first), [mem[m] for m in first])
+    for m in list(mem)[200:]:
+        ti.add(m, mem[m])
+    gone = rnd.choice(list(mem), size=50, replace=False)
+    ti.remove(gone)
+    live = {m: h for m, h in mem.items() if m not in set(gone.tolist())}
+    q = np.arange(0, 60, 3, dtype=np.int64)
+    w = rnd.uniform(0.5, 3.0, size=len(q))
+    ids, sc = ti.query(q, w, 2.0, 1000)
+    want = {m: sum(wt for t, wt in zip(q, w) if t in set(h.tolist())) for m, h in live.items()}
+    want = {m: v for m, v in want.items() if v >= 2.0}
+    assert dict(zip(ids.tolist(), sc.tolist())) == pytest.approx(want)
+    assert list(sc) == sorted(sc, reverse=True) and ti.n == len(live)
+    top, _ = ti.query(q, w, 2.0, 7)
+    assert len(top) == min(7, len(want)) and set(top.tolist()) <= set(want)
+
+
+def test_term_index_update_replaces_a_memorys_terms():
+    from fastmem.term_index import TermIndex
+
+    ti = TermIndex()
+    ti.build(np.asarray([1, 2]), [np.asarray([10, 11]), np.asarray([11])])
+    ti.add(1, np.asarray([12]))  # memory 1 changed: only term 12 now
+    ids, _ = ti.query(np.asarray([10, 11, 12]), np.ones(3), 0.5, 10)
+    got = dict(zip(*[x.tolist() for x in ti.query(np.asarray([10, 11, 12]), np.ones(3), 0.5, 10)]))
+    assert got == {1: 1.0, 2: 1.0} and ti.n == 2
+    ti.merge()
+    assert dict(zip(*[x.tolist() for x in ti.query(np.asarray([10]), np.ones(1), 0.5, 10)])) == {}
