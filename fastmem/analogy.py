@@ -34,6 +34,7 @@ import numpy as np
 
 from .errors import InvalidInput
 from .extract import parse_turn
+from .mapping import Mapper
 from .results import Analogy
 from .structure import StructQuery
 from .structure_index import StructureIndex
@@ -60,6 +61,7 @@ class Turn:
 
     query: StructQuery | None
     names: tuple[str, ...]
+    events: tuple = ()
     future: object = None
     parse_ms: float = 0.0
     prep_ms: float = 0.0
@@ -78,7 +80,8 @@ class AnalogySlot:
     def __init__(self, db: apsw.Connection, structures: StructureIndex, *, z_min: float = 2.0,
                  surface_exclude: int = 10, surface_fraction: float = 0.05, surface_max: float | None = None,
                  surface_floor: float = 0.5, surface_rule: str = "neighbours", surface_names: bool = True,
-                 repeat_window: int = 20, rerank: int = 16, min_store: int = 8) -> None:
+                 repeat_window: int = 20, rerank: int = 16, min_store: int = 8, mapping: bool = True,
+                 min_units: int = 3, verb_vectors=None) -> None:
         if surface_rule not in SURFACE_RULES:
             raise InvalidInput(f"surface_rule must be one of {SURFACE_RULES}, not {surface_rule!r}")
         if isinstance(rerank, bool) or not isinstance(rerank, int) or rerank < 1:
@@ -95,6 +98,9 @@ class AnalogySlot:
         self.repeat_window = repeat_window
         self.rerank = rerank
         self.min_store = min_store
+        self.mapping = bool(mapping)
+        self.min_units = min_units
+        self.mapper = Mapper(lambda w: self.structures.idf(w), verb_vectors)
         self._recent: dict[str, deque] = {}
         self._pool = None
 
@@ -120,7 +126,7 @@ class AnalogySlot:
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastmem-analogy")
             future = self._pool.submit(self.candidates, sq, z_min)
         parse_ms = (t1 - t0) * 1e3 if parsed is None else 0.0
-        return Turn(sq, tuple(names), future, parse_ms, (time.perf_counter() - t1) * 1e3)
+        return Turn(sq, tuple(names), tuple(events), future, parse_ms, (time.perf_counter() - t1) * 1e3)
 
     def candidates(self, sq: StructQuery, z_min: float):
         """``(mean, std, ids, alignments)``: the store's exact statistics for the query, and
@@ -192,18 +198,22 @@ class AnalogySlot:
                 continue
             if same_names is not None and same_names.search(text):
                 continue  # mentions what the turn is about by name: the same story, not an analogy
-            align, matched, n_terms = encoder.alignment(sq, json.loads(ev))
+            mev = json.loads(ev)
+            align, matched, n_terms = encoder.alignment(sq, mev)
             seen += 1
             z = (encoder.expected_score(sq, align, n_terms) - mean) / std
-            if matched and z >= z_min:
-                use = weights.get(mid, (1.0, 0, 0))[0]
-                score = align * use
-                if best is None or score > best[0]:
+            use = weights.get(mid, (1.0, 0, 0))[0]
+            if matched and z >= z_min and (best is None or align * use > best[0]):
+                # a lone shared verb is not a structure: the mapping must cover min_units
+                mp = self.mapper.map(turn.events, mev) if self.mapping else None
+                if mp is None or mp.units >= self.min_units:
                     structural = self.structures.code_scores(sq, [(mid, code, nterms)])[mid]
                     why = {"z": z, "structural": structural, "store_mean": mean, "store_std": std,
                            "alignment": align, "surface": surface, "surface_rank": srank, "recall_rank": rrank,
                            "matched": matched, "use": use}
-                    best = (score, mid, text, mscope, why)
+                    if mp is not None:
+                        why |= {"mapping": list(mp.labels), "units": mp.units}
+                    best = (align * use, mid, text, mscope, why)
             if seen >= self.rerank:
                 break
         if best is None:

@@ -141,6 +141,10 @@ _ORG_NOUNS = {
 _NER_KEEP_PREP = True
 #: Entity labels that name something (what a text is *about*), as opposed to dates and amounts.
 _NAME_LABELS = {"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"}
+#: A subordinate event introduced by one of these happened before its main clause's ...
+_BEFORE_MARKERS = {"after", "once", "since", "following", "when", "whenever"}
+#: ... and by one of these, after it.
+_AFTER_MARKERS = {"before", "until", "till", "prior"}
 _TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "madam", "st", "mt"}
 
 
@@ -328,8 +332,26 @@ class SpacyExtractor:
                 return self._event_subjects(head.head, depth + 1)  # "works by absorbing": the worker absorbs
         return self._subjects(verb)
 
+    @staticmethod
+    def _when(verb) -> float:
+        """Where an event belongs in the story: its position in the text, unless a temporal
+        marker says otherwise ("After X, Y" / "Y once X": X comes before Y; "Y before X" /
+        "Y until X": X comes after Y)."""
+        marker, anchor = None, None
+        if verb.dep_ == "advcl":
+            marks = [c.lower_ for c in verb.children if c.dep_ in ("mark", "advmod") and c.i < verb.i]
+            marker, anchor = (marks[0] if marks else None), verb.head
+        elif verb.dep_ == "pcomp" and verb.head.dep_ == "prep":
+            marker, anchor = verb.head.lower_, verb.head.head
+        if anchor is not None and anchor is not verb and anchor.pos_ in ("VERB", "AUX"):
+            if marker in _BEFORE_MARKERS:
+                return anchor.i - 0.5
+            if marker in _AFTER_MARKERS:
+                return anchor.i + 0.5
+        return float(verb.i)
+
     def _doc_events(self, doc) -> list[Event]:
-        out: list[Event] = []
+        keyed: list[tuple[float, Event]] = []
         for verb in doc:
             if verb.pos_ != "VERB":
                 continue
@@ -349,10 +371,10 @@ class SpacyExtractor:
             of = tuple(sorted({f for f in map(self._filler, objs) if f}))
             if flip:
                 sf, of = of, sf
-            out.append((rel, sf, of))
-            if len(out) >= self.max_triples:
+            keyed.append((self._when(verb), (rel, sf, of)))
+            if len(keyed) >= self.max_triples:
                 break
-        return out
+        return [e for _, e in sorted(keyed, key=lambda x: x[0])]
 
     def _triple(self, s, rel, o) -> Triple:
         st, sty = self._span(s)
