@@ -4,9 +4,7 @@ For each turn (:meth:`AnalogySlot.prepare`, then :meth:`AnalogySlot.pick`):
 
 1. Candidates: the memories whose exact alignment with the turn (the IDF-weighted terms they
    share) can clear the gate, found on the term index (:mod:`fastmem.term_index`), heaviest
-   first; the store's mean and std for the turn are exact from the running sums. From
-   ``OVERLAP_MIN_CODES`` codes on this search runs on a worker thread while the recall
-   channels run.
+   first; the store's mean and std for the turn are exact from the running sums.
 2. In alignment order, drop those that fail the surface condition (``surface_rule``,
    ``surface_names``, ``surface_max``), the scope or the session's repeat window; align the
    first ``rerank`` survivors exactly with the turn (the IDF-weighted terms they share).
@@ -56,13 +54,11 @@ def _mentions(names: Sequence[str]):
 
 @dataclass
 class Turn:
-    """A turn prepared for the slot: its structural query, the names it mentions, and the
-    candidate search when it runs on the worker thread (a future)."""
+    """A turn prepared for the slot: its structural query, the names and events it has."""
 
     query: StructQuery | None
     names: tuple[str, ...]
     events: tuple = ()
-    future: object = None
     parse_ms: float = 0.0
     prep_ms: float = 0.0
 
@@ -71,9 +67,6 @@ class AnalogySlot:
     """The slot's settings and state (the repeat window per session); see the module
     docstring for the algorithm and :class:`fastmem.Memory` for each setting."""
 
-    #: From this many structural codes on, the candidate search runs on a worker thread
-    #: while the keyword, vector and graph channels run (the scan kernels release the GIL).
-    OVERLAP_MIN_CODES = 16_384
     #: At most this many candidates (heaviest alignment first) are considered per turn.
     CANDIDATES = 256
 
@@ -102,31 +95,17 @@ class AnalogySlot:
         self.min_units = min_units
         self.mapper = Mapper(lambda w: self.structures.idf(w), verb_vectors)
         self._recent: dict[str, deque] = {}
-        self._pool = None
-
-    def close(self) -> None:
-        """Stop the worker thread (if one was started)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
 
     # -- step 1: the turn and its candidates -----------------------------------------------
     def prepare(self, text: str, extractor, z_min: float, parsed=None) -> Turn:
         """The turn's structural query (parsed here unless ``parsed`` gives its events and
-        names) and, in a large store, its candidate search started on the worker."""
+        names)."""
         t0 = time.perf_counter()
         events, names = parsed if parsed is not None else parse_turn(extractor, text)
         t1 = time.perf_counter()
         sq = self.structures.query(events)
-        future = None
-        if sq is not None and self.structures.n >= max(self.min_store, self.OVERLAP_MIN_CODES):
-            if self._pool is None:
-                from concurrent.futures import ThreadPoolExecutor
-
-                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastmem-analogy")
-            future = self._pool.submit(self.candidates, sq, z_min)
         parse_ms = (t1 - t0) * 1e3 if parsed is None else 0.0
-        return Turn(sq, tuple(names), tuple(events), future, parse_ms, (time.perf_counter() - t1) * 1e3)
+        return Turn(sq, tuple(names), tuple(events), parse_ms, (time.perf_counter() - t1) * 1e3)
 
     def candidates(self, sq: StructQuery, z_min: float):
         """``(mean, std, ids, alignments)``: the store's exact statistics for the query, and
@@ -151,7 +130,7 @@ class AnalogySlot:
         sq = turn.query
         if sq is None:
             return None
-        mean, std, cids, aligns = turn.future.result() if turn.future is not None else self.candidates(sq, z_min)
+        mean, std, cids, aligns = self.candidates(sq, z_min)
         if len(cids) == 0:
             return None
         n_surface = min(self.surface_exclude, math.ceil(self.surface_fraction * max(n_live, 1)))

@@ -63,7 +63,8 @@ class Keyword:
     grows by a tenth). When every word is under the cap and their counts add up to at most
     ``BUDGET``, the query is FTS5's plain OR of all words (small stores: always). Otherwise
     FTS5 matches only the rarest words that fit the budget, and the candidates it finds, with
-    the vector channel's, are scored here with FTS5's own bm25 over *every* query word (same
+    the vector channel's (at most ``4 pool`` + ``pool``; when every word is common, the newest
+    rows that have the rarest), are scored here with FTS5's own bm25 over *every* query word (same
     tokenizer, document counts, lengths and averages; k1 = 1.2, b = 0.75), so a common word
     still counts where it appears. Dropping common words instead was measured to cost LoCoMo
     fused any@5 0.623 -> 0.511 at a cut of 2% of the store.
@@ -130,7 +131,7 @@ class Keyword:
             q = rescore[0][1]
             cands.update(r[0] for r in self.db.execute(
                 "SELECT m.id FROM memories_fts JOIN memories m ON m.id=memories_fts.rowid WHERE memories_fts MATCH :q"
-                + scope_sql + " ORDER BY memories_fts.rowid DESC LIMIT :b", {"q": q, "b": self.BUDGET, "scope": scope}))
+                + scope_sql + " ORDER BY memories_fts.rowid DESC LIMIT :b", {"q": q, "b": 4 * pool, "scope": scope}))
         return self._bm25(cands, match + rescore, pool, scope, n)
 
     def _bm25(self, cands, terms, pool: int, scope: str | None, n: int) -> Channel:

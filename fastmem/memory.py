@@ -250,7 +250,6 @@ class Memory:
             self.flush()
             self.store.close()
             self._closed = True
-            self.slot.close()
 
     def flush(self) -> None:
         """Save the vector index and the structural statistics now (close does this too)."""
@@ -540,9 +539,9 @@ class Memory:
         if session is not None and (check_str(session, "session") == ""):
             raise InvalidInput("session must be a non-empty str or None")
         gate = self.slot.z_min if z_min is None else z_min
-        # the turns' embeddings and parses first, without the lock. One after the other: a
-        # short turn's parse holds the GIL between the model's small operations, so running
-        # them side by side was measured slower (17-21 ms against 7 + 4 in turn, 2 cores)
+        # the turns' embeddings first, without the lock (the slot parses each turn after the
+        # channels; on the parse thread beside the channels or the model it was measured no
+        # faster or slower: a short turn's spaCy parse holds the GIL)
         t0 = time.perf_counter()
         if "vector" not in use and not analogy:
             vecs = [None] * len(queries)  # keyword and graph alone never need the model
@@ -550,21 +549,18 @@ class Memory:
             vecs = encode_queries(self.embedder, list(queries))
         else:
             vecs = [encode_query(self.embedder, queries[0])]
-        t1 = time.perf_counter()
-        parsed = [None] * len(queries)
-        if analogy and self.extractor is not None:
-            parsed = parse_turns(self.extractor, list(queries))
-        embed_ms = (t1 - t0) * 1e3 / max(len(queries), 1)
-        parse_ms = (time.perf_counter() - t1) * 1e3 / max(len(queries), 1)
+        embed_ms = (time.perf_counter() - t0) * 1e3 / max(len(queries), 1)
+        parsed = parse_turns(self.extractor, list(queries)) if (analogy and self.extractor and len(queries) > 1) else None
         out = []
         with self._lock:
             self._sync()
-            for query, vec, p in zip(queries, vecs, parsed):
+            for qi, (query, vec) in enumerate(zip(queries, vecs)):
+                got = None
+                if parsed is not None:  # several turns: parsed in one batch above
+                    got = (lambda qi=qi: (parsed[qi], 0.0))
                 res = self.pipeline.run(query, vec, extractor=self.extractor, k=int(k), scope=scope, session=session,
-                                        use=use, analogy=analogy, z_min=gate, record=record, parsed=p)
+                                        use=use, analogy=analogy, z_min=gate, record=record, parsed=got)
                 res.timings_ms["embed"] = embed_ms
-                if analogy and self.extractor is not None:
-                    res.timings_ms["parse"] = parse_ms
                 out.append(res)
         return out
 

@@ -54,20 +54,17 @@ class RecallPipeline:
     def run(self, query: str, vec: np.ndarray | None, *, extractor, k: int, scope: str | None, session: str | None,
             use: frozenset[str], analogy: bool, z_min: float, record: bool, parsed=None) -> Recall:
         """One recall of ``query`` (embedded as ``vec``; None when neither the vector channel
-        nor the slot is wanted). ``parsed``: the turn's (events, names), when parsed already
-        (the front parses while the model embeds)."""
+        nor the slot is wanted). ``parsed()``, when given, returns the turn's (events, names)
+        and the parse's milliseconds (the front parses several turns in one batch); otherwise
+        the slot parses the turn."""
         t: dict[str, float] = {}
-        # the turn's structure first, so that its candidate search can overlap the channels
-        turn = None
-        if analogy and extractor is not None:
-            turn = self.slot.prepare(query, extractor, z_min, parsed)
-            t["parse"], t["analogy"] = turn.parse_ms, turn.prep_ms  # the front adds its own parse time
+        slot = analogy and extractor is not None
         # channels (the vector channel also when only the slot needs its neighbours)
         t0 = time.perf_counter()
         pool = max(50, 4 * k)
         found: dict[str, C.Channel] = {}
         labels = np.zeros(0, np.int64)
-        if vec is not None and ("vector" in use or turn is not None):
+        if vec is not None and ("vector" in use or slot):
             found["vector"], labels = C.vector(self.index, vec, pool, self.scopes.allowed(scope))
         t["vector"] = (time.perf_counter() - t0) * 1e3
         t1 = time.perf_counter()
@@ -91,14 +88,18 @@ class RecallPipeline:
         top, stood_in = chunks.stand_in(self.db, ranked, k)  # a chunk stands for its members
         hits = self._hits(top, found, entities, stood_in)
         t["fuse"] = (time.perf_counter() - t0) * 1e3 - t["vector"] - t["keyword"] - t["graph"]
-        # the analogy slot
+        # the analogy slot: the turn's structure
         an = None
-        if turn is not None:
+        if slot:
             t2 = time.perf_counter()
+            got, t["parse"] = parsed() if parsed is not None else (None, 0.0)
+            t3 = time.perf_counter()
+            turn = self.slot.prepare(query, extractor, z_min, got)
+            t["parse"] += turn.parse_ms
             an = self.slot.pick(turn, vec, scope=scope, session=session, z_min=z_min, surface_labels=labels,
                                 recall_ids=[m for m, _ in ranked[: self.slot.surface_exclude or 0]],
                                 n_live=self.index.live, weights=self.ledger.weights)
-            t["analogy"] += (time.perf_counter() - t2) * 1e3  # wall-clock the slot adds, parse aside
+            t["analogy"] = (time.perf_counter() - t3) * 1e3 - turn.parse_ms
         if record:
             self.ledger.record(hits, an, session)
         return Recall(query, tuple(hits), an, t)

@@ -209,13 +209,13 @@ def test_old_structure_is_reencoded_on_open(tmp_path):
         assert m.recall("My friend Bob owns a red car.", k=5).analogy.id == target
 
 
-def test_overlapped_candidate_search_gives_the_same_analogy(store):
+def test_batch_parse_gives_the_same_analogy(store):
     target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
     turn = "My friend Bob owns a red car."
-    serial = store.recall(turn, k=5, record=False).analogy
-    store.slot.OVERLAP_MIN_CODES = 0  # large stores search candidates on a worker thread
-    overlapped = store.recall(turn, k=5, record=False).analogy
-    assert serial.id == overlapped.id == target
-    assert overlapped.why["z"] == pytest.approx(serial.why["z"])
-    store.close()
-    assert store.slot._pool is None
+    beside = store.recall_many([turn, "Heavy rain fell."], k=5, record=False)[0]  # turns parsed in one batch
+    direct = store.pipeline.run(turn, store.embedder.encode([turn])[0], extractor=store.extractor, k=5, scope=None,
+                                session=None, use=frozenset({"keyword", "vector", "graph"}), analogy=True,
+                                z_min=store.slot.z_min, record=False)  # parsed in the slot itself
+    assert beside.analogy.id == direct.analogy.id == target
+    assert beside.analogy.why["z"] == pytest.approx(direct.analogy.why["z"])
+    assert direct.timings_ms["parse"] > 0
