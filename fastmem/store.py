@@ -235,6 +235,8 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+#: Page size of new store files.
+PAGE_SIZE = 8192
 #: ``probe`` runs SQLite's page-level ``quick_check`` on files up to this size.
 PROBE_CHECK_BYTES = 256 << 20
 
@@ -328,6 +330,9 @@ class Store:
         try:
             self.db = apsw.Connection(self.path)
             self.db.set_busy_timeout(busy_timeout_ms)
+            # a new file gets 8 KiB pages: 5 vectors (1.5 KiB) a page instead of 2 in 4 KiB
+            # pages (measured 2,053 -> ~1,640 bytes a memory); an existing file keeps its own
+            self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")
             self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL").fetchall())
             self.db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
             self.db.execute("PRAGMA foreign_keys=ON")
