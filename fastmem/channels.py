@@ -5,7 +5,11 @@ at most ``pool`` memories of the requested scope. :mod:`fastmem.fusion` combines
 
 * ``keyword`` - FTS5 bm25 over the memory text (every query word quoted, OR-ed);
 * ``vector``  - hnswlib inner product with the turn's embedding;
-* ``graph``   - memories whose facts mention an entity the turn names (any alias).
+* ``graph``   - memories whose facts mention an entity the turn names (any alias);
+* ``context`` - memories whose neighbour (the memory written just before or after them with
+  the same ``source``) the keyword or vector channel found: a turn that answers through its
+  context ("Yes, it was amazing!" after "How was the concert?"). Weighed apart from the
+  memory's own words (see :func:`context`).
 
 Each channel's cost is bounded, whatever the store's size (see :class:`Keyword`,
 :class:`Graph`).
@@ -30,7 +34,7 @@ __all__ = ["NAMES", "Channel", "vector", "Keyword", "Graph", "Scopes"]
 
 Channel = dict[int, tuple[int, float]]
 #: The channels recall fuses by default, in the order they run.
-NAMES = ("keyword", "vector", "graph")
+NAMES = ("keyword", "vector", "graph", "context")
 
 
 def vector(index: VectorIndex, vec: np.ndarray, pool: int, allowed) -> tuple[Channel, np.ndarray]:
@@ -38,6 +42,52 @@ def vector(index: VectorIndex, vec: np.ndarray, pool: int, allowed) -> tuple[Cha
     slot's surface condition reads them)."""
     labels, sims = index.query(np.asarray(vec, np.float32), pool, allowed)
     return {int(m): (r + 1, float(s)) for r, (m, s) in enumerate(zip(labels, sims))}, labels
+
+
+def _normalised(ch: Channel) -> dict[int, float]:
+    if not ch:
+        return {}
+    scores = [s for _, s in ch.values()]
+    lo, hi = min(scores), max(scores)
+    return {m: (s - lo) / (hi - lo) if hi > lo else 1.0 for m, (_, s) in ch.items()}
+
+
+def context(db: apsw.Connection, found: dict[str, Channel], pool: int, scope: str | None,
+            before: float = 0.3, asked: float = 1.0, after: float = 0.0) -> Channel:
+    """Memories credited through their neighbours: each memory the keyword or vector channel
+    found (its min-max normalised score, the best of the two) passes ``before`` times its
+    score to the next memory of its source (``asked`` times when the seed asks something: it
+    contains a question mark, and the next memory is likely its answer) and ``after`` times
+    it to the previous one. Memories without a ``source`` have no neighbours. One indexed
+    query over at most ``2 pool`` seeds.
+
+    Measured on LoCoMo dev (231 questions, every turn a memory with the conversation as its
+    source): fused any@5 0.623 -> 0.693, any@1 0.342 -> 0.351, any@10 0.688 -> 0.771 with the
+    defaults and the channel's fusion weight 1.0; ``before`` = ``asked`` = 1 gave any@5 0.658
+    (any@1 0.303), mixing the previous turn into the text lowered any@5 (0.598 -> 0.587).
+    """
+    seeds: dict[int, float] = {}
+    for name in ("keyword", "vector"):
+        for mid, v in _normalised(found.get(name, {})).items():
+            if v > seeds.get(mid, 0.0):
+                seeds[mid] = v
+    if not seeds or max(before, asked, after) <= 0:
+        return {}
+    top = sorted(seeds.items(), key=lambda x: -x[1])[: 2 * pool]
+    scoped = " AND n.scope=m.scope" + (" AND n.scope=:scope" if scope is not None else "")
+    credit: dict[int, float] = {}
+    for mid, q, nxt, prv in db.execute(
+        "SELECT m.id, instr(m.text, '?') > 0, (SELECT n.id FROM memories n WHERE n.source=m.source AND n.id>m.id" + scoped + " ORDER BY n.id LIMIT 1), "
+        "(SELECT n.id FROM memories n WHERE n.source=m.source AND n.id<m.id" + scoped + " ORDER BY n.id DESC LIMIT 1) "
+        "FROM memories m WHERE m.id IN (SELECT value FROM json_each(:ids)) AND m.source IS NOT NULL",
+        {"ids": json.dumps([m for m, _ in top]), "scope": scope},
+    ):
+        v = seeds[mid]
+        for other, w in ((nxt, asked if q else before), (prv, after)):
+            if other is not None and w > 0 and w * v > credit.get(other, 0.0):
+                credit[other] = w * v
+    ranked = sorted(credit.items(), key=lambda x: (-x[1], -x[0]))[:pool]
+    return {mid: (r + 1, sc) for r, (mid, sc) in enumerate(ranked)}
 
 
 def _varint(b: bytes, i: int) -> tuple[int, int]:

@@ -485,7 +485,7 @@ class Memory:
     def recall(self, query: str, *, k: int = 10, scope: str | None = None, session: str | None = None,
                analogy: bool = True, z_min: float | None = None, record: bool = True,
                channels: Sequence[str] = CHANNELS) -> Recall:
-        """Hybrid recall: keyword (FTS5 bm25), vector (hnswlib) and graph channels, fused by
+        """Hybrid recall: keyword (FTS5 bm25), vector (hnswlib), graph and context channels, fused by
         relative score (``fusion="score"``, default) or reciprocal rank (``"rrf"``), each
         memory's fused score times its use weight; plus the analogy slot.
 
@@ -506,7 +506,8 @@ class Memory:
         record : bool
             Record what was surfaced in the usage ledger (default True).
         channels : sequence of str
-            Which of "keyword", "vector", "graph" to fuse (default all three).
+            Which of "keyword", "vector", "graph", "context" to fuse (default all four; see
+            :mod:`fastmem.channels`).
 
         Returns
         -------
@@ -543,7 +544,7 @@ class Memory:
         # channels; on the parse thread beside the channels or the model it was measured no
         # faster or slower: a short turn's spaCy parse holds the GIL)
         t0 = time.perf_counter()
-        if "vector" not in use and not analogy:
+        if "vector" not in use and "context" not in use and not analogy:
             vecs = [None] * len(queries)  # keyword and graph alone never need the model
         elif len(queries) > 1:
             vecs = encode_queries(self.embedder, list(queries))

@@ -49,6 +49,8 @@ class RecallPipeline:
                  slot: AnalogySlot, fuse) -> None:
         self.db, self.index, self.scopes, self.ledger, self.slot, self.fuse = db, index, scopes, ledger, slot, fuse
         self.keyword = C.Keyword(db)
+        #: How much a neighbour's match counts in the context channel (see channels.context).
+        self.context_weights: dict[str, float] = {}  # defaults of channels.context
         self.graph = C.Graph(db)
 
     def run(self, query: str, vec: np.ndarray | None, *, extractor, k: int, scope: str | None, session: str | None,
@@ -64,11 +66,11 @@ class RecallPipeline:
         pool = max(50, 4 * k)
         found: dict[str, C.Channel] = {}
         labels = np.zeros(0, np.int64)
-        if vec is not None and ("vector" in use or slot):
+        if vec is not None and ("vector" in use or "context" in use or slot):
             found["vector"], labels = C.vector(self.index, vec, pool, self.scopes.allowed(scope))
         t["vector"] = (time.perf_counter() - t0) * 1e3
         t1 = time.perf_counter()
-        if "keyword" in use:
+        if "keyword" in use or "context" in use:
             found["keyword"] = self.keyword(query, pool, scope, self.index.live, extra=labels)
         t["keyword"] = (time.perf_counter() - t1) * 1e3
         t1 = time.perf_counter()
@@ -76,6 +78,10 @@ class RecallPipeline:
         if "graph" in use:
             found["graph"], entities = self.graph(query, pool, scope, self.index.live)
         t["graph"] = (time.perf_counter() - t1) * 1e3
+        if "context" in use:
+            t1 = time.perf_counter()
+            found["context"] = C.context(self.db, found, pool, scope, **self.context_weights)
+            t["context"] = (time.perf_counter() - t1) * 1e3
         # fusion (a keyword or graph cut at `pool` says nothing about ties at its boundary)
         found = {c: (v if c == "vector" else drop_boundary_ties(v, pool)) for c, v in found.items() if c in use}
         fused = self.fuse(found)
@@ -87,7 +93,7 @@ class RecallPipeline:
         ranked = sorted(fused.items(), key=lambda x: (-x[1], -x[0]))
         top, stood_in = chunks.stand_in(self.db, ranked, k)  # a chunk stands for its members
         hits = self._hits(top, found, entities, stood_in)
-        t["fuse"] = (time.perf_counter() - t0) * 1e3 - t["vector"] - t["keyword"] - t["graph"]
+        t["fuse"] = (time.perf_counter() - t0) * 1e3 - t["vector"] - t["keyword"] - t["graph"] - t.get("context", 0.0)
         # the analogy slot: the turn's structure
         an = None
         if slot:

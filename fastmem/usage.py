@@ -99,7 +99,8 @@ class Ledger:
         now = time.time()
         rows = []
         for h in hits:
-            ch = min((c for c in ("keyword", "vector", "graph") if c in h.why), key=lambda c: h.why[c]["rank"])
+            chans = [c for c in ("keyword", "vector", "graph", "context") if c in h.why]
+            ch = min(chans, key=lambda c: h.why[c]["rank"]) if chans else "fused"
             rows.append((h.id, session, turn, ch, now))
         if analogy is not None:
             rows.append((analogy.id, session, turn, "analogy", now))

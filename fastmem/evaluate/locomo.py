@@ -4,7 +4,7 @@ Protocol: every turn of one conversation is a memory ("Speaker: text", plus the 
 caption when there is one, with the session's date as ``at`` and the conversation as
 ``source``); every question of categories 1-4 is asked; a hit counts when an evidence
 ``dia_id`` is in the top k (any@k) / all evidence ids are (all@k), k = 1, 5, 10. Reported per
-channel (keyword, vector, graph), fused, and fused without the graph.
+channel (keyword, vector, graph, context), fused, and fused without the context or the graph.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ CHANNEL_SETS = {
     "keyword": ("keyword",),
     "vector": ("vector",),
     "graph": ("graph",),
-    "fused": ("keyword", "vector", "graph"),
+    "context": ("context",),
+    "fused": ("keyword", "vector", "graph", "context"),
+    "fused-kvg": ("keyword", "vector", "graph"),
     "fused-kv": ("keyword", "vector"),
 }
 KS = (1, 5, 10)
