@@ -170,3 +170,35 @@ def bytes_per_memory(m, path) -> dict:
     out["vector index (hnsw)"] = round(idx / n)
     out["total"] = sum(out.values())
     return out
+
+
+def test_analogy_candidates(benchmark, store):
+    """The slot's store-dependent work on the store's own terms: exact statistics plus the term
+    index's candidate search. At 100k it is also run on the store's terms repeated ten times
+    (1M memories with the same term distribution: ``extra_info["x10_*"]``), an estimate of 1M
+    for stores written like this one, which cannot be written with extraction here in
+    reasonable time."""
+    import numpy as np
+
+    from fastmem.extract import parse_turn
+    from fastmem.term_index import TermIndex
+
+    m, n, _ = store
+    benchmark.group = f"analogy candidates {n // 1000}k"
+    st = m.structure
+    sqs = [s for s in (st.query(parse_turn(m.extractor, q)[0]) for q in B.queries(200, seed=21)) if s is not None]
+    it = itertools.cycle(sqs)
+    benchmark.pedantic(lambda: m.slot.candidates(next(it), 2.0), rounds=len(sqs), warmup_rounds=5)
+    if n >= 100_000:
+        rows = m.db.execute("SELECT terms FROM codes").fetchall()
+        big = TermIndex()
+        big.build(np.arange(1, 10 * len(rows) + 1), [np.frombuffer(t, np.int64) for t, in rows] * 10)
+        ts = []
+        for s in sqs:
+            t0 = time.perf_counter()
+            mean, std = st.stats.z_stats(s.vector)
+            big.query(s.hashes, s.wts, max((mean + 2 * std) * s.norm, 1e-9), 256)
+            ts.append((time.perf_counter() - t0) * 1e3)
+        benchmark.extra_info["x10_memories"] = big.n
+        benchmark.extra_info["x10_median_ms"] = round(float(np.median(ts[5:])), 3)
+        benchmark.extra_info["x10_p90_ms"] = round(float(np.percentile(ts[5:], 90)), 3)
