@@ -251,6 +251,11 @@ class Graph:
     def __init__(self, db: apsw.Connection) -> None:
         self.db = db
         self._deg: dict[int, tuple[int, int]] = {}  # node -> (capped degree, store size then)
+        self._categories: bool | None = None  # whether any category is approved (None: ask)
+
+    def reset(self) -> None:
+        """Forget what may have changed: approved categories (degrees refresh on their own)."""
+        self._categories = None
 
     def degree(self, nid: int, n: int) -> int:
         """Facts that mention the entity, counted up to ``CAP + 1`` on each side (cached
@@ -275,9 +280,12 @@ class Graph:
         if not found:
             return {}, []
         nodes = {nd for _, nd in found}
-        nodes.update(r[0] for r in db.execute(  # an approved category stands for its members
-            "SELECT cm.node_id FROM category_members cm JOIN categories c ON c.id=cm.category_id "
-            "WHERE c.status='approved' AND c.node_id IN (SELECT value FROM json_each(?))", (json.dumps(sorted(nodes)),)))
+        if self._categories is None:
+            self._categories = db.execute("SELECT 1 FROM categories WHERE status='approved' LIMIT 1").fetchone() is not None
+        if self._categories:
+            nodes.update(r[0] for r in db.execute(  # an approved category stands for its members
+                "SELECT cm.node_id FROM category_members cm JOIN categories c ON c.id=cm.category_id "
+                "WHERE c.status='approved' AND c.node_id IN (SELECT value FROM json_each(?))", (json.dumps(sorted(nodes)),)))
         names = sorted({a for a, _ in found})
         deg = {nd: self.degree(nd, n) for nd in nodes}
         rare = sorted(nd for nd in nodes if deg[nd] <= self.CAP)
@@ -286,10 +294,11 @@ class Graph:
         lim = pool if not common else 4 * pool
         if rare:  # counted in SQL: distinct named entities per memory
             rows = db.execute(
-                "SELECT e.memory_id, count(DISTINCT CASE WHEN e.subj IN (SELECT value FROM json_each(:n)) THEN e.subj "
-                "ELSE e.obj END) c FROM edges e " + join + "WHERE e.subj IN (SELECT value FROM json_each(:n)) "
-                "OR e.obj IN (SELECT value FROM json_each(:n)) GROUP BY e.memory_id ORDER BY c DESC, e.memory_id DESC "
-                "LIMIT :lim", {"n": json.dumps(rare), "scope": scope, "lim": lim}).fetchall()
+                "SELECT x.mid, count(DISTINCT x.nd) c FROM (SELECT e.memory_id mid, e.subj nd FROM edges e " + join
+                + "WHERE e.subj IN (SELECT value FROM json_each(:n)) UNION ALL SELECT e.memory_id, e.obj FROM edges e "
+                + join + "WHERE e.obj IN (SELECT value FROM json_each(:n)) AND e.subj NOT IN (SELECT value FROM "
+                "json_each(:n))) x GROUP BY x.mid ORDER BY c DESC, x.mid DESC LIMIT :lim",
+                {"n": json.dumps(rare), "scope": scope, "lim": lim}).fetchall()
         elif common:  # only hubs: the newest memories of the rarest (backwards on its index)
             newest: set[int] = set()
             for col in ("subj", "obj"):

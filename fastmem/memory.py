@@ -302,6 +302,7 @@ class Memory:
             self.structure.load()
         self.ledger.load()
         self.scopes.reset()
+        self.pipeline.graph.reset()
 
     # -- writing ---------------------------------------------------------------------------
     def remember(self, text: str, *, scope: str = "", source: str | None = None,
@@ -698,16 +699,19 @@ class Memory:
     def approve_category(self, category_id: int) -> Category:
         """Make a proposal a graph node its members link to (recall's graph channel uses it)."""
         with self._lock:
+            self.pipeline.graph.reset()
             return K.approve(self.store, category_id)
 
     def reject_category(self, category_id: int) -> Category:
         """Reject a proposal (later passes leave it out)."""
         with self._lock:
+            self.pipeline.graph.reset()
             return K.reject(self.store, category_id)
 
     def revert_category(self, category_id: int) -> Category:
         """Undo an approval or a rejection: back to proposed, no trace left in the graph."""
         with self._lock:
+            self.pipeline.graph.reset()
             return K.revert(self.store, category_id)
 
     # -- usage -----------------------------------------------------------------------------
