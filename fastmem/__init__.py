@@ -8,11 +8,13 @@ by use, and adds the analogy slot: one memory with the turn's structure in other
 from __future__ import annotations
 
 from . import errors
-from .errors import FastmemError, InvalidInput, ModelMismatch, NotFound, StoreCorrupt
+from .categories import Category
+from .chunks import ConsolidationReport
+from .errors import FastmemError, InvalidInput, ModelMismatch, NotFound, StoreBusy, StoreCorrupt
 from .extract import ChatExtractor, SpacyExtractor, Triple
 from .memory import Memory
 from .usage import Session
-from .results import Analogy, Hit, Recall
+from .results import Analogy, Hit, Recall, Record
 
 __all__ = [
     "Memory",
@@ -20,6 +22,9 @@ __all__ = [
     "Hit",
     "Analogy",
     "Recall",
+    "Record",
+    "Category",
+    "ConsolidationReport",
     "Triple",
     "SpacyExtractor",
     "ChatExtractor",
@@ -30,6 +35,7 @@ __all__ = [
     "InvalidInput",
     "NotFound",
     "StoreCorrupt",
+    "StoreBusy",
     "ModelMismatch",
 ]
 __version__ = "0.1.0"

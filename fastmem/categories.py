@@ -36,6 +36,7 @@ from .errors import InvalidInput, NotFound
 __all__ = ["Category", "Namer", "RoleNamer", "propose", "listing", "approve", "reject", "revert", "STATUSES"]
 
 STATUSES = ("proposed", "approved", "rejected")
+_PRONOUNS = {"i", "me", "you", "he", "she", "it", "we", "they", "him", "her", "us", "them", "this", "that", "who"}
 _PLURAL = {"person": "people", "organisation": "organisations", "place": "places", "group": "groups",
            "event": "events", "time": "times", "quantity": "amounts", "thing": "things", "concept": "ideas"}
 
@@ -86,7 +87,7 @@ class RoleNamer:
         for direction, rel, ends in roles[:2]:
             verb = rel.replace("_", " ")
             names = {n for n, _ in ends}
-            if len(names) == 1:
+            if len(names) == 1 and next(iter(names)).lower() not in _PRONOUNS:
                 other = next(iter(names))
             else:
                 typ = Counter(t for _, t in ends).most_common(1)[0][0] if ends else "thing"

@@ -65,7 +65,8 @@ def test_cli_install_prints_the_config_line(tmp_path):
 def test_schemas_and_availability_before_initialize(home):
     p = FastmemProvider()
     names = {s["name"] for s in p.get_tool_schemas()}
-    assert {"fact_store", "fact_feedback", "fastmem_recall", "fastmem_analogies", "fastmem_graph"} <= names
+    assert {"fact_store", "fact_feedback", "fastmem_recall", "fastmem_analogies", "fastmem_graph", "fastmem_chunks",
+            "fastmem_categories"} <= names
     for s in p.get_tool_schemas():
         assert s["description"] and s["parameters"]["type"] == "object"
     assert p.is_available()
@@ -213,3 +214,23 @@ def test_holographic_facts_are_imported_once(tmp_path):
         hits = m.recall("which editor do I use", k=1, scope="hermes").hits
         assert "Neovim" in hits[0].text and m.get(hits[0].id)["meta"]["category"] == "user_pref"
         assert m.usage(hits[0].id)["engaged"] == 3
+
+
+def test_chunk_and_category_tools(home):
+    mm, p = _manager(home, agent_context="primary")
+    for t in ("Nadia booked a flight to Lisbon for the Acme offsite.", "Nadia reserved a hotel in Lisbon near the Acme office.",
+              "Nadia will present the Acme roadmap in Lisbon.", "Alice drives a Tesla to work.", "Bob drives a Volvo to work.",
+              "Carol drives a Fiat to work."):
+        mm.handle_tool_call("fact_store", {"action": "add", "content": t})
+    p._mem.consolidate()
+    chunks = json.loads(mm.handle_tool_call("fastmem_chunks", {"action": "list"}))["chunks"]
+    assert chunks and chunks[0]["members"] >= 3
+    members = json.loads(mm.handle_tool_call("fastmem_chunks", {"action": "expand", "chunk_id": chunks[0]["id"]}))["members"]
+    assert all("Nadia" in m["text"] for m in members)
+    p._mem.propose_categories()
+    cats = json.loads(mm.handle_tool_call("fastmem_categories", {"action": "list", "status": "proposed"}))["categories"]
+    cid = next(c["id"] for c in cats if {"Tesla", "Volvo", "Fiat"} <= set(c["members"]))
+    got = json.loads(mm.handle_tool_call("fastmem_categories", {"action": "approve", "category_id": cid}))
+    assert got["categories"][0]["status"] == "approved"
+    assert "error" in json.loads(mm.handle_tool_call("fastmem_categories", {"action": "approve", "category_id": 10**6}))
+    mm.shutdown_all()

@@ -199,7 +199,7 @@ class FastmemProvider(MemoryProvider):
             "domain, offered for lateral thinking.\n"
             "Tools: fact_store (add, search, probe, related, reason, contradict, update, remove, list), "
             "fact_feedback (rate a memory by its id after using it), fastmem_recall, fastmem_analogies, "
-            "fastmem_graph." + ("" if self._ctx.writable else "\nThis agent context reads memory only.")
+            "fastmem_graph, fastmem_chunks, fastmem_categories." + ("" if self._ctx.writable else "\nThis agent context reads memory only.")
         )
 
     def queue_prefetch(self, query: str, *, session_id: str = "") -> None:

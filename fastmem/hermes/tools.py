@@ -116,8 +116,38 @@ GRAPH = {
     },
 }
 
+CHUNKS = {
+    "name": "fastmem_chunks",
+    "description": ("Chunks are memories that summarise a cluster of related memories (made by fastmem's "
+                    "consolidation pass). 'list' shows them; 'expand' gives the memories a chunk stands for."),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": ["list", "expand"]},
+            "chunk_id": {"type": "integer", "description": "The chunk's id (expand)."},
+        },
+        "required": ["action"],
+    },
+}
+
+CATEGORIES = {
+    "name": "fastmem_categories",
+    "description": ("Categories fastmem proposed for entities that play the same roles (e.g. 'things that people "
+                    "drive'). 'list' shows them (optionally by status); approve, reject or revert one by id when the "
+                    "user asks you to review them."),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": ["list", "approve", "reject", "revert"]},
+            "category_id": {"type": "integer"},
+            "status": {"type": "string", "enum": ["proposed", "approved", "rejected"]},
+        },
+        "required": ["action"],
+    },
+}
+
 #: Every schema the provider offers, in order.
-SCHEMAS: list[dict[str, Any]] = [FACT_STORE, FACT_FEEDBACK, RECALL, ANALOGIES, GRAPH]
+SCHEMAS: list[dict[str, Any]] = [FACT_STORE, FACT_FEEDBACK, RECALL, ANALOGIES, GRAPH, CHUNKS, CATEGORIES]
 TOOL_NAMES = frozenset(s["name"] for s in SCHEMAS)
 
 
@@ -406,8 +436,34 @@ def graph_tool(mem, ctx: Context, args: dict) -> dict:
     raise InvalidInput("action must be 'entity', 'neighbours' or 'path'")
 
 
+def chunks_tool(mem, ctx: Context, args: dict) -> dict:
+    if args.get("action") == "list":
+        return {"chunks": [{"id": c, "text": mem.get(c)["text"], "members": len(mem.expand(c))}
+                           for c in mem.chunks(scope=ctx.scope)[:50]]}
+    if args.get("action") == "expand":
+        cid = _int(args, "chunk_id")
+        _own(mem, ctx, cid)
+        return {"members": [{"id": r.id, "text": r.text, "at": r.at} for r in mem.expand(cid)]}
+    raise InvalidInput("action must be 'list' or 'expand'")
+
+
+def categories_tool(mem, ctx: Context, args: dict) -> dict:
+    action = args.get("action")
+    if action == "list":
+        status = args.get("status")
+        cats = mem.categories(status)
+    elif action in ("approve", "reject", "revert"):
+        _need_write(ctx, action)
+        cats = [getattr(mem, f"{action}_category")(_int(args, "category_id"))]
+    else:
+        raise InvalidInput("action must be list, approve, reject or revert")
+    return {"categories": [{"id": c.id, "name": c.name, "status": c.status, "members": list(c.members)[:30],
+                            "relations": list(c.relations)} for c in cats]}
+
+
 HANDLERS = {"fact_store": fact_store, "fact_feedback": fact_feedback, "fastmem_recall": recall_tool,
-            "fastmem_analogies": analogies_tool, "fastmem_graph": graph_tool}
+            "fastmem_analogies": analogies_tool, "fastmem_graph": graph_tool, "fastmem_chunks": chunks_tool,
+            "fastmem_categories": categories_tool}
 
 
 def call(mem, ctx: Context, name: str, args: Any) -> str:
