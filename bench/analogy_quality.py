@@ -46,7 +46,8 @@ def main() -> int:
         print(f"{name:48s} {s['fire']:6.3f} {s['precision']:6.3f} {s['precision_strict']:6.3f} {s['distractor']:6.3f} "
               f"{s['hit']:6.3f}" + (f"   {s['ms/recall']:.1f} ms/recall, repeats a hit on {s['dup']:.3f} of fires, "
                                     f"target beats its distractor on {s['target_beats_distractor']:.3f} of rows "
-                                    f"(ties {s['ties']:.3f})" if "ms/recall" in s else ""))
+                                    f"(ties {s['ties']:.3f}), {s['target_beats_distractor_similarity']:.3f} in "
+                                    f"structural_similarity" if "ms/recall" in s else ""))
     if a.mc:
         mc = P.multiple_choice(SILVER)
         print(f"multiple choice ({mc['items']} items, chance 0.25): structural_similarity {mc['structural_similarity']:.3f} "

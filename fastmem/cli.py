@@ -407,7 +407,8 @@ def cmd_eval(a) -> int:
                     print(f"{name:44s} {s['fire']:6.3f} {s['precision']:6.3f} {s['precision_strict']:6.3f} "
                           f"{s['distractor']:6.3f} {s['hit']:6.3f}")
             f = rep["fastmem"]
-            print(f"target outscores its own distractor: {f['target_beats_distractor']:.3f} of rows (ties {f['ties']:.3f})")
+            print(f"target outscores its own distractor: {f['target_beats_distractor']:.3f} of rows in the slot's score "
+                  f"(ties {f['ties']:.3f}), {f['target_beats_distractor_similarity']:.3f} in structural_similarity")
             if a.mc:
                 mc = rep["multiple choice"]
                 print(f"multiple choice: structural_similarity {mc['structural_similarity']:.3f}, "

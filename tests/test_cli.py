@@ -1,5 +1,6 @@
 """The ``fastmem`` console script, run as users run it: in a subprocess."""
 
+import csv
 import json
 import os
 import shutil
@@ -166,3 +167,25 @@ def test_eval_commands_on_the_dev_data(tmp_path):
     assert 0.3 < res["all"]["fused"]["any@10"] <= 1.0
     out = fm("eval", "locomo", str(tmp_path / "none"))
     assert out.returncode == 1
+
+
+def test_eval_proparalogy_on_a_slice_of_the_dev_data(tmp_path):
+    data = os.environ.get("FASTMEM_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
+    src = os.path.join(data, "proparalogy-silver", "silver_set_analogies_w_challenging_distractors_w_random.csv")
+    if not os.path.exists(src):
+        pytest.skip("ProPara-Logy silver data not found")
+    with open(src, newline="") as f:
+        rows = list(csv.DictReader(f))[:24]
+    part = tmp_path / "silver.csv"
+    with open(part, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    rep = js("eval", "proparalogy", str(part), "--mc")
+    fm_ = rep["fastmem"]
+    assert 0.0 <= fm_["precision"] <= 1.0 and fm_["rows"] == 24
+    assert 0.0 <= fm_["target_beats_distractor_similarity"] <= 1.0
+    assert {"MiniLM nearest", "multiple choice"} <= set(rep) and rep["multiple choice"]["items"] == 24
+    text = fm("eval", "proparalogy", str(part), "--no-baselines")
+    assert text.returncode == 0 and "structural_similarity" in text.stdout
+    assert fm("eval", "proparalogy", str(tmp_path / "none.csv")).returncode == 1

@@ -146,10 +146,14 @@ SURFACE_GRID = [("neighbours", 10, 0.5, True), ("neighbours", 10, 0.5, False), (
 
 
 def pairwise(m, rows, texts, ids) -> dict[str, float]:
-    """Share of rows whose target outscores (ties apart) its own distractor in the slot's
-    exact structural score against the row's source."""
+    """Share of rows whose target outscores (ties apart) its own distractor against the row's
+    source: in the slot's exact structural score (``target_beats_distractor``, ``ties``) and
+    in :func:`fastmem.structural_similarity` (codes and structure mapping: ``..._similarity``)."""
+    import fastmem
+
     at = {t: i for i, t in enumerate(texts)}
     wins = ties = n = 0
+    sim_wins = sim_ties = 0
     for r in rows:
         t, d = (r.get("target_paragraph") or "").strip(), (r.get("distractor_target_paragraph") or "").strip()
         if t not in at or d not in at:
@@ -158,7 +162,13 @@ def pairwise(m, rows, texts, ids) -> dict[str, float]:
         n += 1
         wins += st > sd + 1e-12
         ties += abs(st - sd) <= 1e-12
-    return {"target_beats_distractor": wins / max(n, 1), "ties": ties / max(n, 1), "rows": n}
+        a = fastmem.structural_similarity(r["source_paragraph"], t)
+        b = fastmem.structural_similarity(r["source_paragraph"], d)
+        sim_wins += a > b + 1e-12
+        sim_ties += abs(a - b) <= 1e-12
+    n1 = max(n, 1)
+    return {"target_beats_distractor": wins / n1, "ties": ties / n1, "target_beats_distractor_similarity":
+            sim_wins / n1, "ties_similarity": sim_ties / n1, "rows": n}
 
 
 def run(path: str, *, dim=512, z=2.0, baselines=True, sweep=False, memory_kw=None) -> dict[str, dict] | None:
