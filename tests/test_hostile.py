@@ -95,10 +95,11 @@ def test_ids_meta_triples_and_times(store, mid, meta, triples, at):
 
 @SETTINGS
 @given(name=st.one_of(st.sampled_from(["fact_store", "fact_feedback", "fastmem_recall", "fastmem_analogies",
-                                       "fastmem_graph", "nope"]), anything),
+                                       "fastmem_graph", "fastmem_chunks", "fastmem_categories", "nope"]), anything),
        args=st.one_of(others, texts, st.dictionaries(
            st.sampled_from(["action", "content", "query", "entity", "entities", "fact_id", "limit", "min_trust",
-                            "trust_delta", "category", "tags", "k", "text", "name", "other", "depth"]),
+                            "trust_delta", "category", "tags", "k", "text", "name", "other", "depth", "chunk_id",
+                            "category_id", "status"]),
            anything, max_size=5)))
 def test_hermes_tool_calls_always_answer_json(store, name, args):
     ctx = T.Context("hostile", writable=True, session="s")
