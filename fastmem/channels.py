@@ -27,6 +27,7 @@ import apsw
 import numpy as np
 
 from .canon import fold_name
+from .fusion import normalised
 from .index import VectorIndex
 from .text import STOPWORDS, fts_terms, words
 
@@ -44,18 +45,10 @@ def vector(index: VectorIndex, vec: np.ndarray, pool: int, allowed) -> tuple[Cha
     return {int(m): (r + 1, float(s)) for r, (m, s) in enumerate(zip(labels, sims))}, labels
 
 
-def _normalised(ch: Channel) -> dict[int, float]:
-    if not ch:
-        return {}
-    scores = [s for _, s in ch.values()]
-    lo, hi = min(scores), max(scores)
-    return {m: (s - lo) / (hi - lo) if hi > lo else 1.0 for m, (_, s) in ch.items()}
-
-
 def context(db: apsw.Connection, found: dict[str, Channel], pool: int, scope: str | None,
             before: float = 0.3, asked: float = 1.0, after: float = 0.0) -> Channel:
     """Memories credited through their neighbours: each memory the keyword or vector channel
-    found (its min-max normalised score, the best of the two) passes ``before`` times its
+    found (its normalised score as in fusion, the best of the two) passes ``before`` times its
     score to the next memory of its source (``asked`` times when the seed asks something: it
     contains a question mark, and the next memory is likely its answer) and ``after`` times
     it to the previous one. Memories without a ``source`` have no neighbours. One indexed
@@ -68,7 +61,7 @@ def context(db: apsw.Connection, found: dict[str, Channel], pool: int, scope: st
     """
     seeds: dict[int, float] = {}
     for name in ("keyword", "vector"):
-        for mid, v in _normalised(found.get(name, {})).items():
+        for mid, v in normalised(found.get(name, {})).items():
             if v > seeds.get(mid, 0.0):
                 seeds[mid] = v
     if not seeds or max(before, asked, after) <= 0:

@@ -5,9 +5,12 @@ Each channel gives ``{memory_id: (rank, score)}`` (rank 1 is best; scores larger
 * ``rrf``: reciprocal-rank fusion, ``sum_c w_c / (K + rank_c)`` with K = 60, where memories
   with equal channel scores share the best rank of their tie (so a term that every memory
   contains cannot order them arbitrarily).
-* ``score`` (relative score fusion): each channel's scores min-max normalised over its own
-  candidates, then ``sum_c w_c * norm_c``. A channel whose candidates all score alike adds
-  the same to each of them and so orders nothing.
+* ``score`` (relative score fusion): each channel's scores normalised between its best and
+  its 50th best (min-max over its own candidates when it has at most 50; see
+  :func:`normalised`), then ``sum_c w_c * norm_c``. A channel whose candidates all score alike
+  adds the same to each of them and so orders nothing. The fixed depth keeps the head of a
+  recall the same whatever ``k`` asks for: min-max over the whole pool (``max(50, 4 k)``)
+  gave LoCoMo dev any@5 0.693 at k=10 but 0.654 at k=50; with the depth, 0.693 and 0.688.
 
 Measured on LoCoMo dev (bench/locomo.py, conversations 26 / 30): fused any@5 is 0.613 / 0.642
 with ``score`` against 0.520 / 0.556 with ``rrf`` (keyword alone 0.547 / 0.630), so ``score``
@@ -18,6 +21,10 @@ is the default. The context channel weighs 1.0 (0.5: any@5 0.623, 0.75: 0.641, 1
 from __future__ import annotations
 
 RRF_K = 60.0
+#: Relative score fusion normalises a channel's scores between its best and its
+#: ``REF_DEPTH``-th best (the smallest candidate pool), so a recall that asks for more hits
+#: (a larger pool) scores the head exactly as a small one does.
+REF_DEPTH = 50
 DEFAULT_WEIGHTS = {"keyword": 1.0, "vector": 1.0, "graph": 0.5, "context": 1.0}
 
 
@@ -51,17 +58,27 @@ def rrf(channels: dict[str, dict[int, tuple[int, float]]], weights=DEFAULT_WEIGH
     return fused
 
 
+def normalised(ch: dict[int, tuple[int, float]], depth: int = REF_DEPTH) -> dict[int, float]:
+    """A channel's scores mapped to [0, 1]: 1 for its best, 0 for its ``depth``-th best (its
+    worst when it has fewer) and anything below. Min-max over the channel's own candidates
+    when it has at most ``depth`` of them."""
+    if not ch:
+        return {}
+    scores = sorted((s for _, s in ch.values()), reverse=True)
+    hi, lo = scores[0], scores[min(depth, len(scores)) - 1]
+    span = hi - lo
+    if span <= 1e-12:
+        return {m: 1.0 if s >= lo else 0.0 for m, (_, s) in ch.items()}
+    return {m: max(0.0, (s - lo) / span) for m, (_, s) in ch.items()}
+
+
 def relative_score(channels: dict[str, dict[int, tuple[int, float]]], weights=DEFAULT_WEIGHTS) -> dict[int, float]:
     fused: dict[int, float] = {}
     for name, ch in channels.items():
         if not ch:
             continue
         w = weights.get(name, 1.0)
-        scores = [s for _, s in ch.values()]
-        lo, hi = min(scores), max(scores)
-        span = hi - lo
-        for mid, (_, s) in ch.items():
-            norm = (s - lo) / span if span > 1e-12 else 1.0
+        for mid, norm in normalised(ch).items():
             fused[mid] = fused.get(mid, 0.0) + w * norm
     return fused
 
