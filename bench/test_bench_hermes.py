@@ -35,7 +35,7 @@ OPS = ["holographic add", "fastmem add", "holographic prefetch", "fastmem prefet
 
 
 def _texts():
-    base = [t for f in conversation_files() for _, t, _ in turns(json.load(open(f)))]
+    base = [t for f in conversation_files() for _, t, *_ in turns(json.load(open(f)))]
     for k in itertools.count():
         for t in base:
             yield t if k == 0 else f"[copy {k}] {t}"

@@ -10,6 +10,9 @@ at most ``pool`` memories of the requested scope. :mod:`fastmem.fusion` combines
   the same ``source``) the keyword or vector channel found: a turn that answers through its
   context ("Yes, it was amazing!" after "How was the concert?"). Weighed apart from the
   memory's own words (see :func:`context`).
+* ``speaker`` - memories the other channels found whose speaker (``remember(...,
+  speaker=...)``) the turn names: "What has Melanie painted?" prefers what Melanie said
+  (see :func:`speaker`).
 
 Each channel's cost is bounded, whatever the store's size (see :class:`Keyword`,
 :class:`Graph`).
@@ -35,7 +38,9 @@ __all__ = ["NAMES", "Channel", "vector", "Keyword", "Graph", "Scopes"]
 
 Channel = dict[int, tuple[int, float]]
 #: The channels recall fuses by default, in the order they run.
-NAMES = ("keyword", "vector", "graph", "context")
+NAMES = ("keyword", "vector", "graph", "context", "speaker")
+#: Channels that rescore what the others found (they need the keyword and vector channels).
+DERIVED = ("context", "speaker")
 
 
 def vector(index: VectorIndex, vec: np.ndarray, pool: int, allowed) -> tuple[Channel, np.ndarray]:
@@ -81,6 +86,46 @@ def context(db: apsw.Connection, found: dict[str, Channel], pool: int, scope: st
                 credit[other] = w * v
     ranked = sorted(credit.items(), key=lambda x: (-x[1], -x[0]))[:pool]
     return {mid: (r + 1, sc) for r, (mid, sc) in enumerate(ranked)}
+
+
+def _speaker_keys(name: str) -> tuple[str, str | None]:
+    """A speaker's folded full name, and its folded first word when the name has several
+    words and starts with a capital (a given name: "Jon" for "Jon Smith")."""
+    parts = name.split()
+    first = fold_name(parts[0]) if len(parts) > 1 and parts[0][:1].isupper() else None
+    return fold_name(name), first or None
+
+
+def speaker(db: apsw.Connection, found: dict[str, Channel], query: str, cache: dict | None = None) -> Channel:
+    """The memories found by the other channels whose speaker the turn names: the speaker's
+    full name as words of the turn (folded as entity names are: case, punctuation,
+    possessives), or the first word of a several-word name written with a capital in the turn
+    ("Jon" for "Jon Smith"). Every such memory scores 1, so in fusion the channel adds its
+    weight to each and orders them only against memories of other speakers. One primary-key
+    query over the candidates.
+
+    Measured on LoCoMo dev (every turn a memory with its speaker; 231 questions, most name a
+    speaker), fused any@5 0.693 -> 0.732, any@1 0.351 -> 0.403 at the channel's fusion weight
+    0.75 (0.5: 0.723, 1.0: 0.732; as a multiplier of the fused score, 1.5x: 0.736).
+    """
+    cands = {m for ch in found.values() for m in ch}
+    if not cands:
+        return {}
+    folded = f" {fold_name(query)} "
+    capitals = {fold_name(w) for w in query.replace("'", " ").split() if w[:1].isupper()}
+    cache = {} if cache is None else cache
+    hits = []
+    for mid, who in db.execute(
+        "SELECT id, speaker FROM memories WHERE id IN (SELECT value FROM json_each(?)) AND speaker IS NOT NULL",
+        (json.dumps(sorted(cands)),),
+    ):
+        keys = cache.get(who)
+        if keys is None:
+            keys = cache[who] = _speaker_keys(who)
+        full, first = keys
+        if (full and f" {full} " in folded) or (first and first in capitals):
+            hits.append(mid)
+    return {mid: (1, 1.0) for mid in sorted(hits)}
 
 
 def _varint(b: bytes, i: int) -> tuple[int, int]:

@@ -56,7 +56,7 @@ def _out(obj) -> None:
 
 
 def _hit(h) -> dict:
-    return {"id": h.id, "text": h.text, "score": h.score, "scope": h.scope, "at": h.at, "why": h.why}
+    return {"id": h.id, "text": h.text, "score": h.score, "scope": h.scope, "at": h.at, "speaker": h.speaker, "why": h.why}
 
 
 def _print_recall(res) -> None:
@@ -111,7 +111,7 @@ def cmd_remember(a) -> int:
     texts = a.texts or [line.rstrip("\n") for line in sys.stdin if line.strip()]
     meta = json.loads(a.meta) if a.meta else None
     with _open(a, **({"extractor": None} if a.no_extract else {})) as m:
-        ids = m.remember_many(texts, scope=a.scope, source=a.source, meta=meta, at=a.at)
+        ids = m.remember_many(texts, scope=a.scope, source=a.source, meta=meta, at=a.at, speaker=a.speaker)
     print(json.dumps(ids))
     return 0
 
@@ -134,7 +134,8 @@ def cmd_ingest(a) -> int:
                 m.remember_many([x["text"] for x in group], scope=g0.get("scope", a.scope) or "",
                                 source=g0.get("source", a.source), meta=g0.get("meta"),
                                 triples=[x.get("triples") for x in group] if any("triples" in x for x in group) else None,
-                                at=[x.get("at") for x in group], progress=False)
+                                at=[x.get("at") for x in group],
+                                speaker=[x.get("speaker", a.speaker) for x in group], progress=False)
                 n += len(group)
                 if b:
                     b.update(len(group))
@@ -438,6 +439,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--scope", default="")
     p.add_argument("--source", default=None)
     p.add_argument("--at", default=None, help="when it happened (ISO 8601)")
+    p.add_argument("--speaker", default=None, help="who said or wrote it")
     p.add_argument("--meta", default=None, help="JSON object stored with each memory")
     p.add_argument("--no-extract", action="store_true", help="no parsing: no facts, no structure")
     p = add("ingest", cmd_ingest, "store memories from text files (a line or paragraph each) or JSONL, or - for stdin")
@@ -445,6 +447,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="auto", choices=["auto", "lines", "paragraphs", "jsonl"])
     p.add_argument("--scope", default="")
     p.add_argument("--source", default=None)
+    p.add_argument("--speaker", default=None, help="who said or wrote it (a JSONL item's own \"speaker\" wins)")
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--no-extract", action="store_true", help="no parsing: no facts, no structure")
     p = add("recall", cmd_recall, "recall memories for a query")

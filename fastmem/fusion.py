@@ -15,7 +15,8 @@ Each channel gives ``{memory_id: (rank, score)}`` (rank 1 is best; scores larger
 Measured on LoCoMo dev (bench/locomo.py, conversations 26 / 30): fused any@5 is 0.613 / 0.642
 with ``score`` against 0.520 / 0.556 with ``rrf`` (keyword alone 0.547 / 0.630), so ``score``
 is the default. The context channel weighs 1.0 (0.5: any@5 0.623, 0.75: 0.641, 1.0: 0.658,
-1.5: 0.593, with the neighbour credit of a question's answer and of any other turn equal).
+1.5: 0.593, with the neighbour credit of a question's answer and of any other turn equal); the
+speaker channel 0.75 (see :func:`fastmem.channels.speaker`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ RRF_K = 60.0
 #: ``REF_DEPTH``-th best (the smallest candidate pool), so a recall that asks for more hits
 #: (a larger pool) scores the head exactly as a small one does.
 REF_DEPTH = 50
-DEFAULT_WEIGHTS = {"keyword": 1.0, "vector": 1.0, "graph": 0.5, "context": 1.0}
+DEFAULT_WEIGHTS = {"keyword": 1.0, "vector": 1.0, "graph": 0.5, "context": 1.0, "speaker": 0.75}
 
 
 def drop_boundary_ties(ch: dict[int, tuple[int, float]], pool: int) -> dict[int, tuple[int, float]]:

@@ -32,6 +32,7 @@ from . import transfer as T
 from . import vectors as V
 from . import writes as W
 from .analogy import SURFACE_RULES, AnalogySlot
+from .channels import DERIVED
 from .channels import NAMES as CHANNELS
 from .channels import Scopes
 from .embedder import Embedder, default_embedder, encode_queries, encode_query
@@ -307,15 +308,16 @@ class Memory:
     # -- writing ---------------------------------------------------------------------------
     def remember(self, text: str, *, scope: str = "", source: str | None = None,
                  meta: Mapping[str, Any] | None = None, triples: Sequence[Sequence[str] | Triple] | None = None,
-                 at: datetime | str | None = None) -> int:
+                 at: datetime | str | None = None, speaker: str | None = None) -> int:
         """Store one memory; returns its id. See :meth:`remember_many`."""
         return self.remember_many([text], scope=scope, source=source, meta=meta,
-                                  triples=None if triples is None else [triples], at=at)[0]
+                                  triples=None if triples is None else [triples], at=at, speaker=speaker)[0]
 
     def remember_many(self, texts: Sequence[str], *, scope: str = "", source: str | None = None,
                       meta: Mapping[str, Any] | None = None,
                       triples: Sequence[Sequence[Sequence[str] | Triple] | None] | None = None,
                       at: datetime | str | Sequence[datetime | str | None] | None = None,
+                      speaker: str | Sequence[str | None] | None = None,
                       progress: bool | None = None) -> list[int]:
         """Store many memories in one transaction (all or nothing); returns their ids.
 
@@ -335,25 +337,32 @@ class Memory:
             ``(subject, relation, object[, subject_type, object_type])`` / :class:`Triple`.
         at : datetime or ISO 8601 str, or a sequence of them (one per text), optional
             When it happened (naive datetimes are taken as UTC); shown as ``Hit.at``.
+        speaker : str, or a sequence of them (one per text), optional
+            Who said or wrote it ("Melanie", "support bot"; at most 200 characters), shown as
+            ``Hit.speaker``. Recall credits a found memory whose speaker the turn names (the
+            ``speaker`` channel: "What has Melanie painted?" prefers what Melanie said).
         progress : bool, optional
             Show a progress bar (default: for 2,000 texts or more).
         """
         self._check_open()
         given, meta_json, when = W.check_batch(texts, scope=scope, meta=meta, triples=triples,
                                                extractor=self.extractor, source=source, at=at)
+        speakers = W.check_speakers(speaker, len(texts))
         if not texts:
             return []
         prep = W.prepare(texts, given, self.embedder, self.extractor, progress)  # no lock held meanwhile
-        return self._commit(prep, scope=scope, source=source, meta_json=meta_json, at=when)
+        return self._commit(prep, scope=scope, source=source, meta_json=meta_json, at=when, speaker=speakers)
 
-    def _commit(self, prep: W.Prepared, *, scope, source, meta_json, at, ids=None, then=None) -> list[int]:
+    def _commit(self, prep: W.Prepared, *, scope, source, meta_json, at, ids=None, then=None,
+                speaker=None) -> list[int]:
         """Write a prepared batch (one transaction; ``then(db, ids)`` runs inside it), then
         bring the in-process index, codes and scopes up to date."""
         with self._lock:
             self._sync()
             with self.store.atomic() as db:
                 ids, pending = W.commit(self.store, prep, scope=scope, source=source, meta_json=meta_json,
-                                        model_id=self.embedder.model_id, structures=self.structure, at=at, ids=ids)
+                                        model_id=self.embedder.model_id, structures=self.structure, at=at, ids=ids,
+                                        speaker=speaker)
                 if then is not None:
                     then(db, ids)
             # committed: now the in-process derived structures
@@ -405,17 +414,19 @@ class Memory:
             self.scopes.removed(mid)
 
     def update(self, memory_id: int, *, text: str | None = None, meta: Mapping[str, Any] | None = None,
-               at: datetime | str | None | object = W.KEEP) -> None:
+               at: datetime | str | None | object = W.KEEP, speaker: str | None | object = W.KEEP) -> None:
         """Change a memory in place (its id, scope, source and usage stay).
 
         A new ``text`` is embedded and parsed again (vector, facts, events, code and FTS row
         follow it in the same transaction); ``meta`` replaces the metadata; ``at`` the time
-        (``None`` clears it). Raises :class:`~fastmem.errors.NotFound` for an unknown id.
+        and ``speaker`` the speaker (``None`` clears either). Raises
+        :class:`~fastmem.errors.NotFound` for an unknown id.
         """
         self._check_open()
         mid = _check_id(memory_id)
         meta_json = None if meta is None else W.encode_meta(meta)
         when = at if at is W.KEEP else to_epoch(at)
+        who = speaker if speaker is W.KEEP else W.check_speaker(speaker)
         prep = None
         if text is not None:
             check_text(text, "text")
@@ -423,7 +434,7 @@ class Memory:
         with self._lock:
             self._sync()
             pending = W.update(self.store, mid, text=text, prep=prep, meta_json=meta_json, at=when,
-                               model_id=self.embedder.model_id, structures=self.structure)
+                               model_id=self.embedder.model_id, structures=self.structure, speaker=who)
             if prep is not None:
                 self.index.update(np.asarray([mid], np.int64), prep.vecs)
             self.structure.apply(pending)
@@ -454,7 +465,7 @@ class Memory:
 
     # -- reading rows ----------------------------------------------------------------------
     def get(self, memory_id: int) -> dict[str, Any]:
-        """A memory's row: ``id, text, scope, source, created, updated, meta``."""
+        """A memory's row: ``id, text, scope, source, created, updated, meta, at, speaker``."""
         self._check_open()
         return W.row(self.db, _check_id(memory_id))
 
@@ -486,7 +497,7 @@ class Memory:
     def recall(self, query: str, *, k: int = 10, scope: str | None = None, session: str | None = None,
                analogy: bool = True, z_min: float | None = None, record: bool = True,
                channels: Sequence[str] = CHANNELS) -> Recall:
-        """Hybrid recall: keyword (FTS5 bm25), vector (hnswlib), graph and context channels, fused by
+        """Hybrid recall: keyword (FTS5 bm25), vector (hnswlib), graph, context and speaker channels, fused by
         relative score (``fusion="score"``, default) or reciprocal rank (``"rrf"``), each
         memory's fused score times its use weight; plus the analogy slot.
 
@@ -507,8 +518,8 @@ class Memory:
         record : bool
             Record what was surfaced in the usage ledger (default True).
         channels : sequence of str
-            Which of "keyword", "vector", "graph", "context" to fuse (default all four; see
-            :mod:`fastmem.channels`).
+            Which of "keyword", "vector", "graph", "context", "speaker" to fuse (default all;
+            see :mod:`fastmem.channels`).
 
         Returns
         -------
@@ -545,7 +556,7 @@ class Memory:
         # channels; on the parse thread beside the channels or the model it was measured no
         # faster or slower: a short turn's spaCy parse holds the GIL)
         t0 = time.perf_counter()
-        if "vector" not in use and "context" not in use and not analogy:
+        if "vector" not in use and not any(c in use for c in DERIVED) and not analogy:
             vecs = [None] * len(queries)  # keyword and graph alone never need the model
         elif len(queries) > 1:
             vecs = encode_queries(self.embedder, list(queries))

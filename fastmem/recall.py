@@ -52,6 +52,7 @@ class RecallPipeline:
         #: How much a neighbour's match counts in the context channel (see channels.context).
         self.context_weights: dict[str, float] = {}  # defaults of channels.context
         self.graph = C.Graph(db)
+        self._speakers: dict[str, tuple[str, str | None]] = {}  # folded speaker names
 
     def run(self, query: str, vec: np.ndarray | None, *, extractor, k: int, scope: str | None, session: str | None,
             use: frozenset[str], analogy: bool, z_min: float, record: bool, parsed=None) -> Recall:
@@ -66,11 +67,12 @@ class RecallPipeline:
         pool = max(50, 4 * k)
         found: dict[str, C.Channel] = {}
         labels = np.zeros(0, np.int64)
-        if vec is not None and ("vector" in use or "context" in use or slot):
+        derived = any(c in use for c in C.DERIVED)
+        if vec is not None and ("vector" in use or derived or slot):
             found["vector"], labels = C.vector(self.index, vec, pool, self.scopes.allowed(scope))
         t["vector"] = (time.perf_counter() - t0) * 1e3
         t1 = time.perf_counter()
-        if "keyword" in use or "context" in use:
+        if "keyword" in use or derived:
             found["keyword"] = self.keyword(query, pool, scope, self.index.live, extra=labels)
         t["keyword"] = (time.perf_counter() - t1) * 1e3
         t1 = time.perf_counter()
@@ -82,8 +84,13 @@ class RecallPipeline:
             t1 = time.perf_counter()
             found["context"] = C.context(self.db, found, pool, scope, **self.context_weights)
             t["context"] = (time.perf_counter() - t1) * 1e3
+        if "speaker" in use:
+            t1 = time.perf_counter()
+            found["speaker"] = C.speaker(self.db, found, query, self._speakers)
+            t["speaker"] = (time.perf_counter() - t1) * 1e3
         # fusion (a keyword or graph cut at `pool` says nothing about ties at its boundary)
-        found = {c: (v if c == "vector" else drop_boundary_ties(v, pool)) for c, v in found.items() if c in use}
+        found = {c: (v if c in ("vector", "speaker") else drop_boundary_ties(v, pool))
+                 for c, v in found.items() if c in use}
         fused = self.fuse(found)
         # use weights
         for mid in fused:
@@ -93,7 +100,8 @@ class RecallPipeline:
         ranked = sorted(fused.items(), key=lambda x: (-x[1], -x[0]))
         top, stood_in = chunks.stand_in(self.db, ranked, k)  # a chunk stands for its members
         hits = self._hits(top, found, entities, stood_in)
-        t["fuse"] = (time.perf_counter() - t0) * 1e3 - t["vector"] - t["keyword"] - t["graph"] - t.get("context", 0.0)
+        t["fuse"] = (time.perf_counter() - t0) * 1e3 - t["vector"] - t["keyword"] - t["graph"] - t.get("context", 0.0) \
+            - t.get("speaker", 0.0)
         # the analogy slot: the turn's structure
         an = None
         if slot:
@@ -116,7 +124,7 @@ class RecallPipeline:
         rows = {}
         if top:
             rows = {r[0]: r[1:] for r in self.db.execute(
-                "SELECT id, text, scope, at FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                "SELECT id, text, scope, at, speaker FROM memories WHERE id IN (SELECT value FROM json_each(?))",
                 (ids_json(m for m, _ in top),))}
         hits = []
         for mid, score in top:
@@ -132,5 +140,5 @@ class RecallPipeline:
             why["use"] = {"weight": w[0], "engaged": w[1], "ignored": w[2]}
             if mid in stood_in:
                 why["chunk"] = stood_in[mid]
-            hits.append(Hit(mid, rows[mid][0], score, why, rows[mid][1], from_epoch(rows[mid][2])))
+            hits.append(Hit(mid, rows[mid][0], score, why, rows[mid][1], from_epoch(rows[mid][2]), rows[mid][3]))
         return hits

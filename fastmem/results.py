@@ -31,6 +31,8 @@ class Hit:
         The memory's scope.
     at : datetime or None
         When it happened (``remember(..., at=...)``; aware, UTC), None when not given.
+    speaker : str or None
+        Who said or wrote it (``remember(..., speaker=...)``), None when not given.
     """
 
     id: int
@@ -39,6 +41,7 @@ class Hit:
     why: dict[str, Any]
     scope: str = ""
     at: datetime | None = None
+    speaker: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +80,8 @@ class Recall:
 class Record:
     """A stored memory as it is (what :meth:`fastmem.Memory.expand` returns).
 
-    ``at`` is when it happened (UTC) or None; ``created``/``updated`` are unix seconds.
+    ``at`` is when it happened (UTC) or None; ``speaker`` who said it or None;
+    ``created``/``updated`` are unix seconds.
     """
 
     id: int
@@ -88,3 +92,4 @@ class Record:
     updated: float
     meta: dict[str, Any]
     at: datetime | None = None
+    speaker: str | None = None

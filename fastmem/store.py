@@ -221,6 +221,14 @@ def _m9_terms(db: apsw.Connection) -> None:
     )
 
 
+def _m10_speaker(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        ALTER TABLE memories ADD COLUMN speaker TEXT;   -- who said or wrote it; NULL: not given
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -231,6 +239,7 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("chunks", _m7_chunks),
     ("categories", _m8_categories),
     ("terms", _m9_terms),
+    ("speaker", _m10_speaker),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -3,11 +3,12 @@ everything needed to rebuild a store.
 
 Ingestion (:func:`read_items`): a plain-text file gives a memory per line or per paragraph
 (blank-line separated); a ``.jsonl`` / ``.ndjson`` file (or ``fmt="jsonl"``) gives one per
-object: ``{"text": ..., "scope": ..., "source": ..., "meta": {...}, "triples": [...], "at": ...}``
+object: ``{"text": ..., "scope": ..., "source": ..., "meta": {...}, "triples": [...], "at": ...,
+"speaker": ...}``
 (only ``text`` required). ``-`` reads standard input.
 
 Export (:func:`export_lines`): a header line ``{"fastmem_export": 1, ...}`` with the model and
-dimensions, then one line per memory with its text, scope, source, meta, time, facts (as
+dimensions, then one line per memory with its text, scope, source, meta, time, speaker, facts (as
 triples), narrative events, usage counters and optionally its vector (base64 float32), chunk
 bookkeeping on chunk memories, then the extra aliases of the graph and the categories. Import
 (:func:`parse_export`, then ``Memory.import_jsonl``) rebuilds the same store: facts are
@@ -32,7 +33,7 @@ from .text import from_epoch
 __all__ = ["read_items", "export_lines", "parse_export", "FORMATS"]
 
 FORMATS = ("auto", "lines", "paragraphs", "jsonl")
-_ITEM_KEYS = {"text", "scope", "source", "meta", "triples", "at"}
+_ITEM_KEYS = {"text", "scope", "source", "meta", "triples", "at", "speaker"}
 
 
 def _open(path: str):
@@ -99,13 +100,15 @@ def export_lines(mem, *, scope: str | None = None, vectors: bool = False) -> Ite
            "memories": n, "scope": scope}
     chunk_rows = {r[0]: r[1:] for r in db.execute("SELECT memory_id, version, summarizer FROM chunks")}
     for row in db.execute(
-        "SELECT m.id, m.text, m.scope, m.source, m.meta, m.at, m.created, m.updated, ev.events, u.surfaced, u.engaged, "
+        "SELECT m.id, m.text, m.scope, m.source, m.meta, m.at, m.speaker, m.created, m.updated, ev.events, u.surfaced, "
+        "u.engaged, "
         f"u.ignored, u.last_surfaced, e.vec FROM memories m LEFT JOIN events ev ON ev.memory_id=m.id "
         f"LEFT JOIN usage u ON u.memory_id=m.id LEFT JOIN embeddings e ON e.memory_id=m.id {where} ORDER BY m.id", args
     ).fetchall():
-        mid, text, sc, src, meta, at, created, updated, events, surf, eng, ign, last, vec = row
+        mid, text, sc, src, meta, at, who, created, updated, events, surf, eng, ign, last, vec = row
         out = {"id": mid, "text": text, "scope": sc, "source": src, "meta": json.loads(meta),
-               "at": None if at is None else from_epoch(at).isoformat(), "created": created, "updated": updated,
+               "at": None if at is None else from_epoch(at).isoformat(), "speaker": who, "created": created,
+               "updated": updated,
                "events": json.loads(events) if events else [], "usage": [surf or 0, eng or 0, ign or 0, last]}
         if mid in chunk_rows:
             out["chunk"] = {"members": [r[0] for r in db.execute(
@@ -199,6 +202,7 @@ def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list
 
     for r in mems:
         check_text(r["text"], f"memory {r['id']}")
+        W.check_speaker(r.get("speaker"), f"memory {r['id']}: speaker")
     same_model = header.get("model") == mem.embedder.model_id and header.get("dim") == mem.embedder.dim
     keep_ids = len(mem) == 0
     new_id: dict[int, int] = {}
@@ -227,7 +231,7 @@ def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list
 
         ids = mem._commit(prep, scope=[r.get("scope") or "" for r in part], source=[r.get("source") for r in part],
                           meta_json=[json.dumps(r.get("meta") or {}) for r in part],
-                          at=[to_epoch(r.get("at")) for r in part],
+                          at=[to_epoch(r.get("at")) for r in part], speaker=[r.get("speaker") for r in part],
                           ids=[r["id"] for r in part] if keep_ids else None, then=then)
         new_id.update({r["id"]: mid for r, mid in zip(part, ids)})
         if b:

@@ -63,11 +63,39 @@ def _check_triples(ts, i: int, lemmatise) -> list[Triple] | None:
     return [Triple(t.subject, lemmatise(t.relation.strip()), t.object, t.subject_type, t.object_type) for t in out]
 
 
+def check_speaker(speaker, what: str = "speaker") -> str | None:
+    """A speaker as stored: None, or a non-blank name of at most :data:`MAX_SPEAKER_CHARS`
+    characters (surrounding white space removed); raises :class:`InvalidInput`."""
+    if speaker is None:
+        return None
+    check_str(speaker, what)
+    name = speaker.strip()
+    if not name:
+        raise InvalidInput(f"{what} is blank (give a name or None)")
+    if len(name) > MAX_SPEAKER_CHARS:
+        raise InvalidInput(f"{what} has {len(name)} characters, more than {MAX_SPEAKER_CHARS}")
+    return name
+
+
+#: The longest speaker name ``remember`` takes.
+MAX_SPEAKER_CHARS = 200
+
+
+def check_speakers(speaker, n: int) -> list[str | None]:
+    """``remember_many``'s ``speaker``: one value for every text, or a list of one per text."""
+    if isinstance(speaker, (list, tuple)):
+        if len(speaker) != n:
+            raise InvalidInput(f"speaker has {len(speaker)} entries for {n} texts")
+        return [check_speaker(s, f"speaker[{i}]") for i, s in enumerate(speaker)]
+    return [check_speaker(speaker)] * n
+
+
 def check_batch(texts, *, scope, meta, triples, extractor: Extractor | None, source=None,
                 at=None) -> tuple[list, str, list[float | None]]:
     """Validate a ``remember_many`` call; returns the caller's triples per text (None:
     extract), the meta as JSON and when each text happened (unix seconds or None).
-    Raises :class:`InvalidInput` before anything is written."""
+    Raises :class:`InvalidInput` before anything is written (``speaker``: see
+    :func:`check_speakers`)."""
     if isinstance(texts, str) or not isinstance(texts, Sequence):
         raise InvalidInput("texts must be a sequence of str (use remember() for one text)")
     for i, t in enumerate(texts):
@@ -140,24 +168,26 @@ def _each(x, n: int) -> list:
 
 
 def commit(store, prep: Prepared, *, scope, source, meta_json, model_id: str, structures: StructureIndex,
-           at: Sequence[float | None] | None = None, ids: Sequence[int] | None = None) -> tuple[list[int], Pending]:
+           at: Sequence[float | None] | None = None, ids: Sequence[int] | None = None,
+           speaker=None) -> tuple[list[int], Pending]:
     """Write a prepared batch in one transaction; returns the new ids and the structural
     changes to apply (:meth:`StructureIndex.apply`) once it has committed.
 
-    ``scope``, ``source`` and ``meta_json`` are one value for all or a list (one per text);
+    ``scope``, ``source``, ``meta_json`` and ``speaker`` are one value for all or a list (one per text);
     ``ids`` asks for these ids (a restore), otherwise the store assigns them."""
     now = time.time()
     n = len(prep.texts)
-    scopes, sources, metas = _each(scope, n), _each(source, n), _each(meta_json, n)
+    scopes, sources, metas, speakers = _each(scope, n), _each(source, n), _each(meta_json, n), _each(speaker, n)
     new_ids: list[int] = []
     pending = Pending()
     dim = prep.vecs.shape[1]
     with store.atomic() as db:
         for i, text in enumerate(prep.texts):
             db.execute(
-                "INSERT INTO memories(id, text, scope, source, created, updated, meta, at) VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO memories(id, text, scope, source, created, updated, meta, at, speaker) "
+                "VALUES (?,?,?,?,?,?,?,?,?)",
                 (None if ids is None else ids[i], text, scopes[i], sources[i], now, now, metas[i],
-                 None if at is None else at[i]),
+                 None if at is None else at[i], speakers[i]),
             )
             new_ids.append(db.last_insert_rowid())
         ids = new_ids
@@ -191,14 +221,19 @@ def forget(store, mid: int, structures: StructureIndex) -> Pending:
     return pending
 
 
-ROW_KEYS = ("id", "text", "scope", "source", "created", "updated", "meta", "at")
+#: ``update(at=KEEP)`` leaves the time as it is (the same for ``speaker``).
+KEEP = object()
+
+ROW_KEYS = ("id", "text", "scope", "source", "created", "updated", "meta", "at", "speaker")
 
 
 def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_json: str | None,
-           at: float | None | object, model_id: str, structures: StructureIndex) -> Pending:
+           at: float | None | object, model_id: str, structures: StructureIndex,
+           speaker: str | None | object = KEEP) -> Pending:
     """Change a memory in place, in one transaction: a new ``text`` (with ``prep``, its
     embedding and parse) replaces the FTS row, vector, facts, events and code; ``meta_json``
-    replaces the metadata; ``at`` (``KEEP`` to leave it) the time. Raises NotFound."""
+    replaces the metadata; ``at`` (``KEEP`` to leave it) the time; ``speaker`` likewise (None
+    clears it). Raises NotFound."""
     pending = Pending()
     with store.atomic() as db:
         if db.execute("SELECT 1 FROM memories WHERE id=?", (mid,)).fetchone() is None:
@@ -210,6 +245,9 @@ def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_jso
         if at is not KEEP:
             sets.append("at=?")
             args.append(at)
+        if speaker is not KEEP:
+            sets.append("speaker=?")
+            args.append(speaker)
         if text is not None:
             sets.append("text=?")
             args.append(text)
@@ -228,14 +266,11 @@ def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_jso
     return pending
 
 
-#: ``update(at=KEEP)`` leaves the time as it is.
-KEEP = object()
-
-
 def row(db, mid: int) -> dict[str, Any]:
     """A memory's row as a dict (``meta`` decoded, ``at`` a UTC datetime or None); raises
     :class:`NotFound`."""
-    r = db.execute("SELECT id, text, scope, source, created, updated, meta, at FROM memories WHERE id=?", (mid,)).fetchone()
+    r = db.execute("SELECT id, text, scope, source, created, updated, meta, at, speaker FROM memories WHERE id=?",
+                   (mid,)).fetchone()
     if r is None:
         raise NotFound(f"no memory with id {mid}")
     d = dict(zip(ROW_KEYS, r))

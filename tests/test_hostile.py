@@ -82,8 +82,8 @@ def test_graph_calls(store, name, other, depth):
 
 @SETTINGS
 @given(mid=anything, meta=others, triples=st.one_of(others, st.lists(st.lists(anything, max_size=6), max_size=3)),
-       at=st.one_of(others, texts))
-def test_ids_meta_triples_and_times(store, mid, meta, triples, at):
+       at=st.one_of(others, texts), speaker=anything)
+def test_ids_meta_triples_times_and_speakers(store, mid, meta, triples, at, speaker):
     attempt(store, lambda: store.forget(mid))
     attempt(store, lambda: store.feedback(mid, engaged=True))
     attempt(store, lambda: store.get(mid))
@@ -91,6 +91,10 @@ def test_ids_meta_triples_and_times(store, mid, meta, triples, at):
     attempt(store, lambda: store.remember("Ann owns a boat.", triples=triples))
     attempt(store, lambda: store.remember("Ann owns a boat.", meta=meta))
     attempt(store, lambda: store.remember("Ann owns a boat.", at=at))
+    attempt(store, lambda: store.remember_many(["Ann owns a boat.", "Bo owns a car."], speaker=speaker))
+    attempt(store, lambda: store.update(1, speaker=speaker))
+    attempt(store, lambda: store.recall(f"what did {speaker} say?" if isinstance(speaker, str) else "who said it?",
+                                        k=3, record=False))
 
 
 @SETTINGS

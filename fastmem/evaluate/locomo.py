@@ -1,10 +1,10 @@
 """LoCoMo evidence recall.
 
 Protocol: every turn of one conversation is a memory ("Speaker: text", plus the shared photo's
-caption when there is one, with the session's date as ``at`` and the conversation as
-``source``); every question of categories 1-4 is asked; a hit counts when an evidence
+caption when there is one, with the session's date as ``at``, the conversation as ``source``
+and the turn's speaker as ``speaker``); every question of categories 1-4 is asked; a hit counts when an evidence
 ``dia_id`` is in the top k (any@k) / all evidence ids are (all@k), k = 1, 5, 10. Reported per
-channel (keyword, vector, graph, context), fused, and fused without the context or the graph.
+channel (keyword, vector, graph, context), fused, and fused without the speaker, the context or the graph.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ CHANNEL_SETS = {
     "vector": ("vector",),
     "graph": ("graph",),
     "context": ("context",),
-    "fused": ("keyword", "vector", "graph", "context"),
+    "fused": ("keyword", "vector", "graph", "context", "speaker"),
+    "fused-kvgc": ("keyword", "vector", "graph", "context"),
     "fused-kvg": ("keyword", "vector", "graph"),
     "fused-kv": ("keyword", "vector"),
 }
@@ -52,7 +53,7 @@ def session_date(text: str) -> str | None:
 
 
 def turns(conv: dict):
-    """(dia_id, text, session date string) of every turn, in order."""
+    """(dia_id, text, session date string, speaker) of every turn, in order."""
     c = conv.get("conversation", conv)
     n = 1
     while f"session_{n}" in c or f"session_{n}_date_time" in c:
@@ -60,7 +61,7 @@ def turns(conv: dict):
             text = f"{t['speaker']}: {t['text']}"
             if t.get("blip_caption"):
                 text += f" [shares a photo: {t['blip_caption']}]"
-            yield t["dia_id"], text, c.get(f"session_{n}_date_time", "")
+            yield t["dia_id"], text, c.get(f"session_{n}_date_time", ""), t.get("speaker")
         n += 1
 
 
@@ -74,8 +75,8 @@ def evaluate(path: str, *, fusion: str = "score", channel_sets=CHANNEL_SETS, mem
     qa = [q for q in conv["qa"] if q.get("category") in (1, 2, 3, 4) and q.get("evidence")]
     with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "locomo.db"), fusion=fusion,
                                                             **(memory_kw or {})) as m:
-        ids = m.remember_many([t for _, t, _ in rows], at=[session_date(s) for _, _, s in rows],
-                              source=os.path.basename(path), progress=False)
+        ids = m.remember_many([r[1] for r in rows], at=[session_date(r[2]) for r in rows],
+                              source=os.path.basename(path), speaker=[r[3] for r in rows], progress=False)
         dia = dict(zip(ids, (r[0] for r in rows)))
         out = {}
         for name, chans in channel_sets.items():

@@ -273,7 +273,7 @@ def run_short(locomo_path: str, grid=SURFACE_GRID) -> dict | None:
         rows = list(turns(conv))
         qa = [q for q in conv["qa"] if q.get("category") in (1, 2, 3, 4) and q.get("evidence")]
         with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "l.db")) as m:
-            ids = m.remember_many([t for _, t, _ in rows], progress=False)
+            ids = m.remember_many([r[1] for r in rows], progress=False)
             dia = dict(zip(ids, (r[0] for r in rows)))
             m.extractor = CachedParse(m.extractor)
             for g in grid:

@@ -400,6 +400,8 @@ def _hit(h) -> dict:
            "channels": {c: v["rank"] for c, v in h.why.items() if isinstance(v, dict) and "rank" in v}}
     if h.at is not None:
         out["at"] = h.at.isoformat()
+    if h.speaker is not None:
+        out["speaker"] = h.speaker
     return out
 
 
