@@ -23,7 +23,8 @@ class Hit:
         Fused score (higher is better); comparable within one recall only.
     why : dict
         Per-channel evidence: ``{"keyword": {"rank", "score"}, "vector": {"rank", "score"},
-        "graph": {"rank", "score", "entities"}, "use": {"weight", "engaged", "ignored"}}``;
+        "graph": {"rank", "score", "entities"}, "context": {"rank", "score"}, "speaker":
+        {"rank", "score"}, "use": {"weight", "engaged", "ignored"}}``;
         a channel that did not find the memory is absent. A chunk that stands for members
         also found by this recall has ``"chunk": {"members", "suppressed", "own_score"}``
         (the suppressed member ids; ``Memory.expand`` gives every member).
