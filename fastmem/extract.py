@@ -389,6 +389,21 @@ class SpacyExtractor:
         return Triple(st, rel, ot, sty, oty)
 
 
+def chat_complete(url: str, model: str, system: str, user: str, *, api_key: str | None = None,
+                  timeout: float = 60.0) -> str:
+    """One OpenAI-compatible chat completion (temperature 0) at ``url`` (``.../chat/completions``):
+    the answer's text, stripped."""
+    body = json.dumps({"model": model, "temperature": 0, "messages": [
+        {"role": "system", "content": system}, {"role": "user", "content": user}]}).encode()
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        payload = json.loads(resp.read())
+    return str(payload["choices"][0]["message"]["content"]).strip()
+
+
 class ChatExtractor:
     """Extract triples with an OpenAI-compatible ``/chat/completions`` endpoint.
 
@@ -428,23 +443,7 @@ class ChatExtractor:
         return self.nlp.pipe(texts, batch_size=self.batch_size)
 
     def extract(self, text: str) -> list[Triple]:
-        body = json.dumps(
-            {
-                "model": self.model,
-                "temperature": 0,
-                "messages": [
-                    {"role": "system", "content": self.prompt},
-                    {"role": "user", "content": text},
-                ],
-            }
-        ).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-        with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-            payload = json.loads(resp.read())
-        content = payload["choices"][0]["message"]["content"].strip()
+        content = chat_complete(self.url, self.model, self.prompt, text, api_key=self.api_key, timeout=self.timeout)
         if content.startswith("```"):
             content = content.strip("`").split("\n", 1)[-1]
         items = json.loads(content)

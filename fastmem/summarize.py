@@ -9,12 +9,11 @@ the most characters wanted. :class:`Extractive` (the default) works offline;
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from .extract import chat_complete
 from .text import content_words
 
 __all__ = ["Summarizer", "Extractive", "ChatSummarizer"]
@@ -110,18 +109,5 @@ class ChatSummarizer:
         self.name = f"chat:{model}"
 
     def summarize(self, texts: Sequence[str], *, names: Sequence[str] = (), budget: int = 600) -> str:
-        body = json.dumps({
-            "model": self.model,
-            "temperature": 0,
-            "messages": [
-                {"role": "system", "content": self.prompt.format(budget=budget, names=", ".join(names) or "none")},
-                {"role": "user", "content": "\n".join(f"- {t}" for t in texts)},
-            ],
-        }).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-        with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-            payload = json.loads(resp.read())
-        return str(payload["choices"][0]["message"]["content"]).strip()
+        return chat_complete(self.url, self.model, self.prompt.format(budget=budget, names=", ".join(names) or "none"),
+                             "\n".join(f"- {t}" for t in texts), api_key=self.api_key, timeout=self.timeout)
