@@ -4,7 +4,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -36,14 +35,15 @@ def _manager(home, session="s1", **kw):
     return mm, p
 
 
-def _prefetch_until(mm, query, want, session="s1", tries=100):
-    text = ""
-    for _ in range(tries):
-        text = mm.prefetch_all(query, session_id=session)
-        if want in text:
-            return text
-        time.sleep(0.1)
-    return text
+def _prefetch_until(mm, query, want, session="s1"):
+    """The prefetch block for ``query``: the immediate one when it already shows ``want``,
+    else the background recall's (queued by the first call), once the worker has run it."""
+    text = mm.prefetch_all(query, session_id=session)
+    if want in text:
+        return text
+    (p,) = [x for x in mm.providers if x.name == "fastmem"]
+    assert p.wait(timeout=120)
+    return mm.prefetch_all(query, session_id=session)
 
 
 def test_folder_install_is_found_by_hermes_and_uninstall_removes_it(home):

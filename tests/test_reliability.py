@@ -147,11 +147,18 @@ def _kill_at_random(script, path, op, start, seed):
     rnd = random.Random(seed)
     child = subprocess.Popen([sys.executable, str(script), path, op, str(start)], stdout=subprocess.PIPE, text=True)
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(child.stdout), daemon=True)
+    first = threading.Event()
+
+    def read():
+        for line in child.stdout:
+            lines.append(line)
+            first.set()
+        first.set()  # the child ended
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    t0 = time.time()
-    while not lines and child.poll() is None and time.time() - t0 < 60:
-        time.sleep(0.02)
+    first.wait(60)
+    # the kill point: a random moment into the operation (what the test is about, not a wait)
     time.sleep(rnd.uniform(0.0, 2.5))
     child.send_signal(signal.SIGKILL)
     child.wait()

@@ -230,6 +230,19 @@ class FastmemProvider(MemoryProvider):
                 if self._queued.get(sid) == query:
                     del self._queued[sid]
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the background work queued so far (recalls from ``queue_prefetch``,
+        the warm-up) has finished; False when ``timeout`` seconds passed first or the provider
+        is not running. For hosts that want the full recall now, and for tests."""
+        pool = self._pool
+        if pool is None:
+            return False
+        try:
+            pool.submit(lambda: None).result(timeout=timeout)  # one worker: runs after the queue
+        except (RuntimeError, TimeoutError):  # shut down meanwhile / too slow
+            return False
+        return True
+
     def prefetch(self, query: str, *, session_id: str = "") -> str:
         """The recalled context for ``query``: the worker's block when it is ready, else an
         immediate keyword-and-graph block (the full recall is queued for the next call)."""
