@@ -39,9 +39,10 @@ from . import writes as W
 from .canon import fold_name
 from .errors import InvalidInput
 from .structure_index import Pending, StructureIndex
+from .progress import bar
 from .text import MAX_TEXT_CHARS, STOPWORDS, words
 
-__all__ = ["ConsolidationReport", "Cluster", "plan", "create", "update", "members", "stand_in", "summary"]
+__all__ = ["ConsolidationReport", "Cluster", "run", "plan", "create", "update", "members", "stand_in", "summary"]
 
 #: Node types that name something (``?``: a proper noun the parser could not type).
 _NAMED = ("person", "organisation", "place", "group", "event", "?")
@@ -80,6 +81,60 @@ class Cluster:
     names: list[str] = field(default_factory=list)
     action: str = "create"
     chunk_id: int | None = None
+
+
+def run(db: apsw.Connection, store, synced, *, embedder, extractor, index, scopes, structures: StructureIndex,
+        scope: str | None, summarizer, progress: bool | None, budget: int) -> ConsolidationReport:
+    """The consolidation pass (:meth:`fastmem.Memory.consolidate`): plan the clusters of every
+    scope (or of ``scope``), then summarise, embed and parse the new and changed ones in
+    batches outside the lock and write each chunk in its own transaction, keeping the vector
+    ``index``, the ``scopes`` bookkeeping and the ``structures`` in step. ``synced()`` holds
+    the store's lock, caught up with other processes' commits."""
+    t0 = time.perf_counter()
+    with synced():
+        names = [scope] if scope is not None else [r[0] for r in db.execute("SELECT DISTINCT scope FROM memories")]
+        n = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+        b = bar(n, "finding clusters", progress)
+        plans, hubs = [], []
+        for sc in names:
+            got, hub = plan(db, sc, progress=b.update if b else None)
+            plans += got
+            hubs += hub
+        if b:
+            b.close()
+    done: dict[str, list[int]] = {"create": [], "update": [], "same": []}
+    done["same"] = [cl.chunk_id for cl in plans if cl.action == "same"]
+    todo = [cl for cl in plans if cl.action != "same"]
+    name = str(getattr(summarizer, "name", type(summarizer).__name__))
+    b = bar(len(todo), "writing chunks", progress, unit="chunk")
+    for start in range(0, len(todo), 64):  # summaries, embeddings and parses in batches, outside the lock
+        part = todo[start : start + 64]
+        texts = [summary(summarizer, db, cl, budget) for cl in part]
+        prep = W.prepare(texts, [None] * len(texts), embedder, extractor, False)
+        for i, cl in enumerate(part):
+            one = W.Prepared([texts[i]], prep.vecs[i : i + 1], [prep.facts[i]], [prep.events[i]])
+            with synced():  # one transaction per chunk
+                if cl.action == "create":
+                    cl.chunk_id, pending = create(store, one, cl, summarizer=name, model_id=embedder.model_id,
+                                                  structures=structures)
+                    index.add(np.asarray([cl.chunk_id], np.int64), one.vecs)
+                    scopes.added(cl.scope, [cl.chunk_id])
+                else:
+                    pending = update(store, one, cl, summarizer=name, model_id=embedder.model_id,
+                                     structures=structures)
+                    index.update(np.asarray([cl.chunk_id], np.int64), one.vecs)
+                structures.apply(pending)
+            done[cl.action].append(cl.chunk_id)
+        if b:
+            b.update(len(part))
+    if b:
+        b.close()
+    with synced():
+        listed = set(done["create"] + done["update"] + done["same"])
+        rest = [r[0] for r in db.execute("SELECT memory_id FROM chunks" + (" WHERE scope=?" if scope is not None else ""),
+                                         (scope,) if scope is not None else ()) if r[0] not in listed]
+    return ConsolidationReport(tuple(done["create"]), tuple(done["update"]), tuple(sorted(done["same"] + rest)),
+                               len(plans), tuple(sorted(set(hubs))), time.perf_counter() - t0)
 
 
 def signature(members) -> str:

@@ -20,6 +20,7 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -45,7 +46,6 @@ from .categories import Category, Namer
 from .check import CheckReport
 from .check import check as check_store
 from .chunks import ConsolidationReport
-from .progress import bar
 from .results import Analogy, Recall, Record
 from .summarize import Extractive, Summarizer
 from .store import Store
@@ -291,6 +291,13 @@ class Memory:
 
     def _parser(self):
         return (lambda texts: parse_texts(self.extractor, texts)) if self.extractor is not None else None
+
+    @contextmanager
+    def _synced(self):
+        """Hold the lock, caught up with other processes' commits (for the background passes)."""
+        with self._lock:
+            self._sync()
+            yield
 
     def _sync(self) -> None:
         """Catch up with commits made by other connections (other processes)."""
@@ -613,53 +620,9 @@ class Memory:
         summ = summarizer if summarizer is not None else Extractive()
         if not callable(getattr(summ, "summarize", None)):
             raise InvalidInput("summarizer must have a summarize(texts, *, names, budget) method")
-        t0 = time.perf_counter()
-        with self._lock:
-            self._sync()
-            scopes = [scope] if scope is not None else [r[0] for r in self.db.execute("SELECT DISTINCT scope FROM memories")]
-            n = self.db.execute("SELECT count(*) FROM memories").fetchone()[0]
-            b = bar(n, "finding clusters", progress)
-            plans, hubs = [], []
-            for sc in scopes:
-                got, hub = CH.plan(self.db, sc, progress=b.update if b else None)
-                plans += got
-                hubs += hub
-            if b:
-                b.close()
-        done: dict[str, list[int]] = {"create": [], "update": [], "same": []}
-        done["same"] = [cl.chunk_id for cl in plans if cl.action == "same"]
-        todo = [cl for cl in plans if cl.action != "same"]
-        name = str(getattr(summ, "name", type(summ).__name__))
-        b = bar(len(todo), "writing chunks", progress, unit="chunk")
-        for start in range(0, len(todo), 64):  # summaries, embeddings and parses in batches, outside the lock
-            part = todo[start : start + 64]
-            texts = [CH.summary(summ, self.db, cl, budget) for cl in part]
-            prep = W.prepare(texts, [None] * len(texts), self.embedder, self.extractor, False)
-            for i, cl in enumerate(part):
-                one = W.Prepared([texts[i]], prep.vecs[i : i + 1], [prep.facts[i]], [prep.events[i]])
-                with self._lock:  # one transaction per chunk
-                    self._sync()
-                    if cl.action == "create":
-                        cl.chunk_id, pending = CH.create(self.store, one, cl, summarizer=name,
-                                                         model_id=self.embedder.model_id, structures=self.structure)
-                        self.index.add(np.asarray([cl.chunk_id], np.int64), one.vecs)
-                        self.scopes.added(cl.scope, [cl.chunk_id])
-                    else:
-                        pending = CH.update(self.store, one, cl, summarizer=name, model_id=self.embedder.model_id,
-                                            structures=self.structure)
-                        self.index.update(np.asarray([cl.chunk_id], np.int64), one.vecs)
-                    self.structure.apply(pending)
-                done[cl.action].append(cl.chunk_id)
-            if b:
-                b.update(len(part))
-        if b:
-            b.close()
-        with self._lock:
-            listed = set(done["create"] + done["update"] + done["same"])
-            rest = [r[0] for r in self.db.execute("SELECT memory_id FROM chunks" + (" WHERE scope=?" if scope is not None else ""),
-                                                  (scope,) if scope is not None else ()) if r[0] not in listed]
-        return ConsolidationReport(tuple(done["create"]), tuple(done["update"]), tuple(sorted(done["same"] + rest)),
-                                   len(plans), tuple(sorted(set(hubs))), time.perf_counter() - t0)
+        return CH.run(self.db, self.store, self._synced, embedder=self.embedder, extractor=self.extractor,
+                      index=self.index, scopes=self.scopes, structures=self.structure, scope=scope,
+                      summarizer=summ, progress=progress, budget=budget)
 
     def expand(self, chunk_id: int) -> list[Record]:
         """The members of a chunk (written order). Raises NotFound when it is not a chunk."""

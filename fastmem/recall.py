@@ -105,7 +105,6 @@ class RecallPipeline:
         # the analogy slot: the turn's structure
         an = None
         if slot:
-            t2 = time.perf_counter()
             got, t["parse"] = parsed() if parsed is not None else (None, 0.0)
             t3 = time.perf_counter()
             turn = self.slot.prepare(query, extractor, z_min, got)
