@@ -18,7 +18,7 @@ import numpy as np
 from . import channels as C
 from . import chunks
 from .analogy import AnalogySlot
-from .fusion import drop_boundary_ties
+from .fusion import REF_DEPTH, drop_boundary_ties
 from .index import VectorIndex
 from .results import Hit, Recall
 from .text import from_epoch
@@ -64,7 +64,7 @@ class RecallPipeline:
         slot = analogy and extractor is not None
         # channels (the vector channel also when only the slot needs its neighbours)
         t0 = time.perf_counter()
-        pool = max(50, 4 * k)
+        pool = max(REF_DEPTH, 4 * k)  # fusion scales every channel against its REF_DEPTH-th best
         found: dict[str, C.Channel] = {}
         labels = np.zeros(0, np.int64)
         derived = any(c in use for c in C.DERIVED)
