@@ -72,12 +72,14 @@ def _check_int(x, what: str, lo: int, hi: int) -> int:
     return int(x)
 
 
-def _check_id(memory_id) -> int:
-    if isinstance(memory_id, bool) or not isinstance(memory_id, (int, np.integer)):
-        raise InvalidInput(f"memory id must be int, not {type(memory_id).__name__}")
-    if not 0 <= memory_id < 2**63:
-        raise NotFound(f"no memory with id {memory_id}")
-    return int(memory_id)
+def _check_id(value, what: str = "memory") -> int:
+    """A row id of ``what`` (a memory, an entity, a category...): InvalidInput when it is not an
+    int, NotFound when no SQLite row id can have it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InvalidInput(f"{what} id must be int, not {type(value).__name__}")
+    if not 0 <= value < 2**63:
+        raise NotFound(f"no {what} with id {value}")
+    return int(value)
 
 
 class Memory:
@@ -674,19 +676,19 @@ class Memory:
         """Make a proposal a graph node its members link to (recall's graph channel uses it)."""
         with self._lock:
             self.pipeline.graph.reset()
-            return K.approve(self.store, category_id)
+            return K.approve(self.store, _check_id(category_id, "category"))
 
     def reject_category(self, category_id: int) -> Category:
         """Reject a proposal (later passes leave it out)."""
         with self._lock:
             self.pipeline.graph.reset()
-            return K.reject(self.store, category_id)
+            return K.reject(self.store, _check_id(category_id, "category"))
 
     def revert_category(self, category_id: int) -> Category:
         """Undo an approval or a rejection: back to proposed, no trace left in the graph."""
         with self._lock:
             self.pipeline.graph.reset()
-            return K.revert(self.store, category_id)
+            return K.revert(self.store, _check_id(category_id, "category"))
 
     # -- usage -----------------------------------------------------------------------------
     def feedback(self, memory_id: int, *, engaged: bool = True) -> float:
@@ -743,7 +745,7 @@ class Memory:
 
     def _node(self, name_or_id, scope: str | None) -> int:
         if isinstance(name_or_id, (int, np.integer)) and not isinstance(name_or_id, bool):
-            return int(name_or_id)
+            return _check_id(name_or_id, "entity")
         ents = self.entity(name_or_id, scope=scope)
         if not ents:
             raise NotFound(f"no entity named {name_or_id!r}")
@@ -777,5 +779,8 @@ class Memory:
 
     def review_alias(self, candidate_id: int, *, accept: bool) -> None:
         """Accept (merge the two nodes and their edges) or reject a candidate alias."""
+        cid = _check_id(candidate_id, "alias candidate")
+        if not isinstance(accept, bool):
+            raise InvalidInput("accept must be True or False")
         with self._lock:
-            G.review_alias(self.store, candidate_id, accept)
+            G.review_alias(self.store, cid, accept)

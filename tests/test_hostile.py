@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import fastmem
@@ -73,11 +73,21 @@ def test_recall_and_analogies(store, text, k, scope):
 
 @SETTINGS
 @given(name=anything, other=anything, depth=st.one_of(st.integers(-2, 4), others))
+@example(name=2**63, other=0, depth=1)  # an entity id past SQLite's integers
 def test_graph_calls(store, name, other, depth):
     attempt(store, lambda: store.entity(name))
     attempt(store, lambda: store.neighbours(name, depth=depth))
     attempt(store, lambda: store.relation_path(name, other))
     attempt(store, lambda: store.entity_facts(name, limit=depth))
+
+
+@SETTINGS
+@given(cid=anything, accept=anything)
+@example(cid=2**63, accept=True)
+def test_category_and_alias_reviews(store, cid, accept):
+    for verb in (store.approve_category, store.reject_category, store.revert_category):
+        attempt(store, lambda: verb(cid))
+    attempt(store, lambda: store.review_alias(cid, accept=accept))
 
 
 @SETTINGS
