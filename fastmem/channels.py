@@ -173,6 +173,8 @@ class Keyword:
         if got is not None and abs(n - got[1]) * 10 <= max(got[1], 1):
             return got[0]
         c = self.db.execute(sql, args).fetchone()[0]
+        if c <= self.CAP:  # a rare word is cheap to count, and a count of it goes stale with one write
+            return c
         if len(cache) > 100_000:
             cache.clear()
         cache[term] = (c, n)

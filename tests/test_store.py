@@ -245,3 +245,12 @@ def test_update_changes_every_channel(mem):
         mem.update(10**6, text="nothing here")
     with pytest.raises(InvalidInput):
         mem.update(mid, text="")
+
+
+def test_a_word_asked_before_it_was_written_is_found_after(mem):
+    """Regression: the keyword channel cached a word's count of 0 and kept it until the store
+    grew by a tenth, so what was written after a miss stayed unfound."""
+    mem.remember_many(noise_texts(30))
+    assert not mem.recall("my locker code", channels=("keyword",), analogy=False).hits
+    mid = mem.remember("My locker code is 4417.")
+    assert [h.id for h in mem.recall("my locker code", channels=("keyword",), analogy=False).hits] == [mid]
