@@ -4,7 +4,10 @@
 
 * ``sqlite``     - ``PRAGMA integrity_check`` (not repairable here: restore a backup);
 * ``fts``        - the FTS5 index against the memory texts (rebuilt from them);
-* ``embeddings`` - one vector per memory, of the store's model and dimension (re-embedded);
+* ``embeddings`` - one vector per memory that is not pending, of the store's model and dimension
+  (re-embedded);
+* ``pending``    - memories committed before their derived parts (``remember_many(wait=False)``)
+  are a state, not damage: counted in ``counts["pending"]``; ``repair`` derives them;
 * ``index``      - the hnswlib labels are exactly the stored vectors' ids (reconciled);
 * ``graph``      - no entity without a fact or category, no alias or edge to a missing entity
   (orphans dropped);
@@ -66,9 +69,10 @@ def _fts(mem) -> list[Problem]:
 
 def _embeddings(mem) -> list[Problem]:
     out = []
-    missing = mem.db.execute("SELECT count(*) FROM memories WHERE id NOT IN (SELECT memory_id FROM embeddings)").fetchone()[0]
+    missing = mem.db.execute("SELECT count(*) FROM memories WHERE id NOT IN (SELECT memory_id FROM embeddings) "
+                             "AND id NOT IN (SELECT memory_id FROM pending)").fetchone()[0]
     if missing:
-        out.append(Problem("embeddings", f"{missing} memories have no vector"))
+        out.append(Problem("embeddings", f"{missing} memories have no vector and are not pending"))
     bad = mem.db.execute("SELECT count(*) FROM embeddings WHERE model<>? OR dim<>? OR length(vec)<>?",
                          (mem.embedder.model_id, mem.embedder.dim, 4 * mem.embedder.dim)).fetchone()[0]
     if bad:
@@ -191,7 +195,9 @@ def check(mem, *, repair: bool = False, parts=None) -> CheckReport:
     """
     rep = CheckReport()
     rep.counts = {t: mem.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                  for t in ("memories", "embeddings", "nodes", "edges", "codes", "chunks", "categories")}
+                  for t in ("memories", "embeddings", "pending", "nodes", "edges", "codes", "chunks", "categories")}
+    if repair and rep.counts["pending"]:
+        mem.derive_pending()
     for part in parts or CHECKS:
         found = CHECKS[part](mem)
         if found and repair and all(p.repairable for p in found):

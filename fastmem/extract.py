@@ -168,6 +168,11 @@ class SpacyExtractor:
     def nlp(self):
         return load_spacy()
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the spaCy pipeline is in memory (using it now pays no load)."""
+        return _NLP is not None
+
     def _docs(self, texts: Sequence[str]):
         """Parsed docs; one text goes through ``nlp()`` directly (``pipe``'s batching costs
         about a millisecond, a quarter of a short turn's parse)."""

@@ -14,12 +14,13 @@ hands over to the module that does the work:
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -53,6 +54,7 @@ from .structure import StructureEncoder
 from .structure_index import StructureIndex
 from .text import check_query, check_str, check_text, to_epoch
 from .usage import Ledger, Session
+from .pending import BATCH, Finisher
 
 __all__ = ["Memory", "Session", "SURFACE_RULES"]
 
@@ -196,6 +198,7 @@ class Memory:
         progress: bool | None = None,
         fusion: str = "score",
         durable: bool = False,
+        derive_in_background: bool = True,
     ) -> None:
         if fusion not in FUSIONS:
             raise InvalidInput(f"fusion must be one of {sorted(FUSIONS)}, not {fusion!r}")
@@ -204,6 +207,8 @@ class Memory:
         self.extractor = SpacyExtractor() if extractor is _DEFAULT_EXTRACTOR else extractor
         self._lock = threading.RLock()
         self._closed = False
+        self._finisher = Finisher(self._derive_until)
+        self._background = bool(derive_in_background)
         self.store = Store(self.path, durable=durable)
         self.db = self.store.db
         try:
@@ -245,10 +250,18 @@ class Memory:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Persist the derived index and statistics, then close the file. Idempotent."""
+    def close(self, *, timeout: float = 2.0) -> None:
+        """Persist the derived index and statistics, then close the file. Idempotent.
+
+        Background derivation of pending memories (``remember_many(wait=False)``) stops after
+        its current batch, waiting at most ``timeout`` seconds: what it has not finished stays
+        pending in the file (committed, found by keyword recall) for the next process."""
         if self._closed:
             return
+        t0 = time.monotonic()
+        if self.models_ready():  # finishing what is pending costs no model load: use the time
+            self._finisher.wait(timeout)
+        self._finisher.stop(max(0.0, timeout - (time.monotonic() - t0)))
         with self._lock:
             self.flush()
             self.store.close()
@@ -317,17 +330,18 @@ class Memory:
     # -- writing ---------------------------------------------------------------------------
     def remember(self, text: str, *, scope: str = "", source: str | None = None,
                  meta: Mapping[str, Any] | None = None, triples: Sequence[Sequence[str] | Triple] | None = None,
-                 at: datetime | str | None = None, speaker: str | None = None) -> int:
+                 at: datetime | str | None = None, speaker: str | None = None, wait: bool = True) -> int:
         """Store one memory; returns its id. See :meth:`remember_many`."""
         return self.remember_many([text], scope=scope, source=source, meta=meta,
-                                  triples=None if triples is None else [triples], at=at, speaker=speaker)[0]
+                                  triples=None if triples is None else [triples], at=at, speaker=speaker,
+                                  wait=wait)[0]
 
     def remember_many(self, texts: Sequence[str], *, scope: str = "", source: str | None = None,
                       meta: Mapping[str, Any] | None = None,
                       triples: Sequence[Sequence[Sequence[str] | Triple] | None] | None = None,
                       at: datetime | str | Sequence[datetime | str | None] | None = None,
                       speaker: str | Sequence[str | None] | None = None,
-                      progress: bool | None = None) -> list[int]:
+                      progress: bool | None = None, wait: bool = True) -> list[int]:
         """Store many memories in one transaction (all or nothing); returns their ids.
 
         Parameters
@@ -352,15 +366,109 @@ class Memory:
             ``speaker`` channel: "What has Melanie painted?" prefers what Melanie said).
         progress : bool, optional
             Show a progress bar (default: for 2,000 texts or more).
+        wait : bool
+            True (default): return once everything is written (embedding, facts, structure),
+            all in one transaction. False: commit the texts now without running any model
+            (milliseconds; keyword recall finds them at once, nothing is lost if the process
+            dies next) and derive the rest on a background thread, as *pending* memories
+            (:meth:`derive_pending`, :meth:`pending_count`). Use it where a write must never
+            wait for a model to load (an agent host's end of turn).
         """
         self._check_open()
+        if not isinstance(wait, bool):
+            raise InvalidInput("wait must be True or False")
         given, meta_json, when = W.check_batch(texts, scope=scope, meta=meta, triples=triples,
                                                extractor=self.extractor, source=source, at=at)
         speakers = W.check_speakers(speaker, len(texts))
         if not texts:
             return []
+        if not wait:
+            with self._lock:
+                self._sync()
+                ids = W.commit_rows(self.store, list(texts), given, scope=scope, source=source, meta_json=meta_json,
+                                    at=when, speaker=speakers)
+                self.scopes.added(scope, ids)
+            if self._background:
+                self._finisher.poke()
+            return ids
         prep = W.prepare(texts, given, self.embedder, self.extractor, progress)  # no lock held meanwhile
         return self._commit(prep, scope=scope, source=source, meta_json=meta_json, at=when, speaker=speakers)
+
+    def pending_count(self, *, scope: str | None = None) -> int:
+        """Memories committed without their derived parts yet (see ``remember_many(wait=False)``)."""
+        self._check_open()
+        _check_scope(scope)
+        with self._lock:
+            if scope is None:
+                return int(self.db.execute("SELECT count(*) FROM pending").fetchone()[0])
+            return int(self.db.execute("SELECT count(*) FROM pending p JOIN memories m ON m.id=p.memory_id "
+                                       "WHERE m.scope=?", (scope,)).fetchone()[0])
+
+    def derive_pending(self, *, wait: bool = True, timeout: float | None = None) -> int | None:
+        """Finish the pending memories (this process's and any another left behind): their
+        embeddings, facts, events and codes, a batch per transaction.
+
+        ``wait=True`` does it now and returns how many this call finished; ``wait=False`` hands it
+        to the background thread and returns None at once (and turns background derivation on
+        for later ``wait=False`` writes, see ``derive_in_background``). ``timeout`` (with ``wait=True``)
+        bounds a wait for the background thread's own work first."""
+        self._check_open()
+        if not wait:
+            self._background = True
+            self._finisher.poke()
+            return None
+        self._finisher.wait(timeout)
+        return self._derive_until(None)
+
+    def wait_pending(self, timeout: float | None = None) -> bool:
+        """Block until the background thread has derived what was handed to it; False when
+        ``timeout`` seconds passed first."""
+        return self._finisher.wait(timeout)
+
+    def _derive_until(self, stop) -> int:
+        """Derive pending memories, :data:`fastmem.pending.BATCH` at a time, until none is left
+        (or ``stop`` is set); the models run outside the lock."""
+        done, last = 0, 0
+        while stop is None or not stop.is_set():
+            with self._lock:
+                if self._closed:
+                    break
+                self._sync()
+                rows = W.pending_rows(self.db, BATCH, after=last)
+            if not rows:
+                break
+            last = rows[-1][0]
+            prep = W.prepare([r[1] for r in rows], [r[2] for r in rows], self.embedder, self.extractor, False)
+            with self._lock:
+                if self._closed:
+                    break
+                self._sync()
+                ids, vecs, pending = W.commit_pending(self.store, [r[0] for r in rows], prep,
+                                                      model_id=self.embedder.model_id, structures=self.structure)
+                self.index.update(np.asarray(ids, np.int64), vecs)
+                self.structure.apply(pending)
+                self.structure.save_if_due(self.store)
+            done += len(ids)
+        return done
+
+    def with_meta(self, key: str, value, *, scope: str | None = None) -> list[tuple[int, str, dict[str, Any]]]:
+        """Memories whose metadata has ``key`` equal to ``value`` (a JSON scalar), oldest first:
+        ``(id, text, meta)``. For hosts that keep their own ids in ``meta``."""
+        self._check_open()
+        _check_scope(scope)
+        check_str(key, "key")
+        if not (value is None or isinstance(value, (str, int, float, bool))):
+            raise InvalidInput("value must be a str, number, bool or None")
+        sql = ("SELECT id, text, meta FROM memories WHERE json_extract(meta, '$.' || json_quote(?)) IS ?"
+               + (" AND scope=?" if scope is not None else "") + " ORDER BY id")
+        with self._lock:
+            self._sync()
+            rows = self.db.execute(sql, (key, value) + ((scope,) if scope is not None else ())).fetchall()
+        return [(mid, text, json.loads(meta)) for mid, text, meta in rows]
+
+    def models_ready(self) -> bool:
+        """Whether the embedder and the parser are loaded (a recall or write pays no load)."""
+        return all(getattr(x, "loaded", True) for x in (self.embedder, self.extractor) if x is not None)
 
     def _commit(self, prep: W.Prepared, *, scope, source, meta_json, at, ids=None, then=None,
                 speaker=None) -> list[int]:
@@ -423,30 +531,39 @@ class Memory:
             self.scopes.removed(mid)
 
     def update(self, memory_id: int, *, text: str | None = None, meta: Mapping[str, Any] | None = None,
-               at: datetime | str | None | object = W.KEEP, speaker: str | None | object = W.KEEP) -> None:
+               at: datetime | str | None | object = W.KEEP, speaker: str | None | object = W.KEEP,
+               wait: bool = True) -> None:
         """Change a memory in place (its id, scope, source and usage stay).
 
         A new ``text`` is embedded and parsed again (vector, facts, events, code and FTS row
         follow it in the same transaction); ``meta`` replaces the metadata; ``at`` the time
-        and ``speaker`` the speaker (``None`` clears either). Raises
-        :class:`~fastmem.errors.NotFound` for an unknown id.
+        and ``speaker`` the speaker (``None`` clears either). ``wait=False`` commits a new text
+        without running a model (the memory is pending until derived, as with
+        ``remember_many(wait=False)``). Raises :class:`~fastmem.errors.NotFound` for an unknown id.
         """
         self._check_open()
         mid = _check_id(memory_id)
+        if not isinstance(wait, bool):
+            raise InvalidInput("wait must be True or False")
         meta_json = None if meta is None else W.encode_meta(meta)
         when = at if at is W.KEEP else to_epoch(at)
         who = speaker if speaker is W.KEEP else W.check_speaker(speaker)
         prep = None
         if text is not None:
             check_text(text, "text")
-            prep = W.prepare([text], [None], self.embedder, self.extractor, False)
+            if wait:
+                prep = W.prepare([text], [None], self.embedder, self.extractor, False)
         with self._lock:
             self._sync()
             pending = W.update(self.store, mid, text=text, prep=prep, meta_json=meta_json, at=when,
                                model_id=self.embedder.model_id, structures=self.structure, speaker=who)
             if prep is not None:
                 self.index.update(np.asarray([mid], np.int64), prep.vecs)
+            elif text is not None:
+                self.index.delete([mid])
             self.structure.apply(pending)
+        if text is not None and not wait and self._background:
+            self._finisher.poke()
 
     def reembed(self, *, progress: bool | None = None) -> None:
         """Recompute every vector with the current embedder and rebuild the index."""
@@ -505,7 +622,7 @@ class Memory:
     # -- recall ----------------------------------------------------------------------------
     def recall(self, query: str, *, k: int = 10, scope: str | None = None, session: str | None = None,
                analogy: bool = True, z_min: float | None = None, record: bool = True,
-               channels: Sequence[str] = CHANNELS) -> Recall:
+               channels: Sequence[str] = CHANNELS, exclude: Collection[int] = ()) -> Recall:
         """Hybrid recall: keyword (FTS5 bm25), vector (hnswlib), graph, context and speaker channels, fused by
         relative score (``fusion="score"``, default) or reciprocal rank (``"rrf"``), each
         memory's fused score times its use weight; plus the analogy slot.
@@ -529,6 +646,9 @@ class Memory:
         channels : sequence of str
             Which of "keyword", "vector", "graph", "context", "speaker" to fuse (default all;
             see :mod:`fastmem.channels`).
+        exclude : collection of int
+            Memories never returned as hits and left out of fusion (a host's turns that its
+            model still sees in the conversation); the analogy slot may still pick one.
 
         Returns
         -------
@@ -537,11 +657,11 @@ class Memory:
             (:class:`~fastmem.Analogy` or None) and ``.timings_ms`` per stage.
         """
         return self.recall_many([query], k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
-                                record=record, channels=channels)[0]
+                                record=record, channels=channels, exclude=exclude)[0]
 
     def recall_many(self, queries: Sequence[str], *, k: int = 10, scope: str | None = None, session: str | None = None,
                     analogy: bool = True, z_min: float | None = None, record: bool = True,
-                    channels: Sequence[str] = CHANNELS) -> list[Recall]:
+                    channels: Sequence[str] = CHANNELS, exclude: Collection[int] = ()) -> list[Recall]:
         """:meth:`recall` for several queries (embedded in one batch)."""
         self._check_open()
         if isinstance(queries, str) or not isinstance(queries, Sequence):
@@ -560,6 +680,9 @@ class Memory:
             raise InvalidInput(f"z_min must be a finite number or None, got {z_min!r}")
         if session is not None and (check_str(session, "session") == ""):
             raise InvalidInput("session must be a non-empty str or None")
+        if isinstance(exclude, (str, bytes)) or not isinstance(exclude, Collection):
+            raise InvalidInput("exclude must be a collection of memory ids")
+        skip = frozenset(_check_id(i) for i in exclude)
         gate = self.slot.z_min if z_min is None else z_min
         # the turns' embeddings first, without the lock (the slot parses each turn after the
         # channels; on the parse thread beside the channels or the model it was measured no
@@ -581,7 +704,8 @@ class Memory:
                 if parsed is not None:  # several turns: parsed in one batch above
                     got = (lambda qi=qi: (parsed[qi], 0.0))
                 res = self.pipeline.run(query, vec, extractor=self.extractor, k=int(k), scope=scope, session=session,
-                                        use=use, analogy=analogy, z_min=gate, record=record, parsed=got)
+                                        use=use, analogy=analogy, z_min=gate, record=record, parsed=got,
+                                        exclude=skip)
                 res.timings_ms["embed"] = embed_ms
                 out.append(res)
         return out
@@ -611,7 +735,8 @@ class Memory:
                     progress: bool | None = None, budget: int = 600) -> ConsolidationReport:
         """Compress memories that keep co-occurring into chunks (see :mod:`fastmem.chunks`).
 
-        Idempotent and safe at any time: members are never changed, an unchanged cluster
+        Pending memories (``remember_many(wait=False)``) are derived first. Idempotent and
+        safe at any time: members are never changed, an unchanged cluster
         leaves its chunk alone, a changed one updates its chunk. Each chunk is written in its
         own transaction. ``scope=None`` runs every scope separately (a chunk never mixes
         scopes); ``summarizer`` defaults to :class:`fastmem.summarize.Extractive`; ``budget``
@@ -622,6 +747,7 @@ class Memory:
         summ = summarizer if summarizer is not None else Extractive()
         if not callable(getattr(summ, "summarize", None)):
             raise InvalidInput("summarizer must have a summarize(texts, *, names, budget) method")
+        self.derive_pending()  # clusters are found from every memory's facts
         return CH.run(self.db, self.store, self._synced, embedder=self.embedder, extractor=self.extractor,
                       index=self.index, scopes=self.scopes, structures=self.structure, scope=scope,
                       summarizer=summ, progress=progress, budget=budget)
@@ -664,6 +790,7 @@ class Memory:
         self._check_open()
         _check_scope(scope)
         min_members = _check_int(min_members, "min_members", 2, 1_000_000)
+        self.derive_pending()  # roles are read from every memory's facts
         with self._lock:
             self._sync()
             return K.propose(self.store, namer=namer, scope=scope, min_members=min_members)

@@ -25,7 +25,16 @@ from .text import from_epoch
 from .usage import Ledger
 from .vectors import ids_json
 
-__all__ = ["RecallPipeline"]
+__all__ = ["RecallPipeline", "MAX_EXCLUDED_ROOM"]
+
+#: Most extra candidates a channel fetches to make room for excluded ids.
+MAX_EXCLUDED_ROOM = 200
+
+
+def _without(ch: C.Channel, exclude: frozenset[int]) -> C.Channel:
+    """A channel's results less ``exclude``, ranked again from 1."""
+    kept = sorted(((m, v) for m, v in ch.items() if m not in exclude), key=lambda x: x[1][0])
+    return {m: (r + 1, v[1]) for r, (m, v) in enumerate(kept)}
 
 
 class RecallPipeline:
@@ -55,16 +64,19 @@ class RecallPipeline:
         self._speakers: dict[str, tuple[str, str | None]] = {}  # folded speaker names
 
     def run(self, query: str, vec: np.ndarray | None, *, extractor, k: int, scope: str | None, session: str | None,
-            use: frozenset[str], analogy: bool, z_min: float, record: bool, parsed=None) -> Recall:
+            use: frozenset[str], analogy: bool, z_min: float, record: bool, parsed=None,
+            exclude: frozenset[int] = frozenset()) -> Recall:
         """One recall of ``query`` (embedded as ``vec``; None when neither the vector channel
         nor the slot is wanted). ``parsed()``, when given, returns the turn's (events, names)
         and the parse's milliseconds (the front parses several turns in one batch); otherwise
-        the slot parses the turn."""
+        the slot parses the turn. ``exclude``: ids no channel may return (they take no part
+        in fusion either); the slot may still pick one."""
         t: dict[str, float] = {}
         slot = analogy and extractor is not None
         # channels (the vector channel also when only the slot needs its neighbours)
         t0 = time.perf_counter()
-        pool = max(REF_DEPTH, 4 * k)  # fusion scales every channel against its REF_DEPTH-th best
+        # fusion scales every channel against its REF_DEPTH-th best; excluded ids take room
+        pool = max(REF_DEPTH, 4 * k) + min(len(exclude), MAX_EXCLUDED_ROOM)
         found: dict[str, C.Channel] = {}
         labels = np.zeros(0, np.int64)
         derived = any(c in use for c in C.DERIVED)
@@ -91,6 +103,8 @@ class RecallPipeline:
         # fusion (a keyword or graph cut at `pool` says nothing about ties at its boundary)
         found = {c: (v if c in ("vector", "speaker") else drop_boundary_ties(v, pool))
                  for c, v in found.items() if c in use}
+        if exclude:
+            found = {c: _without(v, exclude) for c, v in found.items()}
         fused = self.fuse(found)
         # use weights
         for mid in fused:

@@ -229,6 +229,19 @@ def _m10_speaker(db: apsw.Connection) -> None:
     )
 
 
+def _m11_pending(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        -- memories committed before their derived parts (embedding, facts, events, code): the
+        -- text, FTS row and usage row are written at once, the rest by whoever has the models
+        CREATE TABLE pending(
+            memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+            triples TEXT    -- the caller's triples as JSON; NULL: extract them from the text
+        );
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -240,6 +253,7 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("categories", _m8_categories),
     ("terms", _m9_terms),
     ("speaker", _m10_speaker),
+    ("pending", _m11_pending),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

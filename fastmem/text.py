@@ -9,7 +9,8 @@ from datetime import datetime, timezone
 
 from .errors import InvalidInput
 
-__all__ = ["fts_terms", "MAX_TEXT_CHARS", "check_text", "check_str", "check_query", "fts_query", "content_words", "STOPWORDS", "to_epoch", "from_epoch"]
+__all__ = ["fts_terms", "MAX_TEXT_CHARS", "check_text", "check_str", "check_query", "fts_query", "content_words", "STOPWORDS", "to_epoch", "from_epoch",
+           "is_chatter", "CHATTER_WORDS"]
 
 #: Longest memory accepted, in characters. Longer input raises InvalidInput (never truncated):
 #: split long documents into passages before storing them.
@@ -124,3 +125,22 @@ def to_epoch(at, what: str = "at") -> float | None:
 def from_epoch(t: float | None) -> datetime | None:
     """Unix seconds to an aware UTC :class:`datetime` (None stays None)."""
     return None if t is None else datetime.fromtimestamp(t, tz=timezone.utc)
+
+
+#: Words of acknowledgement and small talk: a turn made only of these (and stop words) says
+#: nothing worth recalling ("ok", "Got it, thanks!", "Sounds good.").
+CHATTER_WORDS = frozenset(
+    """ok okay k kk sure yes yeah yep yup ya no nope nah thanks thank thx ty got great cool nice
+    good fine alright right done noted understood sounds perfect awesome lol haha hmm hm hi
+    hello hey bye goodbye please welcome np see wow oh ah oops sorry indeed absolutely course
+    totally exactly agreed agree true well much lot too go ahead let s ll ve re d m t""".split()
+)
+_SPEAKER_PREFIX = re.compile(r"^\s*[\w .'-]{1,40}:\s+")
+
+
+def is_chatter(text: str) -> bool:
+    """Whether ``text`` (after an optional ``Name:`` prefix) holds no word beyond stop words and
+    acknowledgements: stored like any turn, but never worth a line of recalled context."""
+    body = _SPEAKER_PREFIX.sub("", text, count=1)
+    ws = [w.lower() for w in _WORD.findall(body)]
+    return all(w in STOPWORDS or w in CHATTER_WORDS for w in ws)

@@ -3,7 +3,9 @@
 :func:`prepare` does the slow, file-free work (the embedding and the parse of every text);
 :func:`commit` writes the memories with their FTS rows (by trigger), embeddings, usage rows,
 graph facts, events, structural codes and word counts in one transaction, all or nothing;
-:func:`forget` is the only deletion. The in-process caches (vector index, codes, word
+:func:`forget` is the only deletion. A write that must not wait for the models
+(:func:`commit_rows`) commits the rows first and marks them ``pending``; :func:`commit_pending`
+adds their derived parts later, in a transaction of its own. The in-process caches (vector index, codes, word
 counts) catch up after the commit, so a failed transaction leaves nothing behind.
 """
 
@@ -27,7 +29,8 @@ from .progress import bar
 from .structure_index import Pending, StructureIndex
 from .text import check_str, check_text, from_epoch, to_epoch
 
-__all__ = ["Prepared", "check_batch", "prepare", "commit", "forget", "update", "row", "KEEP"]
+__all__ = ["Prepared", "check_batch", "prepare", "commit", "commit_rows", "pending_rows", "commit_pending", "forget",
+           "update", "row", "KEEP"]
 
 
 @dataclass
@@ -167,6 +170,38 @@ def _each(x, n: int) -> list:
     return list(x) if isinstance(x, (list, tuple)) else [x] * n
 
 
+def _insert_rows(db, texts: Sequence[str], *, scope, source, meta_json, at, speaker, ids, now: float) -> list[int]:
+    """The memories' rows (FTS rows by trigger) and usage rows; returns their ids."""
+    n = len(texts)
+    scopes, sources, metas, speakers = _each(scope, n), _each(source, n), _each(meta_json, n), _each(speaker, n)
+    new_ids: list[int] = []
+    for i, text in enumerate(texts):
+        db.execute(
+            "INSERT INTO memories(id, text, scope, source, created, updated, meta, at, speaker) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            (None if ids is None else ids[i], text, scopes[i], sources[i], now, now, metas[i],
+             None if at is None else at[i], speakers[i]),
+        )
+        new_ids.append(db.last_insert_rowid())
+    db.executemany("INSERT INTO usage(memory_id) VALUES (?)", [(mid,) for mid in new_ids])
+    return new_ids
+
+
+def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, structures: StructureIndex,
+                    pending: Pending) -> None:
+    """Embeddings, graph facts, events, codes and word counts of memories whose rows exist."""
+    dim = prep.vecs.shape[1]
+    db.executemany(
+        "INSERT OR REPLACE INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
+        [(mid, model_id, dim, prep.vecs[i].tobytes()) for i, mid in enumerate(ids)],
+    )
+    for mid, fs, ev in zip(ids, prep.facts, prep.events):
+        if fs:
+            G.add_facts(db, mid, fs)
+        structures.stage(db, mid, ev, pending)
+    structures.write_df(db, pending.df)
+
+
 def commit(store, prep: Prepared, *, scope, source, meta_json, model_id: str, structures: StructureIndex,
            at: Sequence[float | None] | None = None, ids: Sequence[int] | None = None,
            speaker=None) -> tuple[list[int], Pending]:
@@ -175,33 +210,63 @@ def commit(store, prep: Prepared, *, scope, source, meta_json, model_id: str, st
 
     ``scope``, ``source``, ``meta_json`` and ``speaker`` are one value for all or a list (one per text);
     ``ids`` asks for these ids (a restore), otherwise the store assigns them."""
-    now = time.time()
-    n = len(prep.texts)
-    scopes, sources, metas, speakers = _each(scope, n), _each(source, n), _each(meta_json, n), _each(speaker, n)
-    new_ids: list[int] = []
     pending = Pending()
-    dim = prep.vecs.shape[1]
     with store.atomic() as db:
-        for i, text in enumerate(prep.texts):
-            db.execute(
-                "INSERT INTO memories(id, text, scope, source, created, updated, meta, at, speaker) "
-                "VALUES (?,?,?,?,?,?,?,?,?)",
-                (None if ids is None else ids[i], text, scopes[i], sources[i], now, now, metas[i],
-                 None if at is None else at[i], speakers[i]),
-            )
-            new_ids.append(db.last_insert_rowid())
-        ids = new_ids
-        db.executemany(
-            "INSERT INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
-            [(mid, model_id, dim, prep.vecs[i].tobytes()) for i, mid in enumerate(ids)],
-        )
-        db.executemany("INSERT INTO usage(memory_id) VALUES (?)", [(mid,) for mid in ids])
-        for mid, fs, ev in zip(ids, prep.facts, prep.events):
-            if fs:
-                G.add_facts(db, mid, fs)
-            structures.stage(db, mid, ev, pending)
-        structures.write_df(db, pending.df)
+        ids = _insert_rows(db, prep.texts, scope=scope, source=source, meta_json=meta_json, at=at, speaker=speaker,
+                           ids=ids, now=time.time())
+        _insert_derived(db, ids, prep, model_id, structures, pending)
     return ids, pending
+
+
+def _triples_json(ts: list[Triple] | None) -> str | None:
+    return None if ts is None else json.dumps([[t.subject, t.relation, t.object, t.subject_type, t.object_type]
+                                               for t in ts])
+
+
+def commit_rows(store, texts: Sequence[str], given: list, *, scope, source, meta_json,
+                at: Sequence[float | None] | None = None, speaker=None) -> list[int]:
+    """Write memories *before* their derived parts, in one transaction that needs no model:
+    the rows, their FTS rows (keyword recall finds them at once) and usage rows, and a
+    ``pending`` row each (with the caller's triples) for :func:`commit_pending` to finish.
+    Returns the new ids."""
+    with store.atomic() as db:
+        ids = _insert_rows(db, texts, scope=scope, source=source, meta_json=meta_json, at=at, speaker=speaker,
+                           ids=None, now=time.time())
+        db.executemany("INSERT INTO pending(memory_id, triples) VALUES (?,?)",
+                       [(mid, _triples_json(g)) for mid, g in zip(ids, given)])
+    return ids
+
+
+def pending_rows(db, limit: int, after: int = 0) -> list[tuple[int, str, list[Triple] | None]]:
+    """Up to ``limit`` pending memories with ids above ``after``: ``(id, text, triples)``,
+    ``triples`` None where they are to be extracted."""
+    out = []
+    for mid, text, ts in db.execute(
+            "SELECT p.memory_id, m.text, p.triples FROM pending p JOIN memories m ON m.id=p.memory_id "
+            "WHERE p.memory_id>? ORDER BY p.memory_id LIMIT ?", (after, limit)):
+        out.append((mid, text, None if ts is None else [Triple(*t) for t in json.loads(ts)]))
+    return out
+
+
+def commit_pending(store, ids: Sequence[int], prep: Prepared, *, model_id: str,
+                   structures: StructureIndex) -> tuple[list[int], np.ndarray, Pending]:
+    """Finish pending memories in one transaction: those of ``ids`` that are still pending
+    with the text ``prep`` was made from (another process may have finished, changed or
+    forgotten one meanwhile) get their embedding, facts, events and code, and leave
+    ``pending``. Returns the ids finished, their vectors and the structural changes."""
+    pending = Pending()
+    with store.atomic() as db:
+        now = dict(db.execute(
+            "SELECT p.memory_id, m.text FROM pending p JOIN memories m ON m.id=p.memory_id "
+            "WHERE p.memory_id IN (SELECT value FROM json_each(?))", (json.dumps([int(i) for i in ids]),)))
+        keep = [j for j, mid in enumerate(ids) if now.get(mid) == prep.texts[j]]
+        done = [int(ids[j]) for j in keep]
+        part = Prepared([prep.texts[j] for j in keep], prep.vecs[keep],
+                        [prep.facts[j] for j in keep], [prep.events[j] for j in keep])
+        if done:
+            _insert_derived(db, done, part, model_id, structures, pending)
+            db.executemany("DELETE FROM pending WHERE memory_id=?", [(mid,) for mid in done])
+    return done, part.vecs, pending
 
 
 def forget(store, mid: int, structures: StructureIndex) -> Pending:
@@ -231,7 +296,8 @@ def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_jso
            at: float | None | object, model_id: str, structures: StructureIndex,
            speaker: str | None | object = KEEP) -> Pending:
     """Change a memory in place, in one transaction: a new ``text`` (with ``prep``, its
-    embedding and parse) replaces the FTS row, vector, facts, events and code; ``meta_json``
+    embedding and parse) replaces the FTS row, vector, facts, events and code (with ``prep``
+    None, the old derived parts go and the memory is pending again); ``meta_json``
     replaces the metadata; ``at`` (``KEEP`` to leave it) the time; ``speaker`` likewise (None
     clears it). Raises NotFound."""
     pending = Pending()
@@ -255,9 +321,14 @@ def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_jso
             db.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
             structures.stage_forget(db, mid, pending, delete=True)
         db.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id=?", (*args, mid))
-        if text is not None:
+        if text is not None and prep is None:  # derived later: the memory is pending again
+            db.execute("DELETE FROM embeddings WHERE memory_id=?", (mid,))
+            db.execute("INSERT OR REPLACE INTO pending(memory_id, triples) VALUES (?, NULL)", (mid,))
+            G.drop_orphans(db, nodes)
+        elif text is not None:
             db.execute("INSERT OR REPLACE INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
                        (mid, model_id, prep.vecs.shape[1], prep.vecs[0].tobytes()))
+            db.execute("DELETE FROM pending WHERE memory_id=?", (mid,))  # derived now, from the new text
             if prep.facts[0]:
                 G.add_facts(db, mid, prep.facts[0])
             G.drop_orphans(db, nodes)
