@@ -7,14 +7,43 @@ by use, and adds the analogy slot: one memory with the turn's structure in other
 
 from __future__ import annotations
 
+import importlib
+
 from . import errors
-from .categories import Category
-from .chunks import ConsolidationReport
 from .errors import FastmemError, InvalidInput, ModelMismatch, NotFound, StoreBusy, StoreCorrupt
-from .extract import ChatExtractor, SpacyExtractor, Triple
-from .memory import Memory
-from .usage import Session
-from .results import Analogy, Hit, Recall, Record
+
+# Everything else loads on first use (PEP 562), so ``import fastmem`` costs milliseconds and
+# loads no model, no parser and no compiler: a command that only lists a store stays fast.
+_LAZY = {
+    "Memory": "memory",
+    "Session": "usage",
+    "Hit": "results",
+    "Analogy": "results",
+    "Recall": "results",
+    "Record": "results",
+    "Category": "categories",
+    "ConsolidationReport": "chunks",
+    "Triple": "extract",
+    "SpacyExtractor": "extract",
+    "ChatExtractor": "extract",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    if not name.startswith("_"):  # a submodule: fastmem.embedder, fastmem.kernels...
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Memory",

@@ -161,9 +161,16 @@ def cmd_ingest(a) -> int:
     return 0
 
 
+def _finish_pending(m) -> None:
+    """A command that loads the models anyway finishes what another process left pending."""
+    if m.pending_count():
+        m.derive_pending()
+
+
 def cmd_recall(a) -> int:
     chans = tuple(c.strip() for c in a.channels.split(",")) if a.channels else ("keyword", "vector", "graph")
     with _open_existing(a) as m:
+        _finish_pending(m)
         res = m.recall(a.query, k=a.k, scope=a.scope, analogy=not a.no_analogy, channels=chans, record=not a.no_record)
     if a.json:
         _out({"query": res.query, "hits": [_hit(h) for h in res.hits],
@@ -175,6 +182,7 @@ def cmd_recall(a) -> int:
 
 def cmd_analogies(a) -> int:
     with _open_existing(a) as m:
+        _finish_pending(m)
         got = m.analogies(a.text, k=a.k, scope=a.scope, z_min=a.z_min)
     if a.json:
         _out([_hit(x) for x in got])
@@ -354,14 +362,44 @@ def cmd_hermes(a) -> int:
 
     if a.action == "install":
         out = I.install(a.hermes_home, import_facts=not a.no_import)
+        t0 = time.perf_counter()
+        from . import kernels
+
+        kernels.warmup()  # hermes' first turn then loads compiled kernels instead of compiling them
+        out["warmup_s"] = round(time.perf_counter() - t0, 2)
         if a.json:
             _out(out)
         else:
-            print(f"installed {out['plugin_dir']} (store: {out['db_path']}; holographic facts imported: {out['imported']})")
-            print("now set in config.yaml:\n" + out["config"])
+            print(f"installed {out['plugin_dir']} (store: {out['db_path']}; holographic facts imported: "
+                  f"{out['imported']}; kernels compiled in {out['warmup_s']} s)")
+            print(f"now set in {out['config_path']}:\n" + out["config"])
     else:
         gone = I.uninstall(a.hermes_home)
+        home = I.C.hermes_home(a.hermes_home)
         print("removed the fastmem plugin folder (the store is kept)" if gone else "not installed")
+        print(f"hermes now needs another memory provider: in {home / 'config.yaml'} set memory.provider "
+              "(for example `provider: holographic`) or remove the memory section")
+    return 0
+
+
+def cmd_warmup(a) -> int:
+    """Compile the kernels into the persistent cache and, unless --no-models, load the models once."""
+    import fastmem
+    from .kernels.hrr import cache_dir
+
+    t0 = time.perf_counter()
+    fastmem.warmup()
+    t1 = time.perf_counter()
+    if not a.no_models:
+        fastmem.warmup(models=True)
+    t2 = time.perf_counter()
+    summary = {"kernel_cache": cache_dir(), "kernels_s": round(t1 - t0, 2),
+               "models_s": None if a.no_models else round(t2 - t1, 2)}
+    if a.json:
+        _out(summary)
+    else:
+        print(f"kernels ready in {summary['kernels_s']} s (cache: {summary['kernel_cache']})"
+              + ("" if a.no_models else f"; models loaded in {summary['models_s']} s"))
     return 0
 
 
@@ -434,6 +472,8 @@ def _parser() -> argparse.ArgumentParser:
         return p
 
     add("demo", cmd_demo, "store a few memories (embedded default store) and show what recall finds and why")
+    p = add("warmup", cmd_warmup, "compile the kernels once for this install (a persistent cache) and load the models")
+    p.add_argument("--no-models", action="store_true", help="only the kernels")
     p = add("remember", cmd_remember, "store texts (arguments, or one per line on standard input)")
     p.add_argument("texts", nargs="*")
     p.add_argument("--scope", default="")

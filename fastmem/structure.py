@@ -112,7 +112,14 @@ class StructureEncoder:
         self._verb: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self._proj = None
-        self.roles = {name: K.atom(name, dim) for name in (_ROLE_R, _ROLE_S, _ROLE_O, _NEXT)}
+        self._roles: dict[str, np.ndarray] | None = None
+
+    @property
+    def roles(self) -> dict[str, np.ndarray]:
+        """The role atoms (made on first use: opening a store to list it loads no kernel)."""
+        if self._roles is None:
+            self._roles = {name: K.atom(name, self.dim) for name in (_ROLE_R, _ROLE_S, _ROLE_O, _NEXT)}
+        return self._roles
 
     # -- atoms -----------------------------------------------------------------------------
     def verb_atoms(self, verbs: Sequence[str]) -> list[np.ndarray]:

@@ -55,9 +55,12 @@ class TermIndex:
     MERGE_MIN = 50_000
 
     def __init__(self) -> None:
-        self._keys = np.zeros(0, np.int64)  # sorted unique hashes of the base
-        self._indptr = np.zeros(1, np.int64)
-        self._rows = np.zeros(0, np.int64)  # slots
+        # the base: sorted unique hashes, CSR pointers and slots, built on first use from the
+        # (hash, slot) pairs (a store that is opened only to be listed never compiles a kernel)
+        self._csr: tuple[np.ndarray, np.ndarray, np.ndarray] | None = (
+            np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64))
+        self._raw: tuple[np.ndarray, np.ndarray] | None = None
+        self._base_n = 0
         self._delta: dict[int, list] = {}  # hash -> [array of slots, size]
         self._delta_n = 0
         self.alive = np.zeros(0, np.bool_)  # per slot
@@ -73,7 +76,7 @@ class TermIndex:
 
     @property
     def postings(self) -> int:
-        return len(self._rows) + self._delta_n
+        return self._base_n + self._delta_n
 
     def _room(self, slot: int) -> None:
         if slot >= len(self.alive):
@@ -101,9 +104,16 @@ class TermIndex:
         self._next = len(ids)
 
     def _set_base(self, flat: np.ndarray, rows: np.ndarray) -> None:
-        keys, term_of = np.unique(flat, return_inverse=True)
-        indptr, sorted_rows = K.postings_csr(term_of.astype(np.int64).ravel(), rows, len(keys))
-        self._keys, self._indptr, self._rows = keys, indptr, sorted_rows
+        self._raw, self._csr, self._base_n = (flat, rows), None, len(flat)
+
+    def _base(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The base postings ``(keys, indptr, rows)``, built now if they are not yet."""
+        if self._csr is None:
+            flat, rows = self._raw
+            keys, term_of = np.unique(flat, return_inverse=True)
+            indptr, sorted_rows = K.postings_csr(term_of.astype(np.int64).ravel(), rows, len(keys))
+            self._csr, self._raw = (keys, indptr, sorted_rows), None
+        return self._csr
 
     def add(self, mid: int, hashes: np.ndarray) -> None:
         """A memory's terms (new, or replacing its earlier ones); merged into the base now and then."""
@@ -127,7 +137,7 @@ class TermIndex:
         self.alive[slot] = True
         self._mid[slot] = mid
         self._slot[mid] = slot
-        if self._delta_n > max(self.MERGE_MIN, self.MERGE_SHARE * len(self._rows)):
+        if self._delta_n > max(self.MERGE_MIN, self.MERGE_SHARE * self._base_n):
             self.merge()
 
     def remove(self, mids) -> None:
@@ -138,9 +148,11 @@ class TermIndex:
 
     def merge(self) -> None:
         """Fold the delta into a new base, dropping dead slots and renumbering the live ones."""
-        counts = np.diff(self._indptr)
-        flat = [np.repeat(self._keys, counts)]
-        rows = [self._rows]
+        if self._csr is None:  # never queried: the pairs are still at hand
+            flat, rows = [self._raw[0]], [self._raw[1]]
+        else:
+            keys, indptr, base_rows = self._csr
+            flat, rows = [np.repeat(keys, np.diff(indptr))], [base_rows]
         for h, (arr, size) in self._delta.items():
             flat.append(np.full(size, h, np.int64))
             rows.append(arr[:size])
@@ -165,11 +177,12 @@ class TermIndex:
         ``limit``: (ids, summed weights)."""
         hashes = np.asarray(hashes, np.int64)
         weights = np.asarray(weights, np.float64)
-        pos = np.searchsorted(self._keys, hashes)
-        hit = (pos < len(self._keys)) & (self._keys[np.minimum(pos, len(self._keys) - 1)] == hashes) \
-            if len(self._keys) else np.zeros(len(hashes), bool)
-        starts = self._indptr[pos[hit]]
-        ends = self._indptr[pos[hit] + 1]
+        keys, indptr, base_rows = self._base()
+        pos = np.searchsorted(keys, hashes)
+        hit = (pos < len(keys)) & (keys[np.minimum(pos, len(keys) - 1)] == hashes) \
+            if len(keys) else np.zeros(len(hashes), bool)
+        starts = indptr[pos[hit]]
+        ends = indptr[pos[hit] + 1]
         w = weights[hit]
         extra = [(self._delta[h][0][: self._delta[h][1]], wt) for h, wt in zip(hashes.tolist(), weights.tolist())
                  if h in self._delta]
@@ -184,7 +197,7 @@ class TermIndex:
             ew = np.zeros(0)
         if not len(starts) and not len(estarts):
             return np.zeros(0, np.int64), np.zeros(0)
-        slots, sc = K.term_scores(starts, ends, self._rows, w, estarts, eends, erows, ew, self.alive, self._acc,
+        slots, sc = K.term_scores(starts, ends, base_rows, w, estarts, eends, erows, ew, self.alive, self._acc,
                                   float(threshold))
         ids = self._mid[slots]
         if len(ids) > limit:

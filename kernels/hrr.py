@@ -9,10 +9,31 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import os
+import sys
 import threading
 
-import numba as nb
-import numpy as np
+
+def cache_dir() -> str:
+    """Where compiled kernels are kept across processes: ``$NUMBA_CACHE_DIR`` when set, else
+    ``$FASTMEM_CACHE_DIR/numba``, else ``$XDG_CACHE_HOME/fastmem/numba`` (``~/.cache/...``).
+    One compile per install and user, not per process (``fastmem warmup`` fills it)."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return os.environ["NUMBA_CACHE_DIR"]
+    if os.environ.get("FASTMEM_CACHE_DIR"):
+        return os.path.join(os.environ["FASTMEM_CACHE_DIR"], "numba")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "fastmem", "numba")
+
+
+if "numba" not in sys.modules:  # numba reads its cache folder once, on import
+    os.environ["NUMBA_CACHE_DIR"] = cache_dir()
+
+import numba as nb  # noqa: E402
+import numpy as np  # noqa: E402
+
+if not nb.config.CACHE_DIR:  # imported earlier by someone else: tell it now, before our kernels
+    nb.config.CACHE_DIR = cache_dir()
 
 TWO_PI = 2.0 * math.pi
 Q8_SCALE = 127.0
@@ -481,8 +502,10 @@ def z_stats(qu, s, m, n):
     return mean, math.sqrt(var) if var > 0.0 else 0.0
 
 
-def warmup() -> None:
-    """Compile every kernel on tiny inputs (Numba caches the leaf kernels on disk)."""
+def warmup(*, parallel: bool = False) -> None:
+    """Compile every kernel on tiny inputs (Numba caches them on disk: a later process only
+    loads them). The multi-threaded scan cannot be cached (Numba's parallel kernels are
+    compiled in each process), so it is compiled only with ``parallel=True``."""
     d = 4
     v = np.zeros((2, d))
     a = atom("warmup", d)
@@ -497,7 +520,8 @@ def warmup() -> None:
     out = np.empty(2, np.float32)
     qu = np.ones(2 * d, np.float32)
     _scan_serial(q, qu, out)
-    _scan_parallel(q, qu, out)
+    if parallel:
+        _scan_parallel(q, qu, out)
     sim_rows_q8(q, np.zeros(1, np.int64), qu)
     topk(out, 1)
     above(out, 0.0)
