@@ -7,11 +7,13 @@ Per size, each provider's store is grown to the size by its own write path one t
 (holographic: ``fact_store add``; fastmem: ``sync_turn`` with ``sync_turn: user``, one memory
 per turn), then measured:
 
-* ``add``      - holographic ``fact_store add`` / fastmem ``sync_turn`` of the next turn;
-* ``prefetch`` - holographic ``prefetch`` (a synchronous search) / fastmem ``prefetch`` of a
-  query whose recall ``queue_prefetch`` has computed (the cached read hermes makes per turn);
-* ``recall``   - fastmem's ``queue_prefetch`` work: the full recall (embedding, channels,
-  fusion, use weights, analogy slot) that runs on its worker thread.
+* ``add``      - holographic ``fact_store add`` / fastmem ``sync_turn`` of the next turn (what the
+  host waits for: the commit; fastmem derives the embedding, facts and structure on its
+  background thread, measured as ``derive``);
+* ``prefetch`` - ``prefetch`` of a new message each round, as hermes asks before every turn:
+  holographic's search / fastmem's full recall (embedding, every channel, use weights, the
+  analogy slot);
+* ``derive``   - fastmem's background work per turn (embed, parse, commit of one turn).
 
 LoCoMo dev has 788 turns; beyond them the turns repeat with a ``[copy k]`` prefix (holographic
 refuses duplicate texts). Queries are LoCoMo's questions.
@@ -31,7 +33,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from locomo import conversation_files, turns  # noqa: E402
 
 SIZES = [1000, 2000] + ([4000] if os.environ.get("FASTMEM_BENCH_HERMES_4K") else [])
-OPS = ["holographic add", "fastmem add", "holographic prefetch", "fastmem prefetch", "fastmem recall"]
+OPS = ["holographic add", "fastmem add", "holographic prefetch", "fastmem prefetch", "fastmem derive"]
 
 
 def _texts():
@@ -59,7 +61,7 @@ class Stores:
         self.holo.initialize("bench", hermes_home=home)
         self.fast = FastmemProvider(config={"db_path": os.path.join(home, "fast.db"), "sync_turn": "user"})
         self.fast.initialize("bench", hermes_home=home, agent_context="primary")
-        self.fast._pool.submit(lambda: None).result()  # warm-up finished
+        assert self.fast.wait(timeout=600)  # warm-up finished: the models are loaded
         self.texts = _texts()
         self.n = 0
 
@@ -76,6 +78,7 @@ class Stores:
             self.add_holo(t)
             self.add_fast(t)
             self.n += 1
+        assert self.fast.wait(timeout=3600)  # every turn derived before measuring
 
 
 @pytest.fixture(scope="module")
@@ -100,12 +103,14 @@ def test_provider(benchmark, stores, size, op):
     elif op == "holographic prefetch":
         benchmark.pedantic(lambda: stores.holo.prefetch(next(qs)), rounds=40, warmup_rounds=2)
     elif op == "fastmem prefetch":
-        def setup():
-            q = next(qs)
-            stores.fast._compute(q, "bench")  # what queue_prefetch runs on the worker
-            return (q,), {}
-
-        benchmark.pedantic(lambda q: stores.fast.prefetch(q, session_id="bench"), setup=setup, rounds=40)
+        benchmark.pedantic(lambda: stores.fast.prefetch(next(qs) + " ", session_id="bench"), rounds=40,
+                           warmup_rounds=2)
     else:
-        benchmark.pedantic(lambda: stores.fast._compute(next(qs) + " ", "bench"), rounds=40, warmup_rounds=2)
+        mem = stores.fast._mem
+
+        def setup():
+            mem.remember(next(stores.texts), scope=stores.fast._ctx.scope, wait=False)
+            return (), {}
+
+        benchmark.pedantic(mem.derive_pending, setup=setup, rounds=20)
     benchmark.extra_info["memories"] = stores.n

@@ -42,7 +42,8 @@ CONFIG_LINE = "memory:\n  provider: fastmem"
 def install(hermes_home: str | os.PathLike | None = None, *, import_facts: bool = True) -> dict[str, Any]:
     """Write the plugin folder (replacing an older one) and, unless ``import_facts`` is
     False, copy the holographic provider's facts into the fastmem store once. Returns what
-    was done: ``plugin_dir``, ``db_path``, ``imported`` (facts copied now), ``config``."""
+    was done: ``plugin_dir``, ``db_path``, ``imported`` (facts copied now), ``config`` (the lines
+    to set) and ``config_path`` (the file to set them in)."""
     home = C.hermes_home(hermes_home)
     folder = home / "plugins" / "fastmem"
     tmp = folder.with_name(".fastmem.tmp")
@@ -60,7 +61,8 @@ def install(hermes_home: str | os.PathLike | None = None, *, import_facts: bool 
         src = _holographic_db(home)
         if src is not None and src.exists():
             imported = import_holographic(src, db)
-    return {"plugin_dir": str(folder), "db_path": str(db), "imported": imported, "config": CONFIG_LINE}
+    return {"plugin_dir": str(folder), "db_path": str(db), "imported": imported, "config": CONFIG_LINE,
+            "config_path": str(home / "config.yaml")}
 
 
 def uninstall(hermes_home: str | os.PathLike | None = None) -> bool:

@@ -1,13 +1,18 @@
 """The hermes-agent ``MemoryProvider`` named ``fastmem`` (needs hermes-agent installed).
 
-Life of a turn under hermes' ``MemoryManager``: ``prefetch(query)`` returns the block computed
-for that query by ``queue_prefetch`` on the provider's worker thread (recall with the
-keyword, vector and graph channels and the analogy slot); when none is ready yet it answers
-at once from the keyword and graph channels (no model involved) and queues the full recall.
-``sync_turn`` stores the turn (both sides by default, as neighbours under the session's
-source, with the time) and lets the assistant's reply judge what the last recall surfaced
-(inferred engagement). Only the ``primary`` agent context writes; subagents, cron and flush
-contexts read. Scopes come from ``user_id`` and ``agent_identity``
+Life of a turn under hermes' ``MemoryManager`` (``agent/turn_context.py``, ``run_agent.py``):
+``prefetch(new message)`` before the turn, then ``sync_turn(user, assistant)`` and
+``queue_prefetch(that same message)`` after it. So ``prefetch`` answers its own query, always:
+the full recall (keyword, vector, graph, context and speaker channels, use weights, chunks and
+the analogy line) once the models are loaded, and until then, at once, the channels that need
+no model (keyword and graph), never a block computed for another text.
+``queue_prefetch`` only warms the embedding cache. ``sync_turn`` commits the turn at once
+(both sides by default, as neighbours under the session's source, stamped with the time of the
+call) without waiting for any model: the embedding, facts and structure follow on a background
+thread (``Memory.remember_many(wait=False)``), and whatever is left when hermes exits is
+finished by the next process. The reply judges what the last recall surfaced (inferred
+engagement) off the host's path. Only the ``primary`` agent context writes; subagents, cron
+and flush contexts read. Scopes come from ``user_id`` and ``agent_identity``
 (:func:`fastmem.hermes.config.scope_for`).
 """
 
@@ -16,13 +21,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import replace
+from datetime import datetime, timezone
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from agent.memory_provider import MemoryProvider
 
+from ..embedder import encode_query
 from ..store import probe
+from ..text import is_chatter
 from ..text import MAX_TEXT_CHARS
 from . import config as C
 from . import tools as T
@@ -32,6 +41,15 @@ __all__ = ["FastmemProvider", "register", "split_passages"]
 logger = logging.getLogger(__name__)
 
 _READ_ONLY_CONTEXTS = {"subagent", "cron", "flush"}
+#: Most seconds ``shutdown`` lets background derivation run (hermes gives providers 5 s).
+SHUTDOWN_DERIVE_S = 2.0
+#: Most ids of the current context's own turns kept to leave out of the block (oldest dropped).
+IN_CONTEXT_MAX = 4096
+#: Most seconds ``prefetch`` waits for turns still being derived (hermes allows 8 s in all).
+PREFETCH_WAIT_S = 0.5
+#: Channels that need no model (context and speaker would embed the turn for the vector channel
+#: they build on): the prefetch while the models load.
+_MODEL_FREE = ("keyword", "graph")
 
 
 def split_passages(text: str, limit: int = MAX_TEXT_CHARS) -> list[str]:
@@ -80,9 +98,13 @@ class FastmemProvider(MemoryProvider):
         self._ctx = T.Context(C.scope_for(), writable=False)
         self._session_id = ""
         self._pool: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
-        self._cache: dict[str, tuple[str, str, Any]] = {}  # session -> (query, block, recall)
-        self._queued: dict[str, str] = {}  # session -> query being computed
+        self._ready = threading.Event()  # models loaded and kernels compiled
+        self._warming: threading.Thread | None = None
+        # ids of this session's turns the model still sees verbatim in its context (written
+        # since the session began or its context was last compressed): never a line of the
+        # block, which is for what the context lacks; at most IN_CONTEXT_MAX kept
+        self._in_context: dict[int, None] = {}
+        self._ctx_lock = threading.Lock()
         self.path: Path | None = None
         #: Why the provider cannot serve (None while it can).
         self.unavailable_reason: str | None = None
@@ -147,45 +169,77 @@ class FastmemProvider(MemoryProvider):
             if reason:
                 raise RuntimeError(reason)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._mem = Memory(self.path, z_min=self._cfg["z_min"], progress=False)
+            # turns are committed at once and derived only once the models are loaded, on the
+            # warm-up thread's word: a process that exits while they load loses nothing
+            self._mem = Memory(self.path, z_min=self._cfg["z_min"], progress=False, derive_in_background=False)
         except Exception as exc:
             self._mem = None
             self.unavailable_reason = f"{type(exc).__name__}: {exc}"
             logger.error("fastmem memory provider could not open its store: %s", self.unavailable_reason)
             return
         self.unavailable_reason = None
+        self._ready.clear()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastmem-hermes")
-        self._pool.submit(self._warm)
+        # a daemon thread: hermes' exit never waits for a model load (a one-shot `hermes chat
+        # -q` is over before MiniLM is); the turns are committed already. It starts with the
+        # first turn, not here: loading the models beside hermes' own start-up slowed that
+        # start-up by seconds (both import under one GIL), while the first turn's prefetch
+        # needs no model and its model call leaves the CPU idle.
+        self._warming = threading.Thread(target=self._warm, args=(self._mem,), name="fastmem-warmup", daemon=True)
 
-    @staticmethod
-    def _warm() -> None:
-        """Load the models and compile the kernels off the agent's path."""
+    def _start_warmup(self) -> None:
+        w = self._warming
+        if w is not None and not w.is_alive() and not self._ready.is_set() and w.ident is None:
+            try:
+                w.start()
+            except RuntimeError:  # started by another thread meanwhile
+                pass
+
+    def _warm(self, mem) -> None:
+        """Load the models and compile the kernels off the agent's path, then finish what
+        earlier processes left pending."""
         try:
             import fastmem
 
             fastmem.warmup(models=True)
+            self._ready.set()
+            if self._ctx.writable:
+                mem.derive_pending(wait=False)
         except Exception:  # pragma: no cover - a failed warm-up only costs the first recall
-            logger.debug("fastmem warm-up failed", exc_info=True)
+            logger.warning("fastmem warm-up failed", exc_info=True)
+
+    @property
+    def ready(self) -> bool:
+        """Whether ``prefetch`` gives the full recall (models loaded, kernels compiled)."""
+        return self._ready.is_set()
 
     def shutdown(self) -> None:
-        """Finish queued work, save the index and close the store."""
+        """Close the store within hermes' exit budget: every turn is already committed; the
+        background derivation gets at most :data:`SHUTDOWN_DERIVE_S` seconds, what it has not
+        finished stays pending for the next process."""
         pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=False, cancel_futures=True)  # a model still loading is not waited for
         mem, self._mem = self._mem, None
         if mem is not None:
             try:
-                mem.close()
+                mem.close(timeout=SHUTDOWN_DERIVE_S)
             except Exception:
                 logger.warning("fastmem: closing the store failed", exc_info=True)
 
     def on_session_switch(self, new_session_id: str, *, parent_session_id: str = "", reset: bool = False,
                           rewound: bool = False, **kwargs) -> None:
-        with self._lock:
-            if reset or rewound:
-                self._cache.pop(self._session_id, None)
         self._session_id = new_session_id or ""
         self._ctx.session = self._session_id or None
+        self._forget_context()
+
+    def _forget_context(self) -> None:
+        with self._ctx_lock:
+            self._in_context.clear()
+
+    def _in_context_now(self) -> set[int]:
+        with self._ctx_lock:
+            return set(self._in_context)
 
     # -- recall ----------------------------------------------------------------------------
     def system_prompt_block(self) -> str:
@@ -203,61 +257,73 @@ class FastmemProvider(MemoryProvider):
         )
 
     def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
-        """Compute the recall of ``query`` on the worker thread, for the next ``prefetch``."""
+        """A warm-up, never an answer: hermes queues the message just answered, and the next
+        ``prefetch`` asks for a new one. Once the models are loaded, the text's embedding goes
+        into the query cache on the worker thread (a repeated message skips the model)."""
         if self._mem is None or self._pool is None or not isinstance(query, str) or not query.strip():
             return
-        sid = session_id or self._session_id
-        with self._lock:
-            if self._queued.get(sid) == query or self._cache.get(sid, ("",))[0] == query:
-                return
-            self._queued[sid] = query
+        if not self._ready.is_set():
+            return
         try:
-            self._pool.submit(self._compute, query, sid)
+            self._pool.submit(self._embed, self._mem, query)
         except RuntimeError:  # shut down meanwhile
             pass
 
-    def _compute(self, query: str, sid: str) -> None:
+    @staticmethod
+    def _embed(mem, query: str) -> None:
         try:
-            res = self._mem.recall(query, k=self._cfg["prefetch_k"], scope=self._ctx.scope, session=sid or None,
-                                   analogy=self._cfg["analogy"], record=False)
-            block = self._block(res)
-            with self._lock:
-                self._cache[sid] = (query, block, res)
+            encode_query(mem.embedder, query)
         except Exception:
-            logger.warning("fastmem: background recall failed", exc_info=True)
-        finally:
-            with self._lock:
-                if self._queued.get(sid) == query:
-                    del self._queued[sid]
+            logger.debug("fastmem: warming the query cache failed", exc_info=True)
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the background work queued so far (recalls from ``queue_prefetch``,
-        the warm-up) has finished; False when ``timeout`` seconds passed first or the provider
-        is not running. For hosts that want the full recall now, and for tests."""
-        pool = self._pool
-        if pool is None:
+        """Block until the background work queued so far (the warm-up, cache warming, turns
+        being derived) has finished; False when ``timeout`` seconds passed first or the
+        provider is not running. For hosts that want everything ready now, and for tests."""
+        pool, mem = self._pool, self._mem
+        if pool is None or mem is None:
             return False
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if self._warming is not None:
+            self._start_warmup()
+            self._warming.join(timeout)
+            if self._warming.is_alive():
+                return False
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
             pool.submit(lambda: None).result(timeout=timeout)  # one worker: runs after the queue
         except (RuntimeError, TimeoutError):  # shut down meanwhile / too slow
             return False
-        return True
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        return mem.wait_pending(left)
 
     def prefetch(self, query: str, *, session_id: str = "") -> str:
-        """The recalled context for ``query``: the worker's block when it is ready, else an
-        immediate keyword-and-graph block (the full recall is queued for the next call)."""
+        """The recalled context for ``query`` itself: the full recall once the models are ready;
+        while they load, at once, the channels that need no model (no vector hits, no analogy
+        line: nothing is claimed that was not computed). The turns of this conversation that
+        the model still has in its context are no lines of their own (they would repeat what
+        it sees), though one can be the analogy; nor are turns with nothing to remember."""
         if self._mem is None or not isinstance(query, str) or not query.strip():
             return ""
+        self._start_warmup()
+        if not self._ready.is_set() and self._mem.models_ready():  # only the kernels left: brief
+            self._ready.wait(PREFETCH_WAIT_S)
         sid = session_id or self._session_id
-        with self._lock:
-            cached = self._cache.get(sid)
+        seen = self._in_context_now()
+        k = self._cfg["prefetch_k"]
         try:
-            if cached is not None and cached[0] == query:
-                self._mem.record(cached[2], session=sid or None)  # what was shown counts as surfaced
-                return cached[1]
-            self.queue_prefetch(query, session_id=sid)
-            res = self._mem.recall(query, k=self._cfg["prefetch_k"], scope=self._ctx.scope, session=sid or None,
-                                   analogy=False, channels=("keyword", "graph"))
+            if self._ready.is_set():
+                # turns committed a moment ago are being derived: give them a bounded moment, so
+                # the vector channel and the slot see the conversation so far
+                self._mem.wait_pending(PREFETCH_WAIT_S)
+                res = self._mem.recall(query, k=2 * k, scope=self._ctx.scope, session=sid or None,
+                                       analogy=self._cfg["analogy"], record=False, exclude=seen)
+            else:
+                res = self._mem.recall(query, k=2 * k, scope=self._ctx.scope, session=sid or None,
+                                       analogy=False, channels=_MODEL_FREE, record=False, exclude=seen)
+            # (the analogy may be one of them: that this turn rhymes with an earlier one is news)
+            res = replace(res, hits=tuple(h for h in res.hits if not is_chatter(h.text))[:k])
+            self._mem.record(res, session=sid or None)  # what is shown counts as surfaced
             return self._block(res)
         except Exception:
             logger.warning("fastmem: prefetch failed", exc_info=True)
@@ -286,58 +352,97 @@ class FastmemProvider(MemoryProvider):
         return "\n".join(lines)
 
     # -- writes ----------------------------------------------------------------------------
-    def _store(self, texts: list[str], sid: str, meta: dict[str, Any]) -> list[int]:
+    def _store(self, texts: list[str], sid: str, meta: dict[str, Any], at: float | None = None) -> list[int]:
+        """Commit ``texts`` now (no model runs; the derived parts follow in the background),
+        stamped with ``at`` (unix seconds; default now)."""
         parts = [p for t in texts for p in split_passages(t)]
         if not parts:
             return []
+        when = datetime.fromtimestamp(time.time() if at is None else at, timezone.utc)
         return self._mem.remember_many(parts, scope=self._ctx.scope, source=f"hermes:{sid}" if sid else None,
-                                       meta=meta, at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()))
+                                       meta=meta, at=when, wait=False)
 
     def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",
                   messages: list[dict[str, Any]] | None = None) -> None:
-        """Persist the turn and let the reply judge what was surfaced (primary context only)."""
+        """Commit the turn now, stamped with this call's time (primary context only); once the
+        models are ready, the reply judges what was surfaced, on the worker thread (turns before
+        that are stored but judge nothing)."""
         if self._mem is None or not self._ctx.writable:
             return
+        at = time.time()
+        self._start_warmup()
         sid = session_id or self._session_id
         user = user_content.strip() if isinstance(user_content, str) else ""
         reply = assistant_content.strip() if isinstance(assistant_content, str) else ""
         try:
-            if reply and sid:
-                self._mem.observe(reply, session=sid)
+            if reply and sid and self._pool is not None and self._ready.is_set():
+                try:
+                    self._pool.submit(self._observe, self._mem, reply, sid)
+                except RuntimeError:  # shut down meanwhile
+                    pass
             mode = self._cfg["sync_turn"]
             texts = []
             if mode in ("both", "user") and user:
                 texts.append(f"User: {user}")
             if mode == "both" and reply:
                 texts.append(f"Assistant: {reply}")
-            self._store(texts, sid, {"via": "sync_turn", "session": sid})
+            ids = self._store(texts, sid, {"via": "sync_turn", "session": sid}, at=at)
+            with self._ctx_lock:
+                self._in_context.update(dict.fromkeys(ids))
+                while len(self._in_context) > IN_CONTEXT_MAX:
+                    del self._in_context[next(iter(self._in_context))]
         except Exception:
             logger.warning("fastmem: storing the turn failed", exc_info=True)
 
-    def _mirrored(self, target: str, old_text: str) -> list[int]:
-        return [r[0] for r in self._mem.db.execute(
-            "SELECT id FROM memories WHERE scope=? AND json_extract(meta, '$.builtin')=? AND instr(text, ?) > 0",
-            (self._ctx.scope, target, old_text))]
+    def _observe(self, mem, reply: str, sid: str) -> None:
+        """Inferred engagement from the reply (needs the embedder: runs after the warm-up)."""
+        try:
+            mem.observe(reply, session=sid)
+        except Exception:
+            logger.debug("fastmem: judging the reply failed", exc_info=True)
+
+    def _mirrored(self, target: str, old_text: str) -> list[int] | None:
+        """The memories that mirror the one built-in entry ``old_text`` identifies (the ids kept
+        at add time, with the entry's whole text: a long entry is several passages); None
+        when no entry or several entries contain it (the built-in tool itself refuses such
+        an ``old_text``, so nothing is changed)."""
+        rows = [(mid, meta.get("entry") or text)
+                for mid, text, meta in self._mem.with_meta("builtin", target, scope=self._ctx.scope)]
+        entries = {entry for _, entry in rows if old_text in entry}
+        if len(entries) != 1:
+            if len(entries) > 1:
+                logger.warning("fastmem: %d mirrored memory entries contain %r; none changed", len(entries), old_text)
+            return None
+        (entry,) = entries
+        return [mid for mid, e in rows if e == entry]
 
     def on_memory_write(self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None) -> None:
-        """Mirror the built-in memory tool: add, replace (by ``metadata['old_text']``) and remove."""
+        """Mirror the built-in memory tool: add, replace and remove (by ``metadata['old_text']``,
+        the substring that identifies one entry), by the ids kept when the entry was added.
+        Committed at once; no model runs here."""
         if self._mem is None or not self._ctx.writable:
             return
         target = str(target or "memory")
         old = str((metadata or {}).get("old_text") or "")
+        text = content.strip() if isinstance(content, str) else ""
+        meta = {"builtin": target, "via": "memory_tool", "entry": text}
         try:
-            if action == "add" and content and content.strip():
-                self._store([content], self._session_id, {"builtin": target, "via": "memory_tool"})
-            elif action == "replace" and content and content.strip():
-                found = self._mirrored(target, old) if old else []
-                if found:
-                    self._mem.update(found[0], text=content.strip())
-                    for mid in found[1:]:
-                        self._mem.forget(mid)
-                else:
-                    self._store([content], self._session_id, {"builtin": target, "via": "memory_tool"})
-            elif action == "remove" and (old or content):
-                for mid in self._mirrored(target, old or content):
+            if action == "add" and text:
+                self._store([text], self._session_id, meta)
+            elif action == "replace" and text:
+                found = self._mirrored(target, old) if old else None
+                if found is None:
+                    self._store([text], self._session_id, meta)
+                    return
+                parts = split_passages(text)
+                for mid, part in zip(found, parts):
+                    self._mem.update(mid, text=part, meta=meta, wait=False)
+                for mid in found[len(parts):]:
+                    self._mem.forget(mid)
+                if len(parts) > len(found):
+                    self._store(parts[len(found):], self._session_id, meta)
+            elif action == "remove" and (old or text):
+                for mid in self._mirrored(target, old or text) or []:
                     self._mem.forget(mid)
         except Exception:
             logger.warning("fastmem: mirroring a memory-tool %s failed", action, exc_info=True)
@@ -368,7 +473,9 @@ class FastmemProvider(MemoryProvider):
 
     def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
         """Memories that bear on the part of the conversation about to be compressed, so
-        the summary can keep their ids."""
+        the summary can keep their ids. The compressed turns leave the model's context: from
+        now on they may come back as lines of the block."""
+        self._forget_context()
         if self._mem is None or not messages:
             return ""
         said = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"]

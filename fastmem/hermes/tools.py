@@ -271,7 +271,8 @@ def fact_store(mem, ctx: Context, args: dict) -> dict:
         if dup:
             return {"fact_id": dup[0], "status": "exists"}
         meta = {"category": category or "general", "tags": str(args.get("tags") or ""), "via": "fact_store"}
-        return {"fact_id": mem.remember(content, scope=ctx.scope, meta=meta, source=None), "status": "added"}
+        return {"fact_id": mem.remember(content, scope=ctx.scope, meta=meta, source=None, wait=False),  # no model wait
+                "status": "added"}
     if action == "search":
         res = mem.recall(_text(args, "query"), k=min(limit * 2, 100), scope=ctx.scope, session=ctx.session,
                          analogy=False)
