@@ -375,8 +375,9 @@ class Scopes:
         self._cache.clear()
         self._known = {r[0] for r in self.db.execute("SELECT DISTINCT scope FROM memories")}
 
-    def allowed(self, scope: str | None):
-        """A membership test for ``scope``, or None when no filter is needed."""
+    def allowed(self, scope: str | None) -> set[int] | None:
+        """The ids of ``scope`` (a set the vector index can count and test), or None when no
+        filter is needed."""
         if scope is None:
             return None
         if len(self._known) <= 1 and (not self._known or scope in self._known):
@@ -385,7 +386,7 @@ class Scopes:
         if ids is None:
             ids = {r[0] for r in self.db.execute("SELECT id FROM memories WHERE scope=?", (scope,))}
             self._cache[scope] = ids
-        return ids.__contains__
+        return ids
 
     def added(self, scope: str, ids) -> None:
         self._known.add(scope)

@@ -19,6 +19,11 @@ import numpy as np
 __all__ = ["VectorIndex"]
 
 
+#: A scope of at most this many memories is searched exactly (a matrix product over its own
+#: vectors: ~1 ms for 2,048), not through the graph with a filter.
+EXACT_MAX = 2048
+
+
 class VectorIndex:
     """Inner-product HNSW index whose labels are memory ids.
 
@@ -58,6 +63,7 @@ class VectorIndex:
         self.rebuilt_because: str | None = None
         self.params = {"M": M, "ef_construction": ef_construction, "ef": ef, "seed": seed}
         self._index: hnswlib.Index | None = None
+        self._label_cache: tuple[int, set[int]] | None = None
         self.live = 0
         self.max_id = 0
         self.dirty = 0
@@ -210,18 +216,44 @@ class VectorIndex:
 
     # -- queries ---------------------------------------------------------------------------
     def query(
-        self, vec: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
+        self, vec: np.ndarray, k: int, allowed: Callable[[int], bool] | set[int] | frozenset[int] | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Top ``k`` labels and inner products (k clamped to the live count)."""
+        """Top ``k`` labels and inner products (k clamped to the live count), among ``allowed``
+        labels when given: a membership test, or a set. With a set of at most
+        :data:`EXACT_MAX` labels (or when the graph search cannot reach ``k`` of them) the
+        search is exact over exactly those labels, so a small scope gets all of its nearest
+        memories whatever the rest of the store holds."""
         k = min(k, self.live)
         if k <= 0 or self._index is None:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        members = allowed if isinstance(allowed, (set, frozenset)) else None
+        if members is not None and len(members) <= max(EXACT_MAX, 4 * k):
+            return self._exact(vec, k, members)
+        test = members.__contains__ if members is not None else allowed
         self._index.set_ef(max(self.params["ef"], k))
         try:
-            labels, dist = self._index.knn_query(vec.reshape(1, -1), k=k, filter=allowed)
-        except RuntimeError:  # fewer than k reachable (filter or deletions): ask for fewer
-            labels, dist = self._knn_fallback(vec, k, allowed)
+            labels, dist = self._index.knn_query(vec.reshape(1, -1), k=k, filter=test)
+        except RuntimeError:  # fewer than k reachable (filter or deletions)
+            if members is not None:
+                return self._exact(vec, k, members)
+            labels, dist = self._knn_fallback(vec, k, test)
         return labels[0].astype(np.int64), (1.0 - dist[0]).astype(np.float32)
+
+    def _exact(self, vec: np.ndarray, k: int, members) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``k`` of ``members`` by exact inner product (labels not in the index skipped)."""
+        have = self._labels()
+        ids = np.fromiter((m for m in members if m in have and m not in self._deleted), np.int64)
+        if not len(ids):
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        vecs = np.asarray(self._index.get_items(ids), np.float32)
+        sims = vecs @ np.asarray(vec, np.float32).ravel()
+        top = np.argsort(-sims, kind="stable")[:k]
+        return ids[top], sims[top].astype(np.float32)
+
+    def _labels(self) -> set[int]:
+        if self._label_cache is None or self._label_cache[0] != self._index.get_current_count():
+            self._label_cache = (self._index.get_current_count(), set(self._index.get_ids_list()))
+        return self._label_cache[1]
 
     def _knn_fallback(self, vec, k, allowed):
         while k > 1:

@@ -65,3 +65,24 @@ def test_no_call_for_one_scope_returns_another(layout, query, name, other):
                 ids = [x.get("id", x.get("fact_id")) for key in ("hits", "results", "facts", "analogies")
                        for x in got.get(key) or []]
                 assert all(scope_of[i] == s for i in ids), (tool, got)
+
+
+def test_a_small_scope_keeps_all_its_nearest_memories(tmp_path):
+    """Regression: the vector search halved k when a filter left fewer than k reachable, so a
+    scope of 30 memories in a store of 160 got 20 back. Now a small scope is searched exactly:
+    the same ids in the same order as in a store that holds only that scope."""
+    from .conftest import noise_texts
+
+    mine = [f"Note {i}: {t}" for i, t in enumerate(noise_texts(30, seed=3))]
+    with fastmem.Memory(str(tmp_path / "shared.db"), extractor=None) as m:
+        m.remember_many(noise_texts(130, seed=4), scope="other")
+        m.remember_many(mine, scope="mine")
+        text_of = dict(m.db.execute("SELECT id, text FROM memories").fetchall())
+        shared = [text_of[h.id] for h in m.recall("a note about the harbor", k=50, scope="mine",
+                                                 channels=("vector",), analogy=False, record=False).hits]
+    with fastmem.Memory(str(tmp_path / "alone.db"), extractor=None) as m:
+        m.remember_many(mine, scope="mine")
+        text_of = dict(m.db.execute("SELECT id, text FROM memories").fetchall())
+        alone = [text_of[h.id] for h in m.recall("a note about the harbor", k=50, scope="mine",
+                                                channels=("vector",), analogy=False, record=False).hits]
+    assert len(shared) == 30 and shared == alone
