@@ -433,15 +433,16 @@ class Store:
         """A transaction; nested calls become savepoints. Rolls back on any exception."""
         if self._depth == 0:
             self._retry(lambda: self.db.execute("BEGIN IMMEDIATE"))
-            self._depth += 1
+            self._depth = 1
             try:
                 yield self.db
+                self.db.execute("COMMIT")
             except BaseException:
-                self._depth -= 1
-                self.db.execute("ROLLBACK")
+                if self.db.in_transaction:  # the body failed, or COMMIT did and left it open
+                    self.db.execute("ROLLBACK")
                 raise
-            self._depth -= 1
-            self.db.execute("COMMIT")
+            finally:
+                self._depth = 0
         else:
             name = f"sp{next(self._savepoints)}"
             self.db.execute(f"SAVEPOINT {name}")

@@ -254,3 +254,22 @@ def test_a_word_asked_before_it_was_written_is_found_after(mem):
     assert not mem.recall("my locker code", channels=("keyword",), analogy=False).hits
     mid = mem.remember("My locker code is 4417.")
     assert [h.id for h in mem.recall("my locker code", channels=("keyword",), analogy=False).hits] == [mid]
+
+
+def test_a_failed_commit_leaves_no_transaction_open(tmp_path):
+    """Regression: the transaction depth went back to 0 before COMMIT, so a COMMIT that failed
+    (here a deferred foreign key) left the transaction open and every later write failed."""
+    import apsw
+
+    from fastmem.store import Store
+
+    store = Store(str(tmp_path / "s.db"))
+    with pytest.raises(apsw.ConstraintError):
+        with store.atomic() as db:
+            db.execute("PRAGMA defer_foreign_keys=ON")
+            db.execute("INSERT INTO usage(memory_id) VALUES (424242)")  # no such memory: fails at COMMIT
+    assert not store.db.in_transaction
+    with store.atomic():
+        store.set_setting("after", "ok")
+    assert store.get_setting("after") == "ok"
+    store.close()
