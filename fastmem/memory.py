@@ -270,9 +270,10 @@ class Memory:
     def flush(self) -> None:
         """Save the vector index and the structural statistics now (close does this too)."""
         self._check_open()
-        self.index.save()
-        with self.store.atomic() as db:
-            self.structure.save_stats(db)
+        with self._lock:  # not beside a verb's transaction on the shared connection
+            self.index.save()
+            with self.store.atomic() as db:
+                self.structure.save_stats(db)
 
     def _new_index(self) -> VectorIndex:
         with self.store.atomic():  # a store's identity: its index file must be its own

@@ -64,8 +64,9 @@ class Finisher:
                 self._derive(self._stop)
             except Exception:  # the rows stay pending: the next poke or process tries again
                 logger.warning("fastmem: deriving pending memories failed", exc_info=True)
-            if not self._work.is_set():
-                self._idle.set()
+            with self._lock:  # against a poke between the check and the set
+                if not self._work.is_set():
+                    self._idle.set()
         self._idle.set()
 
     def wait(self, timeout: float | None = None) -> bool:
