@@ -8,7 +8,8 @@
   (re-embedded);
 * ``pending``    - memories committed before their derived parts (``remember_many(wait=False)``)
   are a state, not damage: counted in ``counts["pending"]``; ``repair`` derives them;
-* ``index``      - the hnswlib labels are exactly the stored vectors' ids (reconciled);
+* ``index``      - the hnswlib labels are exactly the stored vectors' ids, and their vectors
+  are the stored ones (a sample of 256; every one with ``repair``) (reconciled or rebuilt);
 * ``graph``      - no entity without a fact or category, no alias or edge to a missing entity
   (orphans dropped);
 * ``usage``      - one usage row per memory, weights equal to the formula (recomputed);
@@ -26,6 +27,7 @@ import numpy as np
 
 from . import usage as U
 from .structure import event_words
+from .vectors import stored_vectors
 
 __all__ = ["Problem", "CheckReport", "check"]
 
@@ -80,7 +82,11 @@ def _embeddings(mem) -> list[Problem]:
     return out
 
 
-def _index(mem) -> list[Problem]:
+#: Vectors compared with their rows by a plain check (all of them with ``repair``).
+CONTENT_SAMPLE = 256
+
+
+def _index(mem, full: bool = False) -> list[Problem]:
     ids = np.fromiter((r[0] for r in mem.db.execute("SELECT memory_id FROM embeddings")), np.int64)
     have = np.asarray(mem.index.labels(), np.int64)
     missing, stale = np.setdiff1d(ids, have), np.setdiff1d(have, ids)
@@ -89,6 +95,17 @@ def _index(mem) -> list[Problem]:
         out.append(Problem("index", f"{len(missing)} stored vectors are missing from the vector index"))
     if len(stale):
         out.append(Problem("index", f"{len(stale)} index entries have no stored vector"))
+    both = np.intersect1d(ids, have)
+    if len(both) > CONTENT_SAMPLE and not full:  # content: a sample is cheap, every vector with repair
+        both = np.sort(np.random.default_rng().choice(both, CONTENT_SAMPLE, replace=False))
+    differ = 0
+    for start in range(0, len(both), 4096):
+        part = both[start : start + 4096]
+        got = np.asarray(mem.index.get(part), np.float32)
+        want = stored_vectors(mem.db, part, mem.index.dim)
+        differ += int(np.sum(np.max(np.abs(got - want), axis=1) > 1e-5))
+    if differ:
+        out.append(Problem("index", f"{differ} index vectors differ from their stored rows"))
     return out
 
 
@@ -199,7 +216,7 @@ def check(mem, *, repair: bool = False, parts=None) -> CheckReport:
     if repair and rep.counts["pending"]:
         mem.derive_pending()
     for part in parts or CHECKS:
-        found = CHECKS[part](mem)
+        found = _index(mem, full=repair) if part == "index" else CHECKS[part](mem)
         if found and repair and all(p.repairable for p in found):
             _repair(mem, part)
             again = CHECKS[part](mem)

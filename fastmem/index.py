@@ -64,6 +64,8 @@ class VectorIndex:
         self.params = {"M": M, "ef_construction": ef_construction, "ef": ef, "seed": seed}
         self._index: hnswlib.Index | None = None
         self._label_cache: tuple[int, set[int]] | None = None
+        #: The store's change-log position the vectors are current with (saved in the sidecar).
+        self.seq = 0
         self.live = 0
         self.max_id = 0
         self.dirty = 0
@@ -105,6 +107,7 @@ class VectorIndex:
             idx.set_ef(self.params["ef"])
             idx.set_num_threads(1)
             self._deleted = {int(x) for x in meta.get("deleted", [])}
+            self.seq = int(meta.get("seq", 0))
             self.rebuilt_because = None
             return idx
         except Exception as exc:  # unreadable file: it is only a cache, rebuild it
@@ -255,6 +258,10 @@ class VectorIndex:
             self._label_cache = (self._index.get_current_count(), set(self._index.get_ids_list()))
         return self._label_cache[1]
 
+    def get(self, ids) -> np.ndarray:
+        """The indexed vectors of ``ids`` (n, dim) (labels the index has)."""
+        return np.asarray(self._index.get_items(np.asarray(ids, np.int64)), np.float32)
+
     def _knn_fallback(self, vec, k, allowed):
         while k > 1:
             k = max(1, k // 2)
@@ -278,6 +285,7 @@ class VectorIndex:
             "model_id": self.model_id,
             "store_id": self.store_id,
             "deleted": sorted(self._deleted),
+            "seq": self.seq,
             "dim": self.dim,
             "capacity": int(self._index.get_max_elements()),
             "size": os.path.getsize(tmp),

@@ -61,6 +61,8 @@ __all__ = ["Memory", "Session", "SURFACE_RULES"]
 _DEFAULT_EXTRACTOR = object()
 #: Most hits one recall returns.
 MAX_K = 10_000
+#: Change-log rows kept (a connection further behind catches up on every row; ~30 bytes each).
+LOG_KEEP = 200_000
 
 
 def _check_scope(scope) -> None:
@@ -231,7 +233,13 @@ class Memory:
             if other:
                 V.reembed_rows(self.store, self.embedder, progress)
             self.index = self._new_index()
-            V.open_index(self.db, self.index, progress)
+            how = V.open_index(self.db, self.index, progress)
+            # what changed in place since the index was saved (a rebuilt one is current),
+            # this open's own re-embedding included
+            self.store.own.clear()
+            self._seq, changed = self.store.changes_since(self.index.seq if how == "loaded" else self.store.log_seq())
+            V.catch_up(self.db, self.index, changed["vec"])
+            self.index.seq = self.structure.seq = self._seq
             self.structure.load()
             self.structure.ensure_version(self.store, self._parser(), progress)
             self.ledger = Ledger(self.store)
@@ -271,9 +279,11 @@ class Memory:
         """Save the vector index and the structural statistics now (close does this too)."""
         self._check_open()
         with self._lock:  # not beside a verb's transaction on the shared connection
+            self._sync()  # the saved index and sums then say which log position they include
             self.index.save()
             with self.store.atomic() as db:
                 self.structure.save_stats(db)
+            self.store.trim_log(LOG_KEEP)
 
     def _new_index(self) -> VectorIndex:
         with self.store.atomic():  # a store's identity: its index file must be its own
@@ -319,11 +329,18 @@ class Memory:
         """Catch up with commits made by other connections (other processes)."""
         dv = self.store.data_version()
         if dv == self._dv:
+            if self.store.own:  # only this connection wrote since: its changes are applied
+                self._seq = self.index.seq = self.structure.seq = self.store.log_seq()
+                self.store.own.clear()
             return
         self._dv = dv
-        V.catch_up(self.db, self.index)
-        if not self.structure.in_sync():
+        # content, not counts: an update elsewhere keeps every count and changes the rows
+        self._seq, changed = self.store.changes_since(self._seq)
+        V.catch_up(self.db, self.index, changed["vec"])
+        self.index.seq = self._seq
+        if changed["code"] is None or changed["code"] or not self.structure.in_sync():
             self.structure.load()
+        self.structure.seq = self._seq
         self.ledger.load()
         self.scopes.reset()
         self.pipeline.graph.reset()

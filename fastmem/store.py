@@ -242,6 +242,33 @@ def _m11_pending(db: apsw.Connection) -> None:
     )
 
 
+def _m12_change_log(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        -- every change of a derived row, in commit order: other processes catch up on content
+        -- (an update keeps the row count), not only on counts
+        CREATE TABLE change_log(
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id INTEGER NOT NULL,
+            part TEXT NOT NULL              -- 'vec' (embeddings) or 'code' (structural codes)
+        );
+        CREATE TRIGGER embeddings_log_i AFTER INSERT ON embeddings BEGIN
+            INSERT INTO change_log(memory_id, part) VALUES (new.memory_id, 'vec'); END;
+        CREATE TRIGGER embeddings_log_u AFTER UPDATE ON embeddings BEGIN
+            INSERT INTO change_log(memory_id, part) VALUES (new.memory_id, 'vec'); END;
+        CREATE TRIGGER embeddings_log_d AFTER DELETE ON embeddings BEGIN
+            INSERT INTO change_log(memory_id, part) VALUES (old.memory_id, 'vec'); END;
+        CREATE TRIGGER codes_log_i AFTER INSERT ON codes BEGIN
+            INSERT INTO change_log(memory_id, part) VALUES (new.memory_id, 'code'); END;
+        CREATE TRIGGER codes_log_u AFTER UPDATE ON codes BEGIN
+            INSERT INTO change_log(memory_id, part) VALUES (new.memory_id, 'code'); END;
+        CREATE TRIGGER codes_log_d AFTER DELETE ON codes BEGIN
+            INSERT INTO change_log(memory_id, part) VALUES (old.memory_id, 'code'); END;
+        ALTER TABLE hrr_stats ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;  -- the log as of the saved sums
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -254,6 +281,7 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("terms", _m9_terms),
     ("speaker", _m10_speaker),
     ("pending", _m11_pending),
+    ("change_log", _m12_change_log),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -342,6 +370,9 @@ class Store:
         self.lock_wait_s = lock_wait_s
         self._savepoints = itertools.count()
         self._depth = 0
+        self._logged = False  # the change log exists (after the migrations)
+        #: (first, last] change-log sequence ranges this connection committed, not yet caught up.
+        self.own: list[tuple[int, int]] = []
         memory = self.path == ":memory:" or self.path.startswith("file::memory:")
         if not memory:
             parent = os.path.dirname(os.path.abspath(self.path))
@@ -360,6 +391,7 @@ class Store:
             self.db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
             self.db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
+            self._logged = True
         except (apsw.NotADBError, apsw.CorruptError) as exc:
             self.close()
             raise StoreCorrupt(
@@ -435,8 +467,12 @@ class Store:
             self._retry(lambda: self.db.execute("BEGIN IMMEDIATE"))
             self._depth = 1
             try:
+                first = self.log_seq() if self._logged else 0
                 yield self.db
+                last = self.log_seq() if self._logged else 0
                 self.db.execute("COMMIT")
+                if last > first:
+                    self.own.append((first, last))
             except BaseException:
                 if self.db.in_transaction:  # the body failed, or COMMIT did and left it open
                     self.db.execute("ROLLBACK")
@@ -456,6 +492,43 @@ class Store:
                 raise
             self._depth -= 1
             self.db.execute(f"RELEASE {name}")
+
+    def log_seq(self) -> int:
+        """The newest change-log sequence number (0 when empty)."""
+        return int(self.db.execute("SELECT coalesce(max(seq), 0) FROM change_log").fetchone()[0])
+
+    def changes_since(self, seq: int) -> tuple[int, dict[str, set[int]]]:
+        """Memories whose derived rows other connections changed after ``seq``, by part
+        (``'vec'``, ``'code'``), and the newest sequence number; this connection's own
+        commits (:attr:`own`) are left out and forgotten. With ``seq`` older than what the log
+        keeps (see :meth:`trim_log`), the parts come back as None: catch up on everything."""
+        last = self.log_seq()
+        out: dict[str, set[int]] = {"vec": set(), "code": set()}
+        if last <= seq:
+            self.own.clear()
+            return last, out
+        if seq < self.trimmed_to():
+            self.own.clear()
+            return last, {"vec": None, "code": None}  # type: ignore[dict-item]
+        own = sorted(self.own)
+        for q, mid, part in self.db.execute("SELECT seq, memory_id, part FROM change_log WHERE seq>? AND seq<=?",
+                                            (seq, last)):
+            if not any(a < q <= b for a, b in own):
+                out[part].add(mid)
+        self.own.clear()
+        return last, out
+
+    def trimmed_to(self) -> int:
+        """The change log holds every change after this sequence number."""
+        return int(self.get_setting("change_log_trimmed", "0") or 0)
+
+    def trim_log(self, keep: int) -> None:
+        """Keep the newest ``keep`` log rows (a connection further behind catches up fully)."""
+        last = self.log_seq()
+        if last - keep > self.trimmed_to():
+            with self.atomic() as db:
+                db.execute("DELETE FROM change_log WHERE seq<=?", (last - keep,))
+                self.set_setting("change_log_trimmed", str(last - keep))
 
     def data_version(self) -> int:
         """Changes whenever another connection commits to the file."""

@@ -60,6 +60,9 @@ class StructureIndex:
         self.terms = TermIndex()
         self.df: dict[str, int] = {}
         self._changes = 0
+        #: The change-log position these sums are known to include (set by the owner after it
+        #: caught up); saved with them, so a later change by anyone forces a recount on open.
+        self.seq = 0
 
     @property
     def n(self) -> int:
@@ -78,10 +81,12 @@ class StructureIndex:
         ti.build(ids, hashes)
         self.terms = ti
         n, id_sum = len(rows), int(ids.sum()) if len(ids) else 0
-        st = self.db.execute("SELECT n, id_sum, s, m FROM hrr_stats WHERE dim=?", (self.dim,)).fetchone()
+        st = self.db.execute("SELECT n, id_sum, s, m, seq FROM hrr_stats WHERE dim=?", (self.dim,)).fetchone()
         stats = CodeStats(self.dim)
         d2 = 2 * self.dim
-        if st and st[0] == n and st[1] == id_sum:
+        # the saved sums hold when the codes are the same rows and none changed since they were
+        # saved (an update keeps the count and the id sum)
+        if st and st[0] == n and st[1] == id_sum and not self._codes_changed_since(st[4]):
             stats.s = np.frombuffer(st[2], np.float64).copy()
             stats.m = np.frombuffer(st[3], np.float64).reshape(d2, d2).copy()
             stats.n, stats.id_sum = n, id_sum
@@ -89,6 +94,12 @@ class StructureIndex:
             stats = self.recompute_stats()
         self.stats = stats
         self.df = dict(self.db.execute("SELECT word, n FROM event_df"))
+
+    def _codes_changed_since(self, seq: int) -> bool:
+        trimmed = self.db.execute("SELECT value FROM settings WHERE key='change_log_trimmed'").fetchone()
+        if trimmed and int(trimmed[0]) > seq:
+            return True
+        return self.db.execute("SELECT 1 FROM change_log WHERE seq>? AND part='code' LIMIT 1", (seq,)).fetchone() is not None
 
     def _hashes_of(self, mid: int) -> np.ndarray:
         return term_hashes(self.encoder.term_keys(self.events(mid)))
@@ -116,8 +127,8 @@ class StructureIndex:
         """Persist the running sums (inside the caller's transaction)."""
         c = self.stats
         db.execute(
-            "INSERT OR REPLACE INTO hrr_stats(dim, n, id_sum, s, m) VALUES (?,?,?,?,?)",
-            (self.dim, c.n, c.id_sum, c.s.tobytes(), c.m.tobytes()),
+            "INSERT OR REPLACE INTO hrr_stats(dim, n, id_sum, s, m, seq) VALUES (?,?,?,?,?,?)",
+            (self.dim, c.n, c.id_sum, c.s.tobytes(), c.m.tobytes(), self.seq),
         )
 
     # -- reading ---------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from .errors import ModelMismatch
 from .index import VectorIndex
 from .progress import bar
 
-__all__ = ["ids_json", "stored_vectors", "open_index", "catch_up", "other_models", "model_mismatch", "reembed_rows"]
+__all__ = ["ids_json", "stored_vectors", "open_index", "refresh", "catch_up", "other_models", "model_mismatch", "reembed_rows"]
 
 
 def ids_json(ids: Iterable[int]) -> str:
@@ -37,19 +37,43 @@ def stored_vectors(db: apsw.Connection, ids: np.ndarray, dim: int) -> np.ndarray
     return np.stack([got[int(i)] for i in ids]) if len(ids) else np.zeros((0, dim), np.float32)
 
 
-def open_index(db: apsw.Connection, index: VectorIndex, progress: bool | None) -> None:
-    """Load ``index`` and reconcile it with the table, or build it (with a progress bar)."""
+def open_index(db: apsw.Connection, index: VectorIndex, progress: bool | None) -> str:
+    """Load ``index`` and reconcile it with the table, or build it (with a progress bar).
+    Returns ``'loaded'`` or ``'rebuilt'``."""
     ids = np.fromiter((r[0] for r in db.execute("SELECT memory_id FROM embeddings ORDER BY memory_id")), np.int64)
     b = None
     if not (index.path and os.path.exists(index.path)):
         b = bar(len(ids), "building vector index", progress)
-    index.open(ids, lambda part: stored_vectors(db, part, index.dim), progress=b.update if b else None)
+    how = index.open(ids, lambda part: stored_vectors(db, part, index.dim), progress=b.update if b else None)
     if b:
         b.close()
+    return how
 
 
-def catch_up(db: apsw.Connection, index: VectorIndex) -> None:
-    """Add rows other connections committed; reconcile fully when some were deleted."""
+def refresh(db: apsw.Connection, index: VectorIndex, ids) -> None:
+    """Take the stored vectors of ``ids`` again (added, replaced, or deleted when gone)."""
+    ids = np.fromiter(sorted(int(i) for i in ids), np.int64)
+    for start in range(0, len(ids), 4096):
+        part = ids[start : start + 4096]
+        rows = db.execute("SELECT memory_id, vec FROM embeddings WHERE memory_id IN (SELECT value FROM json_each(?))",
+                          (ids_json(part),)).fetchall()
+        if rows:
+            index.update(np.asarray([r[0] for r in rows], np.int64),
+                         np.stack([np.frombuffer(v, np.float32) for _, v in rows]))
+        gone = set(part.tolist()) - {r[0] for r in rows}
+        if gone:
+            index.delete(sorted(gone))
+
+
+def catch_up(db: apsw.Connection, index: VectorIndex, changed=()) -> None:
+    """Take what other connections committed: the vectors of ``changed`` ids (from the change
+    log: added, replaced or deleted; None: every row, for a connection further behind than
+    the log keeps), then any row still missing or stale by count (stores older than the log)."""
+    if changed is None:
+        changed = [r[0] for r in db.execute("SELECT memory_id FROM embeddings")]
+        index.reconcile(np.asarray(changed, np.int64), lambda part: stored_vectors(db, part, index.dim))
+    if changed:
+        refresh(db, index, changed)
     fetch = lambda part: stored_vectors(db, part, index.dim)  # noqa: E731
     n_emb = db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
     ids = np.fromiter((r[0] for r in db.execute("SELECT memory_id FROM embeddings WHERE memory_id>?", (index.max_id,))), np.int64)

@@ -273,3 +273,31 @@ def test_a_failed_commit_leaves_no_transaction_open(tmp_path):
         store.set_setting("after", "ok")
     assert store.get_setting("after") == "ok"
     store.close()
+
+
+def test_another_connections_update_is_seen_in_every_derived_part(tmp_path):
+    """Regression: processes caught up on new rows and changed counts only, so an update()
+    elsewhere (same count, same ids) left the old vector and structural sums in place, and
+    the next save wrote that stale index back."""
+    db = str(tmp_path / "m.db")
+    with fastmem.Memory(db, min_store=2) as a, fastmem.Memory(db, min_store=2) as b:
+        ids = a.remember_many(noise_texts(20) + ["Alice moved to Berlin in May."])
+        assert b.recall("Alice", k=1, analogy=False).hits[0].id == ids[-1]  # b is caught up
+        a.update(ids[-1], text="The violinist sold her old bicycle to a neighbour.")
+        hit = b.recall("a musician selling a bike", k=1, channels=("vector",), analogy=False).hits[0]
+        assert hit.id == ids[-1] and hit.text.startswith("The violinist")
+        rep = b.check()
+        assert rep.ok, rep.problems  # index vectors and structural sums equal the rows
+    with fastmem.Memory(db, min_store=2) as c:  # and what b saved on close is current too
+        rep = c.check(repair=False)
+        assert rep.ok, rep.problems
+
+
+def test_check_finds_an_index_vector_that_differs_from_its_row(mem):
+    import numpy as np
+
+    ids = mem.remember_many(noise_texts(10))
+    mem.index.update(np.asarray([ids[3]]), np.ones((1, mem.index.dim), np.float32) / np.sqrt(mem.index.dim))
+    rep = mem.check()
+    assert any("differ from their stored rows" in p.detail for p in rep.problems)
+    assert mem.check(repair=True).ok and mem.check().ok
