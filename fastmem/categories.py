@@ -192,14 +192,15 @@ def propose(store, *, namer=None, scope: str | None = None, min_members: int = 3
         for center, g in groups:
             shared = set.intersection(*({x for x in fp[n] if len(x) == 2} for n in g))
             rels = sorted(shared) or sorted({x for n in g for x in fp[n] if len(x) == 2})
-            key = _digest(sorted(center, key=str))  # the founding fingerprint: stable as members come and go
+            # the founding fingerprint (stable as members come and go), of this scope's graph
+            key = _digest(sorted(center, key=str) if scope is None else [scope, sorted(center, key=str)])
             roles = [(d, r, sorted({(info[e][0], info[e][1] if info[e][1] != "?" else "thing")
                                     for n in g for e in ends.get((n, d, r), ())})) for d, r in rels]
             row = db.execute("SELECT id, status FROM categories WHERE fingerprint=?", (key,)).fetchone()
             if row is None:
                 name = str(namer.name([info[n][0] for n in g], roles)).strip() or "things alike"
-                db.execute("INSERT INTO categories(name, status, fingerprint, relations, created) VALUES (?,?,?,?,?)",
-                           (name, "proposed", key, json.dumps(rels), now))
+                db.execute("INSERT INTO categories(name, status, fingerprint, relations, created, scope) "
+                           "VALUES (?,?,?,?,?,?)", (name, "proposed", key, json.dumps(rels), now, scope))
                 cid = db.last_insert_rowid()
             elif row[1] != "proposed":
                 continue
@@ -207,16 +208,28 @@ def propose(store, *, namer=None, scope: str | None = None, min_members: int = 3
                 cid = row[0]
                 db.execute("DELETE FROM category_members WHERE category_id=?", (cid,))
             db.executemany("INSERT INTO category_members(category_id, node_id) VALUES (?,?)", [(cid, n) for n in g])
-    got = listing(db, "proposed")
+    got = listing(db, "proposed", scope=scope)
     return sorted(got, key=lambda c: (-len(c.members), c.id))
 
 
-def listing(db: apsw.Connection, status: str | None = None) -> list[Category]:
-    """Categories (of one status when given), oldest first."""
+#: ``listing(scope=ANY)``: every category, whatever scope it was proposed for.
+ANY = object()
+
+
+def listing(db: apsw.Connection, status: str | None = None, *, scope=ANY) -> list[Category]:
+    """Categories (of one status when given; of one scope when given, None meaning the
+    store-wide proposals), oldest first."""
     if status is not None and status not in STATUSES:
         raise InvalidInput(f"status must be one of {STATUSES} or None, not {status!r}")
-    rows = db.execute("SELECT id, name, relations, status FROM categories" + (" WHERE status=?" if status else "")
-                      + " ORDER BY id", (status,) if status else ()).fetchall()
+    where, args = [], []
+    if status:
+        where.append("status=?")
+        args.append(status)
+    if scope is not ANY:
+        where.append("scope IS ?")
+        args.append(scope)
+    rows = db.execute("SELECT id, name, relations, status FROM categories" + (" WHERE " + " AND ".join(where) if where
+                      else "") + " ORDER BY id", args).fetchall()
     out = []
     for cid, name, rels, st in rows:
         mem = db.execute("SELECT n.id, n.name FROM category_members cm JOIN nodes n ON n.id=cm.node_id "

@@ -813,9 +813,14 @@ class Memory:
             self._sync()
             return K.propose(self.store, namer=namer, scope=scope, min_members=min_members)
 
-    def categories(self, status: str | None = None) -> list[Category]:
-        """Categories, of one status ("proposed", "approved", "rejected") when given."""
-        return K.listing(self.db, status)
+    def categories(self, status: str | None = None, *, scope: str | None | object = K.ANY) -> list[Category]:
+        """Categories, of one status ("proposed", "approved", "rejected") when given, and of one
+        scope when given (what ``propose_categories(scope=...)`` made for it; ``None``: the
+        store-wide proposals). Default: all of them."""
+        if scope is not K.ANY:
+            _check_scope(scope)
+        with self._lock:
+            return K.listing(self.db, status, scope=scope)
 
     def approve_category(self, category_id: int) -> Category:
         """Make a proposal a graph node its members link to (recall's graph channel uses it)."""

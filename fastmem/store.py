@@ -269,6 +269,10 @@ def _m12_change_log(db: apsw.Connection) -> None:
     )
 
 
+def _m13_category_scope(db: apsw.Connection) -> None:
+    db.execute("ALTER TABLE categories ADD COLUMN scope TEXT;  -- the scope proposed for; NULL: store-wide")
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -282,6 +286,7 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("speaker", _m10_speaker),
     ("pending", _m11_pending),
     ("change_log", _m12_change_log),
+    ("category_scope", _m13_category_scope),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -121,17 +121,21 @@ def export_lines(mem, *, scope: str | None = None, vectors: bool = False) -> Ite
         if vectors and vec is not None:
             out["vector"] = base64.b64encode(vec).decode()
         yield out
+    # a scoped export holds the aliases of that scope's entities and that scope's categories only
+    in_scope = ("AND EXISTS (SELECT 1 FROM edges e JOIN memories m ON m.id=e.memory_id "
+                "WHERE (e.subj=n.id OR e.obj=n.id) AND m.scope=?)") if scope is not None else ""
     for alias, name, typ in db.execute(
         "SELECT a.alias, n.name, n.type FROM aliases a JOIN nodes n ON n.id=a.node_id WHERE a.alias<>n.key "
-        "AND n.type<>'category' ORDER BY n.id, a.alias"
+        f"AND n.type<>'category' {in_scope} ORDER BY n.id, a.alias", (scope,) if scope is not None else ()
     ):
         yield {"alias": {"alias": alias, "node": name, "type": typ}}
-    from .categories import listing
+    from .categories import ANY, listing
 
-    for c in listing(db):
+    for c in listing(db, scope=ANY if scope is None else scope):
         types = dict(db.execute("SELECT id, type FROM nodes WHERE id IN (SELECT value FROM json_each(?))",
                                 (json.dumps(list(c.member_ids)),)).fetchall())
-        yield {"category": {"name": c.name, "status": c.status, "relations": list(c.relations),
+        cat_scope = db.execute("SELECT scope FROM categories WHERE id=?", (c.id,)).fetchone()[0]
+        yield {"category": {"name": c.name, "status": c.status, "relations": list(c.relations), "scope": cat_scope,
                             "members": [[nm, types.get(i)] for nm, i in zip(c.members, c.member_ids)]}}
 
 
@@ -263,10 +267,14 @@ def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list
             if node:
                 members.append(node[0])
         rels = [["out", x[1:-2]] if x.startswith("-") else ["in", x[2:-1]] for x in c["relations"]]
+        key = f"import:{c['name']}:{len(members)}"
         with mem._lock, mem.store.atomic() as db:
-            db.execute("INSERT OR IGNORE INTO categories(name, status, fingerprint, relations, created) VALUES (?,?,?,?,?)",
-                       (c["name"], "proposed", f"import:{c['name']}:{len(members)}", json.dumps(rels), 0.0))
-            cat_id = db.last_insert_rowid()
+            got = db.execute("INSERT INTO categories(name, status, fingerprint, relations, created, scope) "
+                             "VALUES (?,?,?,?,?,?) ON CONFLICT(fingerprint) DO NOTHING RETURNING id",
+                             (c["name"], "proposed", key, json.dumps(rels), 0.0, c.get("scope"))).fetchone()
+            # the id of the row the members belong to (last_insert_rowid() is another row's when
+            # the category was there already)
+            cat_id = got[0] if got else db.execute("SELECT id FROM categories WHERE fingerprint=?", (key,)).fetchone()[0]
             db.executemany("INSERT OR IGNORE INTO category_members(category_id, node_id) VALUES (?,?)",
                            [(cat_id, n) for n in members])
         if c["status"] == "approved":

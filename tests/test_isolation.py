@@ -86,3 +86,26 @@ def test_a_small_scope_keeps_all_its_nearest_memories(tmp_path):
         alone = [text_of[h.id] for h in m.recall("a note about the harbor", k=50, scope="mine",
                                                 channels=("vector",), analogy=False, record=False).hits]
     assert len(shared) == 30 and shared == alone
+
+
+def test_categories_aliases_and_exports_stay_in_their_scope(tmp_path):
+    """Regression: categories and aliases were store-wide: another user's tool listed (and could
+    approve) them, and a scoped export carried every alias and every category."""
+    with fastmem.Memory(str(tmp_path / "c.db")) as m:
+        m.remember_many([f"{x} owns a bakery in Lyon and sells bread to Tom Reed." for x in
+                         ("Anna Weber", "Boris Klein", "Carla Diaz", "Dana Wu")], scope="a")
+        m.remember("Zoe drinks green tea with Tom Reed.", scope="b")
+        proposed = m.propose_categories(scope="a", min_members=2)
+        assert proposed and all(c.id in {x.id for x in m.categories(scope="a")} for c in proposed)
+        assert m.categories(scope="b") == []
+        cid = proposed[0].id
+        b = T.Context("b", writable=True)
+        assert json.loads(T.call(m, b, "fastmem_categories", {"action": "list"}))["categories"] == []
+        assert "error" in json.loads(T.call(m, b, "fastmem_categories", {"action": "approve", "category_id": cid}))
+        assert m.categories(scope="a")[0].status == "proposed"
+        a = T.Context("a", writable=True)
+        assert json.loads(T.call(m, a, "fastmem_categories", {"action": "approve", "category_id": cid}))
+        out = tmp_path / "b.jsonl"
+        m.export_jsonl(out, scope="b")
+        text = out.read_text()
+        assert "Anna" not in text and "bakery" not in text and '"category"' not in text

@@ -454,10 +454,13 @@ def categories_tool(mem, ctx: Context, args: dict) -> dict:
     action = args.get("action")
     if action == "list":
         status = args.get("status")
-        cats = mem.categories(status)
+        cats = mem.categories(status, scope=ctx.scope)  # this user's own, never another's
     elif action in ("approve", "reject", "revert"):
         _need_write(ctx, action)
-        cats = [getattr(mem, f"{action}_category")(_int(args, "category_id"))]
+        cid = _int(args, "category_id")
+        if cid not in {c.id for c in mem.categories(scope=ctx.scope)}:
+            raise NotFound(f"no category with id {cid}")
+        cats = [getattr(mem, f"{action}_category")(cid)]
     else:
         raise InvalidInput("action must be list, approve, reject or revert")
     return {"categories": [{"id": c.id, "name": c.name, "status": c.status, "members": list(c.members)[:30],
