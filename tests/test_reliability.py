@@ -116,9 +116,9 @@ CRASHER = textwrap.dedent(
     start = b
     with fastmem.Memory(path) as m:
         while True:
-            if op == "remember_many":
+            if op in ("remember_many", "remember_later"):  # later: wait=False, derived in the background
                 m.remember_many([f"Batch {b} item {j}: the courier left parcel kq{b}x{j}z with Nadia in Lisbon."
-                                 for j in range(20)])
+                                 for j in range(20)], wait=op == "remember_many")
                 print("ack", b, flush=True)
                 b += 1
             elif op == "forget":
@@ -171,7 +171,7 @@ def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path):
     script = tmp_path / "crasher.py"
     script.write_text(CRASHER)
     rounds = 60 if STRESS else 8
-    ops = ["remember_many", "remember_many", "forget", "consolidate", "reembed"] * rounds
+    ops = ["remember_many", "remember_later", "forget", "consolidate", "reembed"] * rounds
     acked, forgotten, lost = set(), set(), {}
     for rnd in range(rounds):
         op = ops[rnd]
