@@ -252,20 +252,13 @@ def _m12_change_log(db: apsw.Connection) -> None:
             memory_id INTEGER NOT NULL,
             part TEXT NOT NULL              -- 'vec' (embeddings) or 'code' (structural codes)
         );
-        CREATE TRIGGER embeddings_log_i AFTER INSERT ON embeddings BEGIN
-            INSERT INTO change_log(memory_id, part) VALUES (new.memory_id, 'vec'); END;
-        CREATE TRIGGER embeddings_log_u AFTER UPDATE ON embeddings BEGIN
-            INSERT INTO change_log(memory_id, part) VALUES (new.memory_id, 'vec'); END;
-        CREATE TRIGGER embeddings_log_d AFTER DELETE ON embeddings BEGIN
-            INSERT INTO change_log(memory_id, part) VALUES (old.memory_id, 'vec'); END;
-        CREATE TRIGGER codes_log_i AFTER INSERT ON codes BEGIN
-            INSERT INTO change_log(memory_id, part) VALUES (new.memory_id, 'code'); END;
-        CREATE TRIGGER codes_log_u AFTER UPDATE ON codes BEGIN
-            INSERT INTO change_log(memory_id, part) VALUES (new.memory_id, 'code'); END;
-        CREATE TRIGGER codes_log_d AFTER DELETE ON codes BEGIN
-            INSERT INTO change_log(memory_id, part) VALUES (old.memory_id, 'code'); END;
+        {triggers}
         ALTER TABLE hrr_stats ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;  -- the log as of the saved sums
-        """
+        """.format(triggers="\n".join(
+            f"CREATE TRIGGER {table}_log_{op[0].lower()} AFTER {op} ON {table} BEGIN "
+            f"INSERT INTO change_log(memory_id, part) VALUES ({row}.memory_id, '{part}'); END;"
+            for table, part in (("embeddings", "vec"), ("codes", "code"))
+            for op, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old"))))
     )
 
 

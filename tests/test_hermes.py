@@ -227,7 +227,7 @@ def test_chunk_and_category_tools(home):
     assert chunks and chunks[0]["members"] >= 3
     members = json.loads(mm.handle_tool_call("fastmem_chunks", {"action": "expand", "chunk_id": chunks[0]["id"]}))["members"]
     assert all("Nadia" in m["text"] for m in members)
-    p._mem.propose_categories()
+    p._mem.propose_categories(scope=p._ctx.scope)  # the user's own categories (another's are never listed)
     cats = json.loads(mm.handle_tool_call("fastmem_categories", {"action": "list", "status": "proposed"}))["categories"]
     cid = next(c["id"] for c in cats if {"Tesla", "Volvo", "Fiat"} <= set(c["members"]))
     got = json.loads(mm.handle_tool_call("fastmem_categories", {"action": "approve", "category_id": cid}))
