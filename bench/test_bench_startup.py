@@ -78,7 +78,7 @@ _PROVIDER = textwrap.dedent("""
     os.environ["HERMES_HOME"] = home
     p = FastmemProvider(config={"db_path": os.path.join(home, "m.db")})
     p.initialize("s", hermes_home=home, agent_context="primary")
-    p.sync_turn("Alice moved to Berlin in May.", "Noted.", session_id="s")
+    p.handle_tool_call("fact_store", {"action": "add", "content": "Alice moved to Berlin in May."})
     p.prefetch("hello", session_id="s")  # the host's first prefetch starts the warm-up
     assert p.wait(timeout=600)
     assert "Berlin" in p.prefetch("where does Alice live now?", session_id="s")

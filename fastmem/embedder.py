@@ -32,6 +32,9 @@ class Embedder(Protocol):
         ...
 
 
+#: ``MiniLM(backend="auto")`` embeds batches of this many texts or more with torch.
+TORCH_FROM = 128
+
 _MODEL_LOCK = threading.Lock()
 _MODEL = None
 _BERT = None
@@ -79,19 +82,22 @@ class MiniLM:
         Texts per forward pass (``backend="torch"``; the NumPy path batches by length).
     cache_size : int
         Query embeddings kept in an LRU cache (recall of a repeated query skips the model).
-    backend : {"numpy", "torch"}
-        ``"numpy"`` (default): :class:`fastmem.minilm.Bert`, no torch import (loads in about
-        0.1 s). ``"torch"``: sentence-transformers, the reference (seconds to import). Both give
-        the same vectors (cosine >= 0.9999) under the same model id.
+    backend : {"auto", "numpy", "torch"}
+        ``"numpy"``: :class:`fastmem.minilm.Bert`, no torch import (loads in about 0.2 s).
+        ``"torch"``: sentence-transformers, the reference (seconds to import). Both give the
+        same vectors (cosine >= 0.9999) under the same model id. ``"auto"`` (default): NumPy
+        for up to :data:`TORCH_FROM` texts at a time (queries, a turn, a few notes: nothing to
+        import), torch for larger batches, where its kernels are faster (measured on 2 cores,
+        256 real turns: 5.8 s against 12.7 s) and its import is paid once for many texts.
     """
 
     model_id = "sentence-transformers/all-MiniLM-L6-v2"
     dim = 384
     window_words = 160
 
-    def __init__(self, *, batch_size: int = 64, cache_size: int = 1024, backend: str = "numpy") -> None:
-        if backend not in ("numpy", "torch"):
-            raise ValueError(f"backend must be 'numpy' or 'torch', not {backend!r}")
+    def __init__(self, *, batch_size: int = 64, cache_size: int = 1024, backend: str = "auto") -> None:
+        if backend not in ("auto", "numpy", "torch"):
+            raise ValueError(f"backend must be 'auto', 'numpy' or 'torch', not {backend!r}")
         self.batch_size = batch_size
         self.backend = backend
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -100,12 +106,13 @@ class MiniLM:
 
     @property
     def model(self):
-        return _load_bert() if self.backend == "numpy" else _load_model()
+        """The NumPy model (``backend`` "auto" or "numpy") or the sentence-transformers one."""
+        return _load_model() if self.backend == "torch" else _load_bert()
 
     @property
     def loaded(self) -> bool:
-        """Whether the model is in memory (encoding now pays no load)."""
-        return (_BERT if self.backend == "numpy" else _MODEL) is not None
+        """Whether the model is in memory (encoding a query now pays no load)."""
+        return (_MODEL if self.backend == "torch" else _BERT) is not None
 
     def _windows(self, text: str) -> list[str]:
         words = text.split()
@@ -124,11 +131,11 @@ class MiniLM:
                 owner.append(i)
         if not pieces:
             return np.zeros((0, self.dim), np.float32)
-        if self.backend == "numpy":
-            vecs = self.model.encode(pieces)
+        if self.backend == "numpy" or (self.backend == "auto" and len(pieces) < TORCH_FROM):
+            vecs = _load_bert().encode(pieces)
         else:
-            vecs = self.model.encode(pieces, batch_size=self.batch_size, normalize_embeddings=True,
-                                     convert_to_numpy=True, show_progress_bar=False).astype(np.float32, copy=False)
+            vecs = _load_model().encode(pieces, batch_size=self.batch_size, normalize_embeddings=True,
+                                        convert_to_numpy=True, show_progress_bar=False).astype(np.float32, copy=False)
         if len(pieces) == len(texts):
             return np.ascontiguousarray(vecs)
         out = np.zeros((len(texts), self.dim), np.float32)

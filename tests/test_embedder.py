@@ -47,7 +47,7 @@ def test_vectors_are_sentence_transformers_vectors_on_2000_real_texts():
     texts = _real_texts(2000)
     assert len(texts) == 2000
     texts += ["", "ok", "😀 " * 300, "word " * 400]  # empty, tiny, past the 256-piece window (cut alike)
-    mine = MiniLM().model.encode(texts)
+    mine = MiniLM(backend="numpy").model.encode(texts)
     ref = MiniLM(backend="torch").model.encode(texts, normalize_embeddings=True, batch_size=64,
                                                convert_to_numpy=True, show_progress_bar=False)
     cos = np.sum(mine * ref, axis=1)
@@ -81,3 +81,13 @@ print(sorted({{'torch', 'spacy', 'sentence_transformers'}} & set(sys.modules)))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
+
+
+def test_auto_embeds_small_batches_without_torch_and_large_ones_alike(monkeypatch):
+    import fastmem.embedder as E
+
+    texts = [f"Note {i}: the courier left a parcel with Nadia." for i in range(E.TORCH_FROM + 2)]
+    small = MiniLM().encode(texts[:3])
+    large = MiniLM().encode(texts)  # torch from TORCH_FROM texts on
+    assert small.shape == (3, 384) and large.shape == (len(texts), 384)
+    assert np.min(np.sum(small * large[:3], axis=1)) >= 0.999
