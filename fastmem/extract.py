@@ -117,7 +117,18 @@ _NLP_LOCK = threading.Lock()
 @contextlib.contextmanager
 def _without_torch():
     """spaCy's thinc imports torch when it can (3 s here), though the small English pipeline
-    runs on thinc's NumPy ops: while spaCy loads in a process that has no torch yet, hide it."""
+    runs on thinc's NumPy ops: while spaCy loads in a process that has no torch yet, hide it.
+    The embedder's load lock is held meanwhile, so fastmem's own torch import (the embedder's
+    ``backend="torch"`` path, on another thread) never runs into the hidden module."""
+    from .embedder import _MODEL_LOCK
+
+    with _MODEL_LOCK:
+        with _hidden_torch():
+            yield
+
+
+@contextlib.contextmanager
+def _hidden_torch():
     hide = "torch" not in sys.modules
     if hide:
         sys.modules["torch"] = None  # type: ignore[assignment]  # import torch -> ImportError

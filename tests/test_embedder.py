@@ -91,3 +91,18 @@ def test_auto_embeds_small_batches_without_torch_and_large_ones_alike(monkeypatc
     large = MiniLM().encode(texts)  # torch from TORCH_FROM texts on
     assert small.shape == (3, 384) and large.shape == (len(texts), 384)
     assert np.min(np.sum(small * large[:3], axis=1)) >= 0.999
+
+
+def test_a_first_large_batch_loads_the_parser_and_torch_side_by_side(tmp_path):
+    """Regression: spaCy loads with torch hidden from thinc; a first batch of 128+ texts loaded
+    torch for the embedder on one thread while spaCy loaded on the parse thread, and
+    transformers, meeting the hidden module, failed to import."""
+    code = f"""
+import fastmem
+texts = [f"Note {{i}}: the courier left parcel {{i}} with Nadia in Lisbon." for i in range(300)]
+with fastmem.Memory({str(tmp_path / 'm.db')!r}) as m:
+    m.remember_many(texts)
+    assert m.recall("parcel 7 with Nadia", k=1).hits
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
