@@ -2,15 +2,13 @@
 
 Every request body is kept in ``requests``; each reply comes from ``script(body)``, which
 returns an assistant message: ``{"content": str}`` or ``{"tool_calls": [(name, args), ...]}``.
-Streaming requests get the same message as server-sent events. Run as a script (``python
-openai_stub.py PORT_FILE LOG_FILE``) it serves a default script for a process under test:
-plain replies, ending when its parent stops it or after ``--seconds``.
+Streaming requests get the same message as server-sent events. It binds 127.0.0.1 only and
+stops with its context.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -110,21 +108,3 @@ def system_and_user_text(req: dict) -> str:
             c = " ".join(p.get("text", "") for p in c if isinstance(p, dict))
         parts.append(str(c or ""))
     return "\n".join(parts)
-
-
-def _main() -> None:  # a stub for a separate process under test
-    port_file, log_file, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 300
-
-    def script(req):
-        with open(log_file, "a", encoding="utf-8") as f:
-            f.write(json.dumps(req) + "\n")
-        return {"content": "Noted, thank you."}
-
-    with Stub(script) as stub:
-        with open(port_file, "w") as f:
-            f.write(stub.url)
-        time.sleep(seconds)
-
-
-if __name__ == "__main__":
-    _main()
