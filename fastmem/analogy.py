@@ -107,22 +107,26 @@ class AnalogySlot:
         parse_ms = (t1 - t0) * 1e3 if parsed is None else 0.0
         return Turn(sq, tuple(names), tuple(events), parse_ms, (time.perf_counter() - t1) * 1e3)
 
-    def candidates(self, sq: StructQuery, z_min: float):
-        """``(mean, std, ids, alignments)``: the store's exact statistics for the query, and
-        the memories whose exact alignment can clear the gate, heaviest first (the term
-        index: the cost follows the turn's terms' postings, not the store's size)."""
+    def candidates(self, sq: StructQuery, z_min: float, members=None):
+        """``(mean, std, ids, alignments)``: the exact statistics for the query over the store
+        (over the scope's ``members`` when given: see :meth:`StructureIndex.z_stats`), and the
+        memories (of the scope) whose exact alignment can clear the gate, heaviest first (the
+        term index: the cost follows the turn's terms' postings, not the store's size)."""
         st = self.structures
-        mean, std = st.stats.z_stats(sq.vector)
-        if st.n < self.min_store or std <= 1e-9:
+        mean, std, n = st.z_stats(sq, members)
+        if n < self.min_store or std <= 1e-9:
             return mean, std, np.zeros(0, np.int64), np.zeros(0)
-        ids, align = st.candidates(sq, mean + z_min * std, self.CANDIDATES)
+        ids, align = st.candidates(sq, mean + z_min * std, self.CANDIDATES, members)
         return mean, std, ids, align
 
     # -- steps 2 and 3: surface condition, alignment, gate ---------------------------------
     def pick(self, turn: Turn, vec: np.ndarray, *, scope: str | None, session: str | None, z_min: float,
-             surface_labels: np.ndarray, recall_ids: Sequence[int], n_live: int, weights) -> Analogy | None:
+             surface_labels: np.ndarray, recall_ids: Sequence[int], n_live: int, weights,
+             members=None) -> Analogy | None:
         """The analogy for a prepared turn, or None.
 
+        ``members``: the ids of ``scope`` when the store holds other scopes (candidates and
+        statistics come from the scope alone); None when every memory is in it.
         ``surface_labels``: the turn's nearest memories by embedding (the vector channel's
         labels); ``recall_ids``: ordinary recall's ranking; ``n_live``: memories in the store;
         ``weights``: the usage ledger's ``{id: (weight, engaged, ignored)}``.
@@ -130,7 +134,7 @@ class AnalogySlot:
         sq = turn.query
         if sq is None:
             return None
-        mean, std, cids, aligns = self.candidates(sq, z_min)
+        mean, std, cids, aligns = self.candidates(sq, z_min, members)
         if len(cids) == 0:
             return None
         n_surface = min(self.surface_exclude, math.ceil(self.surface_fraction * max(n_live, 1)))
@@ -221,16 +225,18 @@ class AnalogySlot:
 
     # -- exploration -----------------------------------------------------------------------
     def explore(self, text: str, embed_query, extractor, *, k: int, scope: str | None,
-                z_min: float) -> list[Analogy]:
+                z_min: float, members=None) -> list[Analogy]:
         """The ``k`` memories structurally closest to ``text`` by the slot's exact z (see
-        ``Memory.analogies``); ``embed_query(text)`` gives ``why["surface"]``."""
+        ``Memory.analogies``); ``embed_query(text)`` gives ``why["surface"]``; ``members`` as
+        in :meth:`pick`."""
         sq = self.structures.query(parse_turn(extractor, text)[0])
         st = self.structures
         if sq is None or st.n == 0:
             return []
         encoder = st.encoder
-        mean, std = st.stats.z_stats(sq.vector)
-        ids, _ = st.candidates(sq, -math.inf, k * 4 + 16)  # every memory sharing a term, heaviest first
+        mean, std, _ = st.z_stats(sq, members)
+        # the memories (of the scope) sharing a term, heaviest first
+        ids, _ = st.candidates(sq, -math.inf, k * 4 + 16, members)
         rows = self.db.execute("SELECT memory_id, code, nterms FROM codes WHERE memory_id IN (SELECT value FROM "
                                "json_each(?))", (ids_json(ids),)).fetchall()
         code_score = st.code_scores(sq, rows)

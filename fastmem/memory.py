@@ -746,7 +746,7 @@ class Memory:
         with self._lock:
             self._sync()
             return self.slot.explore(text, lambda t: encode_query(self.embedder, t), self.extractor,
-                                     k=k, scope=scope, z_min=z_min)
+                                     k=k, scope=scope, z_min=z_min, members=self.scopes.allowed(scope))
 
     # -- background passes: chunks and categories ------------------------------------------
     def consolidate(self, *, scope: str | None = None, summarizer: Summarizer | None = None,

@@ -123,9 +123,11 @@ class RecallPipeline:
             t3 = time.perf_counter()
             turn = self.slot.prepare(query, extractor, z_min, got)
             t["parse"] += turn.parse_ms
+            members = self.scopes.allowed(scope)
             an = self.slot.pick(turn, vec, scope=scope, session=session, z_min=z_min, surface_labels=labels,
                                 recall_ids=[m for m, _ in ranked[: self.slot.surface_exclude or 0]],
-                                n_live=self.index.live, weights=self.ledger.weights)
+                                n_live=self.index.live if members is None else len(members),
+                                weights=self.ledger.weights, members=members)
             t["analogy"] = (time.perf_counter() - t3) * 1e3 - turn.parse_ms
         if record:
             self.ledger.record(hits, an, session)

@@ -30,6 +30,11 @@ __all__ = ["StructureIndex", "Pending"]
 #: The running statistics are saved every this many structural changes (and on flush), so
 #: that reopening after a crash recomputes them rarely.
 STATS_SAVE_EVERY = 20_000
+#: A scope of at most this many memories gets the slot's statistics from its own codes (one
+#: read of at most 4 MB per change of the store); a larger one uses the store's.
+SCOPE_EXACT = 4096
+#: Scopes whose codes are kept between turns (at most 4 MB each).
+SCOPE_CACHE = 8
 
 
 @dataclass
@@ -63,6 +68,7 @@ class StructureIndex:
         #: The change-log position these sums are known to include (set by the owner after it
         #: caught up); saved with them, so a later change by anyone forces a recount on open.
         self.seq = 0
+        self._scope_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
     @property
     def n(self) -> int:
@@ -140,14 +146,47 @@ class StructureIndex:
         """The turn's events prepared against this store's word weights (None without events)."""
         return self.encoder.query(events, self.idf) if events else None
 
-    def candidates(self, sq: StructQuery, min_score: float, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    def candidates(self, sq: StructQuery, min_score: float, limit: int,
+                   allowed: set[int] | frozenset[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Memories whose exact alignment with the turn can put them at ``min_score`` or above
-        on the store's score scale, heaviest alignment first (at most ``limit``): (ids,
-        alignments). Alignment a scores ``a x gain / norm`` (gain <= 1, see
-        :meth:`StructureEncoder.expected_score`), so ``a >= min_score x norm`` is necessary."""
+        on the store's score scale, heaviest alignment first (at most ``limit``, among
+        ``allowed`` when given): (ids, alignments). Alignment a scores ``a x gain / norm``
+        (gain <= 1, see :meth:`StructureEncoder.expected_score`), so ``a >= min_score x norm``
+        is necessary."""
         bound = 1.0 if self.encoder.length_power <= 0.5 else math.inf
         thr = max(min_score * sq.norm / bound, 1e-9) if math.isfinite(bound) else 1e-9
-        return self.terms.query(sq.hashes, sq.wts, thr, limit)
+        return self.terms.query(sq.hashes, sq.wts, thr, limit, allowed)
+
+    def z_stats(self, sq: StructQuery, members: set[int] | frozenset[int] | None = None) -> tuple[float, float, int]:
+        """``(mean, std, n)`` of the turn's code score over the store's memories with a code,
+        or over ``members`` (a scope) when given: a scope's gate stands on its own
+        population, as it would in a store holding only that scope. The store's from the
+        running sums (O(D^2)); a scope's from its codes (read once per change of the store and
+        kept for the last :data:`SCOPE_CACHE` scopes), exact up to :data:`SCOPE_EXACT`
+        members; a larger scope uses the store's (documented bound: its z is on the store's
+        scale)."""
+        if members is None or len(members) > SCOPE_EXACT:
+            mean, std = self.stats.z_stats(sq.vector)
+            return mean, std, self.stats.n
+        q8, scale = self._scope_codes(members)
+        if not len(q8):
+            return 0.0, 0.0, 0
+        sc = K.sims_q8_many(q8, np.asarray(sq.vector, np.float32)[None, :])[0].astype(np.float64) * scale
+        return float(sc.mean()), float(sc.std()), len(sc)
+
+    def _scope_codes(self, members) -> tuple[np.ndarray, np.ndarray]:
+        seq = self.db.execute("SELECT coalesce(max(seq), 0) FROM change_log").fetchone()[0]
+        key = (seq, frozenset(members))
+        got = self._scope_cache.get(key)
+        if got is None:
+            rows = self.db.execute("SELECT code, nterms FROM codes WHERE dim=? AND memory_id IN "
+                                   "(SELECT value FROM json_each(?))", (self.dim, json.dumps(sorted(members)))).fetchall()
+            q8 = np.frombuffer(b"".join(r[0] for r in rows), np.int8).reshape(len(rows), 2 * self.dim)
+            got = (q8, np.asarray(self.encoder.scale(np.asarray([r[1] for r in rows])), np.float64))
+            self._scope_cache[key] = got
+            while len(self._scope_cache) > SCOPE_CACHE:
+                self._scope_cache.pop(next(iter(self._scope_cache)))
+        return got
 
     def code_scores(self, sq: StructQuery, rows) -> dict[int, float]:
         """The code score (scaled, as the statistics see it) of each ``(id, code blob, nterms)``."""

@@ -172,9 +172,11 @@ class TermIndex:
         self._slot = dict(zip(mids.tolist(), range(len(live))))
         self._next = len(live)
 
-    def query(self, hashes: np.ndarray, weights: np.ndarray, threshold: float, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    def query(self, hashes: np.ndarray, weights: np.ndarray, threshold: float, limit: int,
+              allowed: set[int] | frozenset[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Memories whose shared terms weigh at least ``threshold``, heaviest first, at most
-        ``limit``: (ids, summed weights)."""
+        ``limit``: (ids, summed weights). ``allowed``: only these ids (filtered before the
+        ``limit`` cut, so a small scope keeps all of its candidates whatever others hold)."""
         hashes = np.asarray(hashes, np.int64)
         weights = np.asarray(weights, np.float64)
         keys, indptr, base_rows = self._base()
@@ -200,6 +202,9 @@ class TermIndex:
         slots, sc = K.term_scores(starts, ends, base_rows, w, estarts, eends, erows, ew, self.alive, self._acc,
                                   float(threshold))
         ids = self._mid[slots]
+        if allowed is not None:
+            keep = np.fromiter((i in allowed for i in ids.tolist()), bool, len(ids))
+            ids, sc = ids[keep], sc[keep]
         if len(ids) > limit:
             top = np.argpartition(-sc, limit - 1)[:limit]
             ids, sc = ids[top], sc[top]

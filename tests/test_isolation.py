@@ -109,3 +109,33 @@ def test_categories_aliases_and_exports_stay_in_their_scope(tmp_path):
         m.export_jsonl(out, scope="b")
         text = out.read_text()
         assert "Anna" not in text and "bakery" not in text and '"category"' not in text
+
+
+def test_a_small_scopes_analogy_does_not_depend_on_other_scopes(tmp_path):
+    """Regression: the slot took the store's 256 best-aligned candidates and only then kept the
+    caller's scope, and its gate used the whole store's statistics: 300 car owners in another
+    scope pushed this scope's analogy out of the candidates. Now candidates and statistics
+    come from the scope itself: the same analogy, at the same z, as in a store holding only
+    this scope (the slot and ``analogies``)."""
+    from .test_analogy import FACTS
+
+    NAMES_300 = [f"{a} {b}" for a in ("Ann", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus", "Hal", "Ida", "Jo", "Kai", "Liv",
+                                     "Max", "Noor", "Oskar", "Pia", "Quinn", "Rosa", "Sven", "Tara")
+                 for b in ("Adams", "Brook", "Cole", "Dunn", "Ebert", "Frost", "Gray", "Hale", "Irwin", "Jones",
+                           "Kent", "Lund", "Moss", "Nash", "Orr")]
+    target = "Acme Corporation owns Widget Inc, a small subsidiary in Ohio."
+    turn = "My friend Bob owns a red car."
+    others = [f"My friend {n} owns a red car." for n in NAMES_300]
+    found = {}
+    for name, crowd in (("shared", others), ("alone", [])):
+        with fastmem.Memory(str(tmp_path / f"{name}.db")) as m:
+            if crowd:
+                m.remember_many(crowd, scope="other")
+            m.remember_many(FACTS + [target], scope="mine")
+            an = m.recall(turn, k=5, scope="mine", record=False).analogy
+            explored = m.analogies(turn, k=5, scope="mine")
+            found[name] = (an and (an.text, round(an.why["z"], 4)),
+                           [(a.text, round(a.score, 4)) for a in explored])
+    assert found["alone"][0] is not None and found["alone"][0][0] == target
+    assert found["shared"][0][0] == found["alone"][0][0]
+    assert [t for t, _ in found["shared"][1]] == [t for t, _ in found["alone"][1]]
