@@ -488,27 +488,29 @@ class Memory:
         """Whether the embedder and the parser are loaded (a recall or write pays no load)."""
         return all(getattr(x, "loaded", True) for x in (self.embedder, self.extractor) if x is not None)
 
-    def _commit(self, prep: W.Prepared, *, scope, source, meta_json, at, ids=None, then=None,
-                speaker=None) -> list[int]:
-        """Write a prepared batch (one transaction; ``then(db, ids)`` runs inside it), then
-        bring the in-process index, codes and scopes up to date."""
+    def _commit(self, prep: W.Prepared, *, scope, source, meta_json, at, ids=None, speaker=None) -> list[int]:
+        """Write a prepared batch (one transaction), then bring the in-process index, codes
+        and scopes up to date."""
         with self._lock:
             self._sync()
-            with self.store.atomic() as db:
-                ids, pending = W.commit(self.store, prep, scope=scope, source=source, meta_json=meta_json,
-                                        model_id=self.embedder.model_id, structures=self.structure, at=at, ids=ids,
-                                        speaker=speaker)
-                if then is not None:
-                    then(db, ids)
-            # committed: now the in-process derived structures
-            self.index.add(np.asarray(ids, np.int64), prep.vecs)
-            self.structure.apply(pending)
-            self.structure.save_if_due(self.store)
-            for sc in {scope} if isinstance(scope, str) else set(scope):
-                self.scopes.added(sc, [i for i, x in zip(ids, W._each(scope, len(ids))) if x == sc])
-            if self.index.dirty >= 20_000:
-                self.index.save()
+            ids, pending = W.commit(self.store, prep, scope=scope, source=source, meta_json=meta_json,
+                                    model_id=self.embedder.model_id, structures=self.structure, at=at, ids=ids,
+                                    speaker=speaker)
+            self._committed(ids, prep.vecs, pending, scope)
         return ids
+
+    def _committed(self, ids: list[int], vecs: np.ndarray, pending, scope) -> None:
+        """After a commit of new memories: the in-process index, codes and scopes follow it
+        (the caller holds the lock). Each part is brought up even when another fails."""
+        try:
+            self.structure.apply(pending)
+        finally:
+            self.index.add(np.asarray(ids, np.int64), vecs)
+        self.structure.save_if_due(self.store)
+        for sc in {scope} if isinstance(scope, str) else set(scope):
+            self.scopes.added(sc, [i for i, x in zip(ids, W._each(scope, len(ids))) if x == sc])
+        if self.index.dirty >= 20_000:
+            self.index.save()
 
     def export_jsonl(self, path: str | os.PathLike | None = None, *, scope: str | None = None,
                      vectors: bool = False) -> int:

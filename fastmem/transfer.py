@@ -193,94 +193,121 @@ def write_lines(lines: Iterable[dict], path: str | os.PathLike | None) -> int:
 
 def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list[dict], *, progress=None) -> int:
     """Write an export's memories, chunks, aliases and categories into ``mem`` (see the module
-    docstring); returns the number of memories written."""
-    from . import categories as K
-    from . import chunks as CH
-    from . import graph as G
-    from . import usage as U
+    docstring) in one transaction: a failure anywhere leaves the store as it was (the vectors
+    an import must compute are computed first, outside it). Returns the number of memories
+    written."""
     from . import writes as W
-    from .canon import fold_name
-    from .extract import Triple
-    from .progress import bar
     from .text import check_text, to_epoch
 
     for r in mems:
         check_text(r["text"], f"memory {r['id']}")
         W.check_speaker(r.get("speaker"), f"memory {r['id']}: speaker")
+    prep = _prepared(mem, header, mems, progress)
+    scope = [r.get("scope") or "" for r in mems]
+    with mem._lock:
+        mem._sync()
+        with mem.store.atomic() as db:
+            ids, pending = W.commit(mem.store, prep, scope=scope, source=[r.get("source") for r in mems],
+                                    meta_json=[json.dumps(r.get("meta") or {}) for r in mems],
+                                    at=[to_epoch(r.get("at")) for r in mems], speaker=[r.get("speaker") for r in mems],
+                                    model_id=mem.embedder.model_id, structures=mem.structure,
+                                    ids=[r["id"] for r in mems] if len(mem) == 0 else None)
+            _restore_usage(db, mems, ids)
+            new_id = {r["id"]: mid for r, mid in zip(mems, ids)}
+            _restore_chunks(db, mems, new_id)
+            _restore_aliases(db, aliases)
+            _restore_categories(mem.store, cats)
+        mem._committed(ids, prep.vecs, pending, scope)  # in-process structures follow the commit
+        mem.ledger.load()
+        mem.scopes.reset()
+    return len(mems)
+
+
+def _prepared(mem, header: dict, mems: list[dict], progress):
+    """The rows' vectors (the export's when its model is the store's, else embedded 256 at a
+    time with a progress bar), facts and events."""
+    from . import writes as W
+    from .extract import Triple
+    from .progress import bar
+
     same_model = header.get("model") == mem.embedder.model_id and header.get("dim") == mem.embedder.dim
-    keep_ids = len(mem) == 0
-    new_id: dict[int, int] = {}
-    b = bar(len(mems), "importing", progress)
-    for start in range(0, len(mems), 256):
-        part = mems[start : start + 256]
-        vecs = [vector_of(r, mem.embedder.dim) if same_model else None for r in part]
-        todo = [i for i, v in enumerate(vecs) if v is None]
-        if todo:
-            got = mem.embedder.encode([part[i]["text"] for i in todo])
-            for i, v in zip(todo, got):
-                vecs[i] = v
-        facts = [[] if "chunk" in r else [Triple(f[0], f[1], f[2], None if f[3] in (None, "?") else f[3],
-                                                 None if f[4] in (None, "?") else f[4]) for f in r.get("facts", [])]
-                 for r in part]
-        prep = W.Prepared([r["text"] for r in part], np.stack(vecs).astype(np.float32), facts,
-                          [[(e[0], tuple(e[1]), tuple(e[2])) for e in r.get("events", [])] for r in part])
-
-        def then(db, ids, part=part):
-            for r, mid in zip(part, ids):
-                surf, eng, ign, last = (list(r.get("usage") or []) + [0, 0, 0, None])[:4]
-                db.execute("UPDATE memories SET created=?, updated=? WHERE id=?",
-                           (r.get("created") or 0, r.get("updated") or 0, mid))
-                db.execute("UPDATE usage SET surfaced=?, engaged=?, ignored=?, last_surfaced=?, weight=? WHERE memory_id=?",
-                           (surf, eng, ign, last, U.weight(eng, ign), mid))
-
-        ids = mem._commit(prep, scope=[r.get("scope") or "" for r in part], source=[r.get("source") for r in part],
-                          meta_json=[json.dumps(r.get("meta") or {}) for r in part],
-                          at=[to_epoch(r.get("at")) for r in part], speaker=[r.get("speaker") for r in part],
-                          ids=[r["id"] for r in part] if keep_ids else None, then=then)
-        new_id.update({r["id"]: mid for r, mid in zip(part, ids)})
+    vecs = [vector_of(r, mem.embedder.dim) if same_model else None for r in mems]
+    todo = [i for i, v in enumerate(vecs) if v is None]
+    b = bar(len(todo), "embedding", progress) if todo else None
+    for start in range(0, len(todo), 256):
+        part = todo[start : start + 256]
+        for i, v in zip(part, mem.embedder.encode([mems[i]["text"] for i in part])):
+            vecs[i] = v
         if b:
             b.update(len(part))
     if b:
         b.close()
-    with mem._lock, mem.store.atomic() as db:
-        for r in mems:
-            ch = r.get("chunk")
-            if not ch:
-                continue
-            cid = new_id[r["id"]]
-            db.execute("INSERT INTO chunks(memory_id, scope, signature, version, summarizer, created, updated) "
-                       "VALUES (?,?,?,?,?,?,?)", (cid, r.get("scope") or "", "", ch.get("version", 1),
-                                                  ch.get("summarizer", "import"), r.get("created") or 0,
-                                                  r.get("updated") or 0))
-            got = CH._link(db, cid, CH.Cluster(r.get("scope") or "", [new_id[m] for m in ch["members"] if m in new_id]))
-            db.execute("UPDATE chunks SET signature=? WHERE memory_id=?", (CH.signature(got), cid))
-        for a in aliases:
-            for e in G.lookup(db, a["node"]):
-                if e.type == (a.get("type") if a.get("type") != "?" else "thing"):
-                    db.execute("INSERT OR IGNORE INTO aliases(alias, node_id) VALUES (?,?)", (a["alias"], e.id))
-                    break
+    facts = [[] if "chunk" in r else [Triple(f[0], f[1], f[2], None if f[3] in (None, "?") else f[3],
+                                             None if f[4] in (None, "?") else f[4]) for f in r.get("facts", [])]
+             for r in mems]
+    vec = np.stack(vecs).astype(np.float32) if vecs else np.zeros((0, mem.embedder.dim), np.float32)
+    return W.Prepared([r["text"] for r in mems], vec, facts,
+                      [[(e[0], tuple(e[1]), tuple(e[2])) for e in r.get("events", [])] for r in mems])
+
+
+def _restore_usage(db, mems: list[dict], ids: list[int]) -> None:
+    from . import usage as U
+
+    for r, mid in zip(mems, ids):
+        surf, eng, ign, last = (list(r.get("usage") or []) + [0, 0, 0, None])[:4]
+        db.execute("UPDATE memories SET created=?, updated=? WHERE id=?", (r.get("created") or 0, r.get("updated") or 0, mid))
+        db.execute("UPDATE usage SET surfaced=?, engaged=?, ignored=?, last_surfaced=?, weight=? WHERE memory_id=?",
+                   (surf, eng, ign, last, U.weight(eng, ign), mid))
+
+
+def _restore_chunks(db, mems: list[dict], new_id: dict[int, int]) -> None:
+    from . import chunks as CH
+
+    for r in mems:
+        ch = r.get("chunk")
+        if not ch:
+            continue
+        cid = new_id[r["id"]]
+        db.execute("INSERT INTO chunks(memory_id, scope, signature, version, summarizer, created, updated) "
+                   "VALUES (?,?,?,?,?,?,?)", (cid, r.get("scope") or "", "", ch.get("version", 1),
+                                              ch.get("summarizer", "import"), r.get("created") or 0, r.get("updated") or 0))
+        got = CH._link(db, cid, CH.Cluster(r.get("scope") or "", [new_id[m] for m in ch["members"] if m in new_id]))
+        db.execute("UPDATE chunks SET signature=? WHERE memory_id=?", (CH.signature(got), cid))
+
+
+def _restore_aliases(db, aliases: list[dict]) -> None:
+    from . import graph as G
+
+    for a in aliases:
+        for e in G.lookup(db, a["node"]):
+            if e.type == (a.get("type") if a.get("type") != "?" else "thing"):
+                db.execute("INSERT OR IGNORE INTO aliases(alias, node_id) VALUES (?,?)", (a["alias"], e.id))
+                break
+
+
+def _restore_categories(store, cats: list[dict]) -> None:
+    from . import categories as K
+    from .canon import fold_name
+
+    db = store.db
     for c in cats:
         members = []
         for name, typ in c["members"]:
-            node = mem.db.execute("SELECT id FROM nodes WHERE key=? OR key=?",
-                                  (fold_name(name) or name, f"{fold_name(name)}#{typ}")).fetchone()
+            node = db.execute("SELECT id FROM nodes WHERE key=? OR key=?",
+                              (fold_name(name) or name, f"{fold_name(name)}#{typ}")).fetchone()
             if node:
                 members.append(node[0])
         rels = [["out", x[1:-2]] if x.startswith("-") else ["in", x[2:-1]] for x in c["relations"]]
         key = f"import:{c['name']}:{len(members)}"
-        with mem._lock, mem.store.atomic() as db:
-            got = db.execute("INSERT INTO categories(name, status, fingerprint, relations, created, scope) "
-                             "VALUES (?,?,?,?,?,?) ON CONFLICT(fingerprint) DO NOTHING RETURNING id",
-                             (c["name"], "proposed", key, json.dumps(rels), 0.0, c.get("scope"))).fetchone()
-            # the id of the row the members belong to (last_insert_rowid() is another row's when
-            # the category was there already)
-            cat_id = got[0] if got else db.execute("SELECT id FROM categories WHERE fingerprint=?", (key,)).fetchone()[0]
-            db.executemany("INSERT OR IGNORE INTO category_members(category_id, node_id) VALUES (?,?)",
-                           [(cat_id, n) for n in members])
+        got = db.execute("INSERT INTO categories(name, status, fingerprint, relations, created, scope) "
+                         "VALUES (?,?,?,?,?,?) ON CONFLICT(fingerprint) DO NOTHING RETURNING id",
+                         (c["name"], "proposed", key, json.dumps(rels), 0.0, c.get("scope"))).fetchone()
+        # the id of the row the members belong to (last_insert_rowid() is another row's when
+        # the category was there already)
+        cat_id = got[0] if got else db.execute("SELECT id FROM categories WHERE fingerprint=?", (key,)).fetchone()[0]
+        db.executemany("INSERT OR IGNORE INTO category_members(category_id, node_id) VALUES (?,?)",
+                       [(cat_id, n) for n in members])
         if c["status"] == "approved":
-            K.approve(mem.store, cat_id)
+            K.approve(store, cat_id)
         elif c["status"] == "rejected":
-            K.reject(mem.store, cat_id)
-    mem.ledger.load()
-    mem.scopes.reset()
-    return len(mems)
+            K.reject(store, cat_id)

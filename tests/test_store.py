@@ -301,3 +301,36 @@ def test_check_finds_an_index_vector_that_differs_from_its_row(mem):
     rep = mem.check()
     assert any("differ from their stored rows" in p.detail for p in rep.problems)
     assert mem.check(repair=True).ok and mem.check().ok
+
+
+def test_a_failed_import_writes_nothing_and_a_rerun_writes_each_memory_once(tmp_path, monkeypatch):
+    """Regression: import committed 256 memories at a time and its categories one by one, so a
+    failure late in the file (here: approving its last category) left a half-imported store,
+    and a rerun imported the first part twice. Now one file is one transaction."""
+    from fastmem import categories
+
+    texts = noise_texts(300, seed=7) + [f"{x} owns a bakery in Lyon and sells bread to Tom Reed." for x in
+                                        ("Anna Weber", "Boris Klein", "Carla Diaz", "Dana Wu")]
+    with fastmem.Memory(str(tmp_path / "src.db")) as m:
+        m.remember_many(texts, scope="s")
+        for c in m.propose_categories(scope="s", min_members=2):
+            m.approve_category(c.id)
+        assert m.categories(scope="s")
+        m.export_jsonl(str(tmp_path / "out.jsonl"))
+    real = categories.approve
+
+    def disk_full(store, cid):
+        raise OSError("disk full")
+
+    dst = str(tmp_path / "dst.db")
+    monkeypatch.setattr(categories, "approve", disk_full)
+    with fastmem.Memory(dst) as m:
+        with pytest.raises(OSError):
+            m.import_jsonl(str(tmp_path / "out.jsonl"))
+        assert len(m) == 0 and m.recall("apple river", record=False, analogy=False).hits == ()
+    monkeypatch.setattr(categories, "approve", real)
+    with fastmem.Memory(dst) as m:
+        assert m.import_jsonl(str(tmp_path / "out.jsonl")) == len(texts)
+        assert sorted(r[0] for r in m.db.execute("SELECT text FROM memories")) == sorted(texts)
+        assert [c.status for c in m.categories(scope="s")] == ["approved"] * len(m.categories(scope="s"))
+        assert m.check().ok
