@@ -32,6 +32,7 @@ import numpy as np
 
 from .errors import InvalidInput
 from .extract import parse_turn
+from .bounded import Bounded
 from .mapping import Mapper
 from .results import Analogy
 from .structure import StructQuery
@@ -40,6 +41,8 @@ from .vectors import ids_json
 
 __all__ = ["AnalogySlot", "Turn", "SURFACE_RULES"]
 
+#: Sessions whose repeat window a process keeps.
+SESSIONS = 10_000
 #: Values of ``Memory(surface_rule=...)``.
 SURFACE_RULES = ("neighbours", "recall")
 
@@ -94,7 +97,8 @@ class AnalogySlot:
         self.mapping = bool(mapping)
         self.min_units = min_units
         self.mapper = Mapper(lambda w: self.structures.idf(w), verb_vectors)
-        self._recent: dict[str, deque] = {}
+        #: the last analogies of each session (at most SESSIONS sessions; an evicted one starts afresh)
+        self._recent: dict[str, deque] = Bounded(SESSIONS)
 
     # -- step 1: the turn and its candidates -----------------------------------------------
     def prepare(self, text: str, extractor, z_min: float, parsed=None) -> Turn:

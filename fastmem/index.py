@@ -22,6 +22,11 @@ __all__ = ["VectorIndex"]
 #: A scope of at most this many memories is searched exactly (a matrix product over its own
 #: vectors: ~1 ms for 2,048), not through the graph with a filter.
 EXACT_MAX = 2048
+#: hnswlib keeps a deleted label's vector and graph node; a save compacts the index (a fresh
+#: one from the live vectors) once more than max(COMPACT_MIN, live / 4) labels are deleted, so
+#: the file holds at most that many dead entries (the cost, one insert per live vector, is paid
+#: once per live/4 deletions).
+COMPACT_MIN = 1024
 
 
 class VectorIndex:
@@ -275,10 +280,24 @@ class VectorIndex:
             return np.zeros((1, 0), np.int64), np.zeros((1, 0), np.float32)
 
     # -- persistence -----------------------------------------------------------------------
+    def compact(self) -> None:
+        """A fresh index of the live labels and their vectors (the deleted ones dropped)."""
+        live = self.labels()
+        idx = self._fresh(len(live))
+        for start in range(0, len(live), 4096):
+            part = live[start : start + 4096]
+            idx.add_items(np.asarray(self._index.get_items(part), np.float32), part, num_threads=os.cpu_count() or 1)
+        idx.set_num_threads(1)
+        self._index, self._deleted, self._label_cache = idx, set(), None
+        self.dirty += 1
+
     def save(self) -> None:
-        """Write the index atomically (temp file, then rename) if it changed."""
+        """Write the index atomically (temp file, then rename) if it changed, compacting it
+        first when too many labels are deleted (see :data:`COMPACT_MIN`)."""
         if not self.path or self._index is None or not self.dirty:
             return
+        if len(self._deleted) > max(COMPACT_MIN, self.live // 4):
+            self.compact()
         tmp = f"{self.path}.tmp"
         self._index.save_index(tmp)
         meta = {

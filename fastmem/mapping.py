@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .bounded import Bounded
+
 __all__ = ["Mapping", "Mapper"]
 
 
@@ -72,7 +74,7 @@ class Mapper:
         self.synonym_floor = synonym_floor
         self.connect = connect
         self.adjacent = adjacent
-        self._vec: dict[str, np.ndarray] = {}
+        self._vec: dict[str, np.ndarray] = Bounded(20_000)  # verb vectors
 
     def _verb_sim(self, a: str, b: str) -> float:
         if a == b:

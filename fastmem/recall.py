@@ -18,6 +18,7 @@ import numpy as np
 from . import channels as C
 from . import chunks
 from .analogy import AnalogySlot
+from .bounded import Bounded
 from .fusion import REF_DEPTH, drop_boundary_ties
 from .index import VectorIndex
 from .results import Hit, Recall
@@ -61,7 +62,7 @@ class RecallPipeline:
         #: How much a neighbour's match counts in the context channel (see channels.context).
         self.context_weights: dict[str, float] = {}  # defaults of channels.context
         self.graph = C.Graph(db)
-        self._speakers: dict[str, tuple[str, str | None]] = {}  # folded speaker names
+        self._speakers: dict[str, tuple[str, str | None]] = Bounded(10_000)  # folded speaker names
 
     def run(self, query: str, vec: np.ndarray | None, *, extractor, k: int, scope: str | None, session: str | None,
             use: frozenset[str], analogy: bool, z_min: float, record: bool, parsed=None,

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from . import kernels as K
+from .bounded import Bounded
 
 __all__ = ["StructureEncoder", "CodeStore", "CodeStats", "TermWeights", "query_facts", "event_words", "label",
            "StructQuery"]
@@ -109,7 +110,7 @@ class StructureEncoder:
         self.embed = embed
         self.w = weights
         self._seed = seed
-        self._verb: dict[str, np.ndarray] = {}
+        self._verb: dict[str, np.ndarray] = Bounded(20_000)  # verb atoms (8 KB each at dim 512)
         self._lock = threading.Lock()
         self._proj = None
         self._roles: dict[str, np.ndarray] | None = None

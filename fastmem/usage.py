@@ -4,9 +4,7 @@ Weight of a memory (multiplies its fused score in every channel and in the analo
 
     w = BASE ** tanh((engaged - ignored / IGNORE_RATIO) / SCALE)
 
-with ``__all__ = ["weight", "distinctive", "Ledger", "Session"]
-
-BASE = 1.5``, ``IGNORE_RATIO = 3``, ``SCALE = 3``. So w lies in (1/1.5, 1.5): a memory
+with ``BASE = 1.5``, ``IGNORE_RATIO = 3``, ``SCALE = 3``. So w lies in (1/1.5, 1.5): a memory
 engaged six times gets about x1.47, one ignored thirty times about x0.67, and an unused one
 exactly x1. The bound means feedback alone can never bury a memory: a query that names it
 still ranks it first in the keyword and vector channels, which outweighs the factor. Age
@@ -29,6 +27,7 @@ import time
 
 import numpy as np
 
+from .bounded import Bounded
 from .errors import InvalidInput, NotFound
 from .text import content_words
 
@@ -40,8 +39,12 @@ SCALE = 3.0
 WINDOW = 2
 MIN_SHARED_WORDS = 2
 MIN_COSINE = 0.55
-#: ledger rows kept; older events are deleted (their counts live on in ``usage``)
+#: ledger rows kept; older events are deleted (their counts live on in ``usage``): the table
+#: holds at most MAX_EVENTS + TRIM_SLACK rows, whichever processes write it
 MAX_EVENTS = 50_000
+TRIM_SLACK = 1_000
+#: Sessions whose turn counter a process keeps.
+SESSIONS = 10_000
 
 
 def weight(engaged: int, ignored: int) -> float:
@@ -67,8 +70,8 @@ class Ledger:
         self.store = store
         self.db = store.db
         self.weights: dict[int, tuple[float, int, int]] = {}
-        self._turns: dict[str, int] = {}
-        self._recalls = 0
+        #: turn counters of the last SESSIONS sessions (an evicted one continues from its stored turns)
+        self._turns: dict[str, int] = Bounded(SESSIONS)
 
     def load(self) -> None:
         self.weights = {
@@ -107,27 +110,28 @@ class Ledger:
         with self.store.atomic() as db:
             db.executemany("UPDATE usage SET surfaced=surfaced+1, last_surfaced=?2 WHERE memory_id=?1", [(r[0], now) for r in rows])
             db.executemany("INSERT INTO usage_events(memory_id, session, turn, channel, ts) VALUES (?,?,?,?,?)", rows)
-            self._recalls += 1
-            if self._recalls % 1000 == 0:
-                top = db.execute("SELECT max(id) FROM usage_events").fetchone()[0] or 0
+            lo, top = db.execute("SELECT min(id), max(id) FROM usage_events").fetchone()  # both O(log n)
+            if top - lo >= MAX_EVENTS + TRIM_SLACK:  # the store's own count, whoever wrote it
                 db.execute("DELETE FROM usage_events WHERE id <= ?", (top - MAX_EVENTS,))
 
     # -- outcomes --------------------------------------------------------------------------
-    def apply_outcome(self, mid: int, engaged: bool) -> float:
-        """Count one outcome (inside the caller's transaction); returns the new weight."""
+    def apply_outcome(self, mid: int, engaged: bool) -> tuple[float, int, int]:
+        """Count one outcome (inside the caller's transaction); returns the new ``(weight,
+        engaged, ignored)``, for :attr:`weights` once the transaction has committed."""
         row = self.db.execute("SELECT engaged, ignored FROM usage WHERE memory_id=?", (mid,)).fetchone()
         if row is None:
             raise NotFound(f"no memory with id {mid}")
         e, i = row[0] + int(engaged), row[1] + int(not engaged)
         w = weight(e, i)
         self.db.execute("UPDATE usage SET engaged=?, ignored=?, weight=? WHERE memory_id=?", (e, i, w, mid))
-        self.weights[mid] = (w, e, i)
-        return w
+        return w, e, i
 
     def feedback(self, mid: int, engaged: bool) -> float:
         """Explicit engagement, in its own transaction; returns the new weight."""
         with self.store.atomic():
-            return self.apply_outcome(mid, engaged)
+            got = self.apply_outcome(mid, engaged)
+        self.weights[mid] = got  # committed
+        return got[0]
 
     def counters(self, mid: int) -> dict:
         row = self.db.execute("SELECT surfaced, engaged, ignored, weight, last_surfaced FROM usage WHERE memory_id=?", (mid,)).fetchone()
@@ -144,13 +148,14 @@ class Ledger:
             "LEFT JOIN embeddings e ON e.memory_id=ue.memory_id WHERE ue.session=? AND ue.outcome IS NULL AND ue.turn<=?",
             (session, turn),
         ).fetchall()
-        self._turns[session] = turn + 1
         if not pending:
+            self._turns[session] = turn + 1
             return {"engaged": [], "ignored": []}
         tw = distinctive(content_words(text))
         tv = embed([text])[0]
         res: dict[str, list[int]] = {"engaged": [], "ignored": []}
         decided: dict[int, bool] = {}
+        weights: dict[int, tuple[float, int, int]] = {}
         with self.store.atomic() as db:
             for eid, mid, eturn, mtext, v in pending:
                 shared = len(tw & distinctive(content_words(mtext)))
@@ -165,8 +170,11 @@ class Ledger:
                 if mid in decided:  # one verdict per memory per turn
                     continue
                 decided[mid] = outcome
-                self.apply_outcome(mid, outcome)
+                weights[mid] = self.apply_outcome(mid, outcome)
                 res["engaged" if outcome else "ignored"].append(mid)
+        # committed: the process's state follows
+        self.weights.update(weights)
+        self._turns[session] = turn + 1
         return res
 
 

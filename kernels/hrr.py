@@ -43,7 +43,7 @@ _PARALLEL_LOCK = threading.Lock()
 
 
 # -- atoms -----------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=65_536)
+@functools.lru_cache(maxsize=8_192)  # 32 MiB at dim 512
 def _atom_cached(symbol: str, dim: int) -> np.ndarray:
     seed = int.from_bytes(hashlib.blake2b(symbol.encode("utf-8"), digest_size=8).digest(), "little")
     rng = np.random.Generator(np.random.PCG64(seed))
