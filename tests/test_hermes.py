@@ -195,8 +195,12 @@ def test_long_turns_are_split_never_cut():
     assert all(len(p) <= 10_000 for p in parts) and " ".join(parts) == text
 
 
-def test_holographic_facts_are_imported_once(tmp_path):
+def test_holographic_facts_are_imported_once(tmp_path, monkeypatch):
+    """Once, even after a failure: the import and its done-mark are one transaction (a failed
+    mark used to leave every fact behind unmarked, and the next start imported them again)."""
     import sqlite3
+
+    from fastmem.store import Store
 
     src = tmp_path / "memory_store.db"
     con = sqlite3.connect(src)
@@ -208,8 +212,21 @@ def test_holographic_facts_are_imported_once(tmp_path):
     con.commit()
     con.close()
     dest = tmp_path / "fastmem" / "memory.db"
+    real = Store.set_setting
+
+    def disk_full(self, key, value):
+        if key.startswith("imported:"):
+            raise OSError("disk full")
+        return real(self, key, value)
+
+    monkeypatch.setattr(Store, "set_setting", disk_full)
+    with pytest.raises(OSError):
+        I.import_holographic(src, dest)
+    monkeypatch.setattr(Store, "set_setting", real)
     assert I.import_holographic(src, dest) == 2
     assert I.import_holographic(src, dest) == 0
+    with fastmem.Memory(str(dest)) as m:
+        assert len(m) == 2
     with fastmem.Memory(str(dest)) as m:
         hits = m.recall("which editor do I use", k=1, scope="hermes").hits
         assert "Neovim" in hits[0].text and m.get(hits[0].id)["meta"]["category"] == "user_pref"

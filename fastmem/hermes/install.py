@@ -101,8 +101,12 @@ def import_holographic(src: str | os.PathLike, dest: str | os.PathLike, *, scope
     """Copy the facts of a holographic provider's store into a fastmem store (scope
     ``hermes`` by default: hermes' single-user CLI scope), with their category and tags in
     ``meta`` and their helpful votes as engagement. Done once per source file; returns how
-    many facts were copied now."""
+    many facts were copied now. One transaction holds the memories, their metadata and votes
+    and the mark that the file was imported: a crash imports everything or nothing, never
+    twice."""
     import fastmem
+    from fastmem import usage as U
+    from fastmem import writes as W
 
     src = Path(src)
     con = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
@@ -117,16 +121,25 @@ def import_holographic(src: str | os.PathLike, dest: str | os.PathLike, *, scope
         if mem.store.get_setting(key) is not None:
             return 0
         rows = [r for r in rows if isinstance(r[1], str) and r[1].strip()]
-        ids = mem.remember_many(
-            [r[1].strip() for r in rows], scope=scope or C.scope_for(), triples=None,
-        ) if rows else []
-        for mid, (fid, _, cat, tags, trust, helpful) in zip(ids, rows):
-            mem.update(mid, meta={"category": cat or "general", "tags": tags or "", "holographic_fact_id": fid,
-                                  "holographic_trust": trust})
-            for _ in range(int(helpful or 0)):
-                mem.feedback(mid, engaged=True)
-            if trust is not None and float(trust) < 0.3:
-                mem.feedback(mid, engaged=False)
-        with mem.store.atomic():
-            mem.store.set_setting(key, json.dumps({"facts": len(ids)}))
+        texts = [r[1].strip() for r in rows]
+        for t in texts:
+            W.check_text(t, "a holographic fact")
+        prep = W.prepare(texts, [None] * len(texts), mem.embedder, mem.extractor, None)
+        sc = scope or C.scope_for()
+        metas = [json.dumps({"category": cat or "general", "tags": tags or "", "holographic_fact_id": fid,
+                             "holographic_trust": trust}) for fid, _, cat, tags, trust, _ in rows]
+        with mem._lock:
+            mem._sync()
+            with mem.store.atomic() as db:
+                ids, pending = W.commit(mem.store, prep, scope=sc, source=None, meta_json=metas, at=None,
+                                        model_id=mem.embedder.model_id, structures=mem.structure)
+                for mid, (_, _, _, _, trust, helpful) in zip(ids, rows):
+                    engaged = int(helpful or 0)
+                    ignored = int(trust is not None and float(trust) < 0.3)
+                    if engaged or ignored:
+                        db.execute("UPDATE usage SET engaged=?, ignored=?, weight=? WHERE memory_id=?",
+                                   (engaged, ignored, U.weight(engaged, ignored), mid))
+                mem.store.set_setting(key, json.dumps({"facts": len(ids)}))
+            mem._committed(ids, prep.vecs, pending, sc)
+            mem.ledger.load()
     return len(ids)
