@@ -194,6 +194,8 @@ WRITER = textwrap.dedent(
     with fastmem.Memory(sys.argv[1], extractor=None) as m:
         for i in range(10):
             m.remember_many([f"writer batch {i} item {j} about lighthouses" for j in range(20)])
+            print(i, flush=True)  # committed; the reader reads before the next batch
+            sys.stdin.readline()
         m.remember("The lighthouse keeper's name is Ingrid Solberg.")
     """
 )
@@ -203,11 +205,17 @@ def test_writer_process_while_this_process_reads(db_path):
     with fastmem.Memory(db_path) as reader:
         reader.remember("A first memory so the store exists.")
         env = dict(os.environ)
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, db_path], env=env)
-        seen = 0
-        while proc.poll() is None:  # read while the other process writes
-            seen = max(seen, len(reader.recall("lighthouses", k=5, record=False).hits))
-        assert proc.wait() == 0
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, db_path], env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        for i in range(10):  # between the other process's commits, each batch is seen at once
+            assert proc.stdout.readline().strip() == str(i)
+            assert len(reader) == 1 + 20 * (i + 1)
+            hits = reader.recall(f"writer batch {i} item 7 about lighthouses", k=3, channels=("keyword", "vector"),
+                                 record=False, analogy=False).hits
+            assert hits and hits[0].text == f"writer batch {i} item 7 about lighthouses"
+            proc.stdin.write("\n")
+            proc.stdin.flush()
+        assert proc.wait(timeout=300) == 0
         hits = reader.recall("who keeps the lighthouse", k=3, record=False).hits
         assert any("Ingrid" in h.text for h in hits)
         assert len(reader) == 202

@@ -13,6 +13,7 @@ Every handler returns a dict; :func:`call` turns any failure into ``{"error": ..
 from __future__ import annotations
 
 import json
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,8 @@ from ..errors import FastmemError, InvalidInput, NotFound
 from ..text import from_epoch
 
 __all__ = ["SCHEMAS", "TOOL_NAMES", "Context", "call", "trust"]
+
+logger = logging.getLogger("fastmem.hermes")
 
 _CATEGORIES = ["user_pref", "project", "tool", "general"]
 
@@ -473,11 +476,13 @@ HANDLERS = {"fact_store": fact_store, "fact_feedback": fact_feedback, "fastmem_r
 
 
 def call(mem, ctx: Context, name: str, args: Any) -> str:
-    """Run one tool call; always a JSON string, ``{"error": ...}`` on any failure."""
+    """Run one tool call; always a JSON string, ``{"error": ...}`` on any failure. A documented
+    error (:class:`~fastmem.errors.FastmemError`) is the model's to read; anything else is a
+    bug, logged with its traceback and answered as an internal error (the agent loop goes on)."""
     try:
         if mem is None:
             raise FastmemError("the fastmem store is not open (see the provider's log for why)")
-        if name not in HANDLERS:
+        if not isinstance(name, str) or name not in HANDLERS:
             raise InvalidInput(f"unknown tool {name!r}")
         if not isinstance(args, dict):
             raise InvalidInput("arguments must be a JSON object")
@@ -486,5 +491,6 @@ def call(mem, ctx: Context, name: str, args: Any) -> str:
         return json.dumps({"error": str(exc)})
     except FastmemError as exc:
         return json.dumps({"error": str(exc)})
-    except Exception as exc:  # never an exception into the agent loop
-        return json.dumps({"error": f"{type(exc).__name__}: {exc}"})
+    except Exception as exc:  # a bug: never an exception into the agent loop, always in the log
+        logger.exception("fastmem: tool %s failed unexpectedly (a bug; please report it)", name)
+        return json.dumps({"error": f"internal error in {name}: {type(exc).__name__}: {exc}"})
