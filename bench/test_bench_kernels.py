@@ -1,7 +1,9 @@
-"""HRR kernels at N = 10k, 100k (1M with FASTMEM_BENCH_1M=1), D = 256 and 1024.
-
-Each group has the old system's float64 ``mean(cos(a - b))`` NumPy scan as its baseline,
-measured in the same run. Run: ``pytest bench/test_bench_kernels.py --benchmark-only``.
+"""The kernels recall and writes run, at N = 10k, 100k (1M with FASTMEM_BENCH_1M=1), D = 256,
+512 (the store's) and 1024: the analogy gate's exact store statistics per query
+(:class:`fastmem.structure.CodeStats`, against the old system's float64 ``mean(cos(a - b))``
+scan of every code, measured in the same run), their update per insert, and the kernels'
+first call with a cold and a warm cache. The candidate search is in test_bench_analogy.py.
+Run: ``pytest bench/test_bench_kernels.py --benchmark-only``.
 """
 
 import os
@@ -11,7 +13,7 @@ import pytest
 
 import fastmem
 from fastmem import kernels as K
-from fastmem.structure import CodeStore
+from fastmem.structure import CodeStats
 
 SIZES = [10_000, 100_000] + ([1_000_000] if os.environ.get("FASTMEM_BENCH_1M") else [])
 DIMS = [256, 512, 1024]
@@ -43,47 +45,12 @@ def _warm():
 
 @pytest.mark.parametrize("d", DIMS)
 @pytest.mark.parametrize("n", SIZES)
-def test_scan_numpy_float64_baseline(benchmark, n, d):
-    benchmark.group = f"scan N={n} D={d}"
-    ph, q = float64_phases(n, d)
-    benchmark.pedantic(lambda: np.mean(np.cos(ph - q), axis=1), rounds=3, warmup_rounds=1)
-
-
-@pytest.mark.parametrize("d", DIMS)
-@pytest.mark.parametrize("n", SIZES)
-def test_scan_q8_numba(benchmark, n, d):
-    benchmark.group = f"scan N={n} D={d}"
-    _, codes, q = data(n, d)
-    qu = K.to_unit(q[None, :])[0].astype(np.float32)
-    benchmark.pedantic(K.sim_scan_q8, args=(codes, qu), rounds=20, warmup_rounds=1)
-    benchmark.extra_info["bytes"] = codes.nbytes
-    if benchmark.stats is not None:  # None under --benchmark-disable (a smoke run)
-        benchmark.extra_info["GB/s"] = codes.nbytes / benchmark.stats.stats.median / 1e9
-
-
-@pytest.mark.parametrize("d", [256])
-@pytest.mark.parametrize("n", SIZES)
-def test_topk_heap(benchmark, n, d):
-    benchmark.group = f"top-k N={n}"
-    x = np.random.default_rng(1).standard_normal(n).astype(np.float32)
-    benchmark.pedantic(K.topk, args=(x, 10), rounds=20, warmup_rounds=1)
-
-
-@pytest.mark.parametrize("n", SIZES)
-def test_topk_numpy_argsort_baseline(benchmark, n):
-    benchmark.group = f"top-k N={n}"
-    x = np.random.default_rng(1).standard_normal(n).astype(np.float32)
-    benchmark.pedantic(lambda: np.argsort(-x)[:10], rounds=20, warmup_rounds=1)
-
-
-@pytest.mark.parametrize("d", DIMS)
-@pytest.mark.parametrize("n", SIZES)
 def test_z_stats_per_query(benchmark, n, d):
     """Exact mean/std over the store from running sums: should not depend on N."""
     benchmark.group = f"z-stats D={d}"
     _, codes, q = data(n, d)
-    cs = CodeStore(d)
-    cs.add(np.arange(n), codes[:n])
+    cs = CodeStats(d)
+    cs.add(np.arange(n), codes[:n], np.ones(n))
     qu = K.to_unit(q[None, :])[0]
     benchmark.pedantic(cs.z_stats, args=(qu,), rounds=50, warmup_rounds=1)
 
@@ -105,10 +72,10 @@ def test_z_stats_numpy_scan_baseline(benchmark, n, d):
 @pytest.mark.parametrize("d", DIMS)
 def test_stats_update_per_insert(benchmark, d):
     benchmark.group = f"insert update D={d}"
-    cs = CodeStore(d)
+    cs = CodeStats(d)
     one = K.quantize(np.random.default_rng(2).uniform(0, 2 * np.pi, (1, d)))
     ids = iter(range(10**9))
-    benchmark.pedantic(lambda: cs.add(np.asarray([next(ids)]), one), rounds=200, warmup_rounds=1)
+    benchmark.pedantic(lambda: cs.add(np.asarray([next(ids)]), one, np.ones(1)), rounds=200, warmup_rounds=1)
 
 
 def test_warmup_cold_first_call(benchmark, tmp_path):

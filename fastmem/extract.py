@@ -166,7 +166,6 @@ _ORG_NOUNS = {
     "company", "firm", "corporation", "startup", "bank", "school", "university", "team",
     "subsidiary", "agency", "club", "business", "organisation", "organization", "store", "shop",
 }
-_NER_KEEP_PREP = True
 #: Entity labels that name something (what a text is *about*), as opposed to dates and amounts.
 _NAME_LABELS = {"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"}
 #: A subordinate event introduced by one of these happened before its main clause's ...
@@ -467,13 +466,6 @@ class ChatExtractor:
 
     def extract_many(self, texts: Sequence[str]) -> list[list[Triple]]:
         return [self.extract(t) for t in texts]
-
-    def _docs(self, texts: Sequence[str]):
-        """Parsed docs; one text goes through ``nlp()`` directly (``pipe``'s batching costs
-        about a millisecond, a quarter of a short turn's parse)."""
-        if len(texts) == 1:
-            return [self.nlp(texts[0])]
-        return self.nlp.pipe(texts, batch_size=self.batch_size)
 
     def extract(self, text: str) -> list[Triple]:
         content = chat_complete(self.url, self.model, self.prompt, text, api_key=self.api_key, timeout=self.timeout)

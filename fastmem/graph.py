@@ -6,6 +6,8 @@ graph changes in the same write as the memory that asserts the facts.
 
 from __future__ import annotations
 
+import math
+
 from collections import deque
 from dataclasses import dataclass
 
@@ -75,18 +77,22 @@ def resolve_entity(db: apsw.Connection, name: str, etype: str | None, *, create:
             return nid
     if not create:
         return None
-    # fuzzy: block on the first two characters, so this never scans every name; names
-    # with digits (dates, codes, amounts) and times/quantities only ever match exactly
+    # fuzzy: block on the first two characters (an index range, so this never scans every
+    # name) and on the lengths a ratio of CANDIDATE_SCORE allows; every alias of the block is
+    # considered, so a merge never depends on the rows' order. Names with digits (dates,
+    # codes, amounts) and times/quantities only ever match exactly
     cands: list[tuple[float, int]] = []
     if len(key) >= _MIN_FUZZY_LEN and not rows and etype not in ("time", "quantity") and not any(c.isdigit() for c in key):
         lo = key[:2]
         hi = lo[:-1] + chr(ord(lo[-1]) + 1)
+        r = CANDIDATE_SCORE / 100.0  # ratio = 1 - indel / (la + lb) >= r needs |la - lb| <= (1 - r)(la + lb)
+        shortest, longest = math.floor(len(key) * r / (2 - r)), math.ceil(len(key) * (2 - r) / r)
         block = [
             (alias, nid)
             for alias, nid, ntype in db.execute(
                 "SELECT a.alias, n.id, n.type FROM aliases a JOIN nodes n ON n.id=a.node_id "
-                "WHERE a.alias>=? AND a.alias<? LIMIT 5000",
-                (lo, hi),
+                "WHERE a.alias>=? AND a.alias<? AND length(a.alias) BETWEEN ? AND ? ORDER BY a.alias",
+                (lo, hi, shortest, longest),
             )
             if _compatible(etype, None if ntype == "?" else ntype)
         ]

@@ -46,10 +46,6 @@ class Mapping:
     labels: tuple[str, ...]
 
 
-def _show(f: str) -> str:
-    return f[1:] if f.startswith("@") else f
-
-
 class Mapper:
     """Structure mapping between event lists (see the module docstring).
 

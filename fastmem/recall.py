@@ -3,8 +3,10 @@ standing in for their members -> hits, with the analogy slot beside them.
 
 :meth:`RecallPipeline.run` is one recall, top to bottom. The front
 (:meth:`fastmem.Memory.recall_many`) checks the arguments, takes the lock, catches up with
-other processes and embeds the turns (in one batch); the slot's parse of the turn and, in a
-large store, its candidate search happen before and alongside the channels.
+other processes and embeds the turns (in one batch; several turns are also parsed in one
+batch there). Here the channels run, then fusion, use weights and chunks; the analogy slot
+runs last (it reads the vector channel's neighbours and the fused ranking for its surface
+condition).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ Memory codes bundle their distinct terms with equal weight (phase only, stored a
 frequency of its words (rare verbs and fillers say more than "use" or "be"), and every stored
 row is scaled by ``n_terms ** length_power`` so that a long memory matching many terms is not
 divided away by its length (0.5 makes the score an unnormalised count of shared terms).
-Both keep the store-wide mean and standard deviation exact (see :class:`CodeStore`).
+Both keep the store-wide mean and standard deviation exact (see :class:`CodeStats`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import numpy as np
 from . import kernels as K
 from .bounded import Bounded
 
-__all__ = ["StructureEncoder", "CodeStore", "CodeStats", "TermWeights", "query_facts", "event_words", "label",
+__all__ = ["StructureEncoder", "CodeStats", "TermWeights", "query_facts", "event_words", "label",
            "StructQuery"]
 
 
@@ -88,7 +88,8 @@ class StructureEncoder:
         Each verb is ordered against the next ``order_window`` verbs.
     length_power : float
         Stored rows are scaled by ``n_terms ** length_power`` (0: cosine; 0.5: count of shared
-        terms). Used by :class:`CodeStore`, recorded here so codes and scales travel together.
+        terms). Used by :class:`CodeStats` and the slot, recorded here so codes and scales travel
+        together.
     synonyms : float
         Weight of an embedding-derived atom blended into each verb atom (0 = exact atoms);
         needs ``embed``.
@@ -306,143 +307,3 @@ class CodeStats:
     def z_stats(self, qu: np.ndarray) -> tuple[float, float]:
         """Exact mean and std of the scaled score of ``qu`` over every row."""
         return K.z_stats(np.asarray(qu, np.float64), self.s, self.m, self.n)
-
-
-class CodeStore:
-    """In-memory int8 codes of every memory with events, row scales, and exact statistics.
-
-    Rows: ``ids`` (N,) int64, ``codes`` (N, 2D) int8 and ``scale`` (N,) float32. The score of
-    row i for a query ``q`` is ``scale[i] * (q . u_i)`` with ``u_i`` the dequantised unit row;
-    ``s`` (2D,) and ``m`` (2D, 2D) are the float64 sums of ``scale[i] * u_i`` and of its outer
-    products, so ``kernels.z_stats`` gives the exact mean and std of that score over the store.
-    """
-
-    #: From this many rows on, :meth:`candidates` ranks by a prefix of each code first.
-    PREFIX_MIN_ROWS = 32_768
-
-    def __init__(self, dim: int, *, prefix: int | None = None) -> None:
-        self.dim = dim
-        #: phases per code in the contiguous prefix copy (0: no prefix stage)
-        self.prefix = min(dim, max(64, dim // 4)) if prefix is None else int(prefix)
-        if self.prefix >= dim:
-            self.prefix = 0
-        self._pre = np.zeros((0, 2 * self.prefix), np.int8)
-        self._codes = np.zeros((0, 2 * dim), np.int8)
-        self._ids = np.zeros(0, np.int64)
-        self._scale = np.zeros(0, np.float32)
-        self.n = 0
-        self.row: dict[int, int] = {}
-        self.s = np.zeros(2 * dim)
-        self.m = np.zeros((2 * dim, 2 * dim))
-        self.id_sum = 0
-
-    @property
-    def codes(self) -> np.ndarray:
-        return self._codes[: self.n]
-
-    @property
-    def ids(self) -> np.ndarray:
-        return self._ids[: self.n]
-
-    @property
-    def scale(self) -> np.ndarray:
-        return self._scale[: self.n]
-
-    def _grow(self, need: int) -> None:
-        if need > len(self._ids):
-            cap = max(need, int(len(self._ids) * 1.5) + 64)
-            c = np.zeros((cap, 2 * self.dim), np.int8)
-            c[: self.n] = self._codes[: self.n]
-            i = np.zeros(cap, np.int64)
-            i[: self.n] = self._ids[: self.n]
-            sc = np.zeros(cap, np.float32)
-            sc[: self.n] = self._scale[: self.n]
-            pre = np.zeros((cap, 2 * self.prefix), np.int8)
-            pre[: self.n] = self._pre[: self.n]
-            self._codes, self._ids, self._scale, self._pre = c, i, sc, pre
-
-    @staticmethod
-    def _weighted(q8: np.ndarray, scale: np.ndarray) -> np.ndarray:
-        return K.dequantize(np.ascontiguousarray(q8)) * scale.astype(np.float64)[:, None]
-
-    def add(self, ids: np.ndarray, q8: np.ndarray, scale: np.ndarray | None = None, *, update_stats: bool = True) -> None:
-        if len(ids) == 0:
-            return
-        scale = np.ones(len(ids), np.float32) if scale is None else np.asarray(scale, np.float32).reshape(len(ids))
-        self._grow(self.n + len(ids))
-        self._codes[self.n : self.n + len(ids)] = q8
-        if self.prefix:
-            self._pre[self.n : self.n + len(ids)] = self._prefix_of(q8)
-        self._ids[self.n : self.n + len(ids)] = ids
-        self._scale[self.n : self.n + len(ids)] = scale
-        for j, mid in enumerate(ids):
-            self.row[int(mid)] = self.n + j
-        self.n += len(ids)
-        self.id_sum += int(np.sum(ids))
-        if update_stats:
-            K.stats_add(self.s, self.m, self._weighted(q8, scale))
-
-    def remove(self, ids) -> None:
-        gone = [int(i) for i in ids if int(i) in self.row]
-        if not gone:
-            return
-        rows = np.asarray([self.row[i] for i in gone])
-        K.stats_remove(self.s, self.m, self._weighted(self._codes[rows], self._scale[rows]))
-        for mid in gone:
-            r = self.row.pop(mid)
-            last = self.n - 1
-            if r != last:
-                self._codes[r] = self._codes[last]
-                self._pre[r] = self._pre[last]
-                self._scale[r] = self._scale[last]
-                moved = int(self._ids[last])
-                self._ids[r] = moved
-                self.row[moved] = r
-            self.n -= 1
-            self.id_sum -= mid
-
-    def recompute_stats(self) -> None:
-        """Rebuild the sums from the codes (used when the persisted sums are stale)."""
-        self.s = np.zeros(2 * self.dim)
-        self.m = np.zeros((2 * self.dim, 2 * self.dim))
-        for start in range(0, self.n, 8192):
-            stop = min(start + 8192, self.n)
-            K.stats_add(self.s, self.m, self._weighted(self._codes[start:stop], self._scale[start:stop]))
-
-    def z_stats(self, qu: np.ndarray) -> tuple[float, float]:
-        """Exact mean and std of the scaled score of ``qu`` over every stored row."""
-        return K.z_stats(np.asarray(qu, np.float64), self.s, self.m, self.n)
-
-    def _prefix_of(self, x: np.ndarray) -> np.ndarray:
-        """Columns of the first ``prefix`` phases (cos and sin halves) of codes or a query."""
-        d, p = self.dim, self.prefix
-        return np.concatenate([x[..., :p], x[..., d : d + p]], axis=-1)
-
-    def candidates(self, qu: np.ndarray, threshold: float, limit: int = 256) -> tuple[np.ndarray, np.ndarray]:
-        """Rows scoring at least ``threshold``, highest first, at most ``limit``: (ids, scores).
-
-        Below :attr:`PREFIX_MIN_ROWS` rows every full code is scanned. Above, a contiguous copy
-        of the first ``prefix`` phases of every code is scanned first (a quarter of the bytes);
-        the ``max(4 limit, 1024)`` best rows by that estimate are rescored on their full codes.
-        Scores are exact; a row only escapes when its prefix estimate falls outside that pool
-        (measured in bench/test_bench_analogy.py, ``top16_recall``)."""
-        qu = np.asarray(qu, np.float32)
-        if self.n < self.PREFIX_MIN_ROWS or not self.prefix:
-            sims = self.scores(qu)
-            idx = K.topk(sims, limit)
-            sc = sims[idx]
-        else:
-            est = K.sim_scan_q8(self._pre[: self.n], self._prefix_of(qu))
-            est *= self.scale
-            idx = K.topk(est, max(4 * limit, 1024))
-            sc = K.sim_rows_q8(self._codes, idx, qu) * self._scale[idx]
-        keep = sc >= np.float32(threshold)
-        idx, sc = idx[keep], sc[keep]
-        order = np.argsort(-sc, kind="stable")[:limit]
-        return self._ids[idx[order]], sc[order]
-
-    def scores(self, qu: np.ndarray) -> np.ndarray:
-        """(N,) float32 scaled scores of every row for the unit-norm query ``qu``."""
-        sims = K.sim_scan_q8(self.codes, np.asarray(qu, np.float32))
-        sims *= self.scale
-        return sims

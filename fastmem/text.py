@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 from .errors import InvalidInput
 
-__all__ = ["fts_terms", "MAX_TEXT_CHARS", "check_text", "check_str", "check_query", "fts_query", "content_words", "STOPWORDS", "to_epoch", "from_epoch",
+__all__ = ["fts_terms", "MAX_TEXT_CHARS", "check_text", "check_str", "check_query", "content_words", "STOPWORDS", "to_epoch", "from_epoch",
            "is_chatter", "CHATTER_WORDS"]
 
 #: Longest memory accepted, in characters. Longer input raises InvalidInput (never truncated):
@@ -86,19 +86,10 @@ def content_words(text: str) -> list[str]:
 
 def fts_terms(text: str) -> list[str]:
     """The words of a query as FTS5 string literals (``"word"``, ``"`` doubled): content words,
-    or every word when there are none; at most 48."""
+    or every word when there are none; at most 48. Quoted this way, no user character can act
+    as FTS syntax (``NEAR(``, ``OR``, ``*``, ``:``, ``-``, parentheses...)."""
     toks = content_words(text) or list(dict.fromkeys(words(text)))
     return ['"' + t.replace('"', '""') + '"' for t in toks[:_MAX_QUERY_TERMS]]
-
-
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression for free text: each word quoted, OR-ed; None when no word.
-
-    Quoting every token as a string literal (with ``"`` doubled) means no user character can
-    act as FTS syntax (``NEAR(``, ``OR``, ``*``, ``:``, ``-``, parentheses...).
-    """
-    terms = fts_terms(text)
-    return " OR ".join(terms) if terms else None
 
 
 def to_epoch(at, what: str = "at") -> float | None:

@@ -11,7 +11,6 @@ product with the float query ``[cos q; sin q]``.
 
 __all__ = [
     "Q8_SCALE",
-    "above",
     "atom",
     "atoms",
     "bind",
@@ -23,14 +22,11 @@ __all__ = [
     "quantize",
     "sim",
     "sim_many",
-    "sim_rows_q8",
-    "sim_scan_q8",
     "sims_q8_many",
     "stats_add",
     "stats_remove",
     "term_scores",
     "to_unit",
-    "topk",
     "unbind",
     "warmup",
     "z_stats",

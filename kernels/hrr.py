@@ -1,4 +1,4 @@
-"""FHRR kernels: atoms, bind/unbind/bundle, similarity scans, top-k and store statistics.
+"""FHRR kernels: atoms, bind/unbind/bundle, similarity, term postings and store statistics.
 
 Shapes: D is the code dimension (phases), N the number of stored codes. ``u`` denotes the
 unit form ``[cos v; sin v] / sqrt(D)`` of shape (2D,), so that ``sim(a, b) = u_a . u_b``.
@@ -11,7 +11,6 @@ import hashlib
 import math
 import os
 import sys
-import threading
 
 
 def cache_dir() -> str:
@@ -37,9 +36,9 @@ if not nb.config.CACHE_DIR:  # imported earlier by someone else: tell it now, be
 
 TWO_PI = 2.0 * math.pi
 Q8_SCALE = 127.0
-#: Below this many rows the scan runs on one thread (thread start-up costs more than it saves).
-PARALLEL_MIN_ROWS = 16_384
-_PARALLEL_LOCK = threading.Lock()
+# Reductions on finite values may be reassociated (what lets LLVM vectorise them); no other
+# fast-math flag is set.
+_SCAN_MATH = {"reassoc", "contract"}
 
 
 # -- atoms -----------------------------------------------------------------------------------
@@ -202,75 +201,9 @@ def sim_many(q, v):
     return out
 
 
-# The scan is pure arithmetic on finite int8 codes and a finite float32 query, so letting LLVM
-# reassociate the reduction is safe; it is what lets the loop vectorise (8x measured: 100k x
-# 1024 bytes went from ~105 ms to ~14 ms on one core). No other fast-math flag is set.
-_SCAN_MATH = {"reassoc", "contract"}
-
-
-@nb.njit(cache=True, nogil=True, fastmath=_SCAN_MATH)
-def _scan_serial(codes, qu, out):
-    n, d2 = codes.shape
-    for i in range(n):
-        acc = np.float32(0.0)
-        for j in range(d2):
-            acc += np.float32(codes[i, j]) * qu[j]
-        out[i] = acc
-
-
-@nb.njit(parallel=True, nogil=True, fastmath=_SCAN_MATH)
-def _scan_parallel(codes, qu, out):
-    n, d2 = codes.shape
-    for i in nb.prange(n):
-        acc = np.float32(0.0)
-        for j in range(d2):
-            acc += np.float32(codes[i, j]) * qu[j]
-        out[i] = acc
-
-
 def _query_scale(qu: np.ndarray, d2: int) -> np.ndarray:
     # u rows are q8 / (127 sqrt(D)); fold that constant into the query once
     return (np.asarray(qu, np.float64) / (Q8_SCALE * math.sqrt(max(d2 // 2, 1)))).astype(np.float32)
-
-
-def sim_scan_q8(codes: np.ndarray, qu: np.ndarray) -> np.ndarray:
-    """Similarity of one unit query ``qu`` (2D,) to every stored int8 code (N, 2D) -> (N,) float32.
-
-    Bandwidth-bound: reads 2D bytes per code. Runs multi-threaded above
-    ``PARALLEL_MIN_ROWS`` rows.
-    """
-    n, d2 = codes.shape
-    out = np.empty(n, np.float32)
-    if n == 0:
-        return out
-    q = _query_scale(qu, d2)
-    if n >= PARALLEL_MIN_ROWS and nb.get_num_threads() > 1:
-        with _PARALLEL_LOCK:  # Numba's default thread pool must not be entered concurrently
-            _scan_parallel(codes, q, out)
-    else:
-        _scan_serial(codes, q, out)
-    return out
-
-
-@nb.njit(cache=True, nogil=True, fastmath=_SCAN_MATH)
-def _scan_rows(codes, rows, qu, out):
-    d2 = codes.shape[1]
-    for r in range(rows.shape[0]):
-        i = rows[r]
-        acc = np.float32(0.0)
-        for j in range(d2):
-            acc += np.float32(codes[i, j]) * qu[j]
-        out[r] = acc
-
-
-def sim_rows_q8(codes: np.ndarray, rows: np.ndarray, qu: np.ndarray) -> np.ndarray:
-    """:func:`sim_scan_q8` restricted to ``rows`` (indices into ``codes``), without copying
-    them out first -> (len(rows),) float32."""
-    rows = np.ascontiguousarray(rows, np.int64)
-    out = np.empty(len(rows), np.float32)
-    if len(rows):
-        _scan_rows(codes, rows, _query_scale(qu, codes.shape[1]), out)
-    return out
 
 
 def sims_q8_many(codes: np.ndarray, qus: np.ndarray) -> np.ndarray:
@@ -278,88 +211,6 @@ def sims_q8_many(codes: np.ndarray, qus: np.ndarray) -> np.ndarray:
     n, d2 = codes.shape
     q = np.stack([_query_scale(x, d2) for x in np.atleast_2d(qus)]) if len(qus) else np.zeros((0, d2), np.float32)
     return q @ codes.astype(np.float32).T
-
-
-# -- selection -------------------------------------------------------------------------------
-@nb.njit(cache=True)
-def _topk_heap(x, k):
-    # min-heap of (value, index) of size k; O(N log k), no full sort
-    hv = np.empty(k, x.dtype)
-    hi = np.empty(k, np.int64)
-    size = 0
-    for i in range(x.shape[0]):
-        v = x[i]
-        if v != v:  # NaN never enters
-            continue
-        if size < k:
-            j = size
-            size += 1
-            while j > 0:
-                p = (j - 1) >> 1
-                if hv[p] <= v:
-                    break
-                hv[j] = hv[p]
-                hi[j] = hi[p]
-                j = p
-            hv[j] = v
-            hi[j] = i
-        elif v > hv[0]:
-            j = 0
-            while True:
-                c = 2 * j + 1
-                if c >= size:
-                    break
-                if c + 1 < size and hv[c + 1] < hv[c]:
-                    c += 1
-                if hv[c] >= v:
-                    break
-                hv[j] = hv[c]
-                hi[j] = hi[c]
-                j = c
-            hv[j] = v
-            hi[j] = i
-    order = np.argsort(-hv[:size], kind="mergesort")
-    return hi[:size][order]
-
-
-def topk(x: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` largest values of ``x`` (N,), largest first (ties: lower index first
-    is not guaranteed). NaNs are skipped; k is clamped to N.
-
-    For k much smaller than N a strided sample gives a cut-off that about 2k values pass; the
-    heap then runs over those only (exact: the sample is only trusted when at least k pass)."""
-    x = np.ascontiguousarray(x)
-    k = int(min(max(k, 0), x.shape[0]))
-    if k == 0:
-        return np.zeros(0, np.int64)
-    n = x.shape[0]
-    if n >= 32 * k and n >= 8192:
-        step = max(1, n // 4096)
-        sample = x[::step]
-        sample = sample[sample == sample]
-        want = int(np.ceil(2.0 * k * len(sample) / n)) + 8
-        if len(sample) > want:
-            t = np.partition(sample, len(sample) - want)[len(sample) - want]
-            idx = above(x, t)
-            if len(idx) >= k:
-                return idx[_topk_heap(x[idx], k)]
-    return _topk_heap(x, k)
-
-
-@nb.njit(cache=True)
-def above(x, t):
-    """Indices i with x[i] >= t, in index order."""
-    n = 0
-    for i in range(x.shape[0]):
-        if x[i] >= t:
-            n += 1
-    out = np.empty(n, np.int64)
-    n = 0
-    for i in range(x.shape[0]):
-        if x[i] >= t:
-            out[n] = i
-            n += 1
-    return out
 
 
 # -- term postings ---------------------------------------------------------------------------
@@ -468,7 +319,7 @@ def stats_remove(s: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
 @nb.njit(cache=True, nogil=True, fastmath=_SCAN_MATH)
 def _quad_form(m, q):
     # q^T M q on one thread: a multi-threaded BLAS here leaves its workers spinning into the
-    # parallel scan that follows and doubles its time on a small machine
+    # work that follows and doubles its time on a small machine
     d2 = q.shape[0]
     acc = 0.0
     for i in range(d2):
@@ -504,8 +355,8 @@ def z_stats(qu, s, m, n):
 
 def warmup(*, parallel: bool = False) -> None:
     """Compile every kernel on tiny inputs (Numba caches them on disk: a later process only
-    loads them). The multi-threaded scan cannot be cached (Numba's parallel kernels are
-    compiled in each process), so it is compiled only with ``parallel=True``."""
+    loads them). ``parallel`` is accepted for compatibility: no kernel is multi-threaded now
+    (the full structural scan it compiled is gone; the term index replaced it)."""
     d = 4
     v = np.zeros((2, d))
     a = atom("warmup", d)
@@ -517,14 +368,6 @@ def warmup(*, parallel: bool = False) -> None:
     dequantize(q)
     sim(a, a)
     sim_many(a, v)
-    out = np.empty(2, np.float32)
-    qu = np.ones(2 * d, np.float32)
-    _scan_serial(q, qu, out)
-    if parallel:
-        _scan_parallel(q, qu, out)
-    sim_rows_q8(q, np.zeros(1, np.int64), qu)
-    topk(out, 1)
-    above(out, 0.0)
     s = np.zeros(2 * d)
     m = np.zeros((2 * d, 2 * d))
     stats_add(s, m, u)

@@ -42,19 +42,6 @@ def sim_many(q, v):
     return np.mean(np.cos(v - q[None, :]), axis=1) if v.shape[1] else np.zeros(len(v))
 
 
-def sim_scan_q8(codes, qu):
-    return dequantize(codes) @ qu
-
-
-def topk(x, k):
-    order = np.argsort(-x, kind="stable")
-    return order[:k]
-
-
-def above(x, t):
-    return np.nonzero(x >= t)[0]
-
-
 def z_stats(qu, units):
     if len(units) == 0:
         return 0.0, 0.0

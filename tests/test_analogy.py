@@ -219,3 +219,25 @@ def test_batch_parse_gives_the_same_analogy(store):
     assert beside.analogy.id == direct.analogy.id == target
     assert beside.analogy.why["z"] == pytest.approx(direct.analogy.why["z"])
     assert direct.timings_ms["parse"] > 0
+
+
+def test_the_live_statistics_equal_a_recount_after_writes_updates_and_forgets(store):
+    """The slot's running sums (kept by each write, update and forget) equal the sums counted
+    again from the stored codes, and a scope's own statistics equal the store's when the
+    scope is the whole store."""
+    from numpy.testing import assert_allclose
+
+    ids = store.remember_many(["Acme Corporation owns Widget Inc.", "Lena sold her kayak to Tom.",
+                               "The river floods the valley every spring."])
+    store.update(ids[1], text="Lena repaired her bicycle and rode it to Basel.")
+    store.forget(ids[2])
+    st = store.structure
+    again = st.recompute_stats()
+    assert (st.stats.n, st.stats.id_sum) == (again.n, again.id_sum)
+    assert_allclose(st.stats.s, again.s, atol=1e-9)
+    assert_allclose(st.stats.m, again.m, atol=1e-9)
+    sq = st.query(store.events(ids[0]))
+    members = {r[0] for r in store.db.execute("SELECT id FROM memories")}
+    mean, std, n = st.z_stats(sq, members)
+    assert n == st.n and mean == pytest.approx(st.stats.z_stats(sq.vector)[0], abs=1e-6)
+    assert std == pytest.approx(st.stats.z_stats(sq.vector)[1], abs=1e-6)

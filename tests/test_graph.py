@@ -190,3 +190,19 @@ def test_graph_calls_respect_scope(mem):
     assert mem.relation_path("Alice", "Widget LLC") is not None
     with pytest.raises(NotFound):
         mem.relation_path("Alice", "Widget LLC", scope="a")
+
+
+def test_a_fuzzy_merge_does_not_depend_on_how_many_names_share_a_prefix(mem):
+    """Regression: the fuzzy block was read with LIMIT 5000 and no order, so once 5,000 other
+    names began with the same two letters, a one-letter variant was no longer merged."""
+    import random
+
+    mem.remember("x", triples=[("Johnathan Smithers", "owns", "boat", "person", "thing")])
+    rnd = random.Random(5)
+    with mem.store.atomic() as db:
+        for _ in range(6000):  # other people whose folded names sort before "johnathan smithers"
+            key = "joa" + "".join(rnd.choice("bcdfgklmnprstvz") for _ in range(14))
+            db.execute("INSERT OR IGNORE INTO nodes(key, name, type) VALUES (?,?,'person')", (key, key.title()))
+            db.execute("INSERT OR IGNORE INTO aliases(alias, node_id) SELECT ?, id FROM nodes WHERE key=?", (key, key))
+    mem.remember("y", triples=[("Jonathan Smithers", "sold", "bike", "person", "thing")])
+    assert mem.entity("Jonathan Smithers")[0].id == mem.entity("Johnathan Smithers")[0].id
