@@ -471,6 +471,13 @@ def _parser() -> argparse.ArgumentParser:
         p.set_defaults(fn=fn)
         return p
 
+    for commands in (_writing_commands, _reading_commands, _store_commands, _tool_commands):
+        commands(add)
+    return ap
+
+
+def _writing_commands(add) -> None:
+    """Commands that write memories."""
     add("demo", cmd_demo, "store a few memories (embedded default store) and show what recall finds and why")
     p = add("warmup", cmd_warmup, "compile the kernels once for this install (a persistent cache) and load the models")
     p.add_argument("--no-models", action="store_true", help="only the kernels")
@@ -490,6 +497,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--speaker", default=None, help="who said or wrote it (a JSONL item's own \"speaker\" wins)")
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--no-extract", action="store_true", help="no parsing: no facts, no structure")
+
+def _reading_commands(add) -> None:
+    """Commands that read: recall, analogies, the graph."""
     p = add("recall", cmd_recall, "recall memories for a query")
     p.add_argument("query")
     p.add_argument("-k", type=int, default=5)
@@ -509,6 +519,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=1, choices=[1, 2])
     p.add_argument("--limit", type=int, default=20)
     p.add_argument("--scope", default=None)
+
+def _store_commands(add) -> None:
+    """Commands on the store as a whole."""
     add("stats", cmd_stats, "counts, bytes, model, dimensions and schema version")
     p = add("forget", cmd_forget, "delete memories by id")
     p.add_argument("ids", nargs="+", type=int)
@@ -532,6 +545,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--vectors", action="store_true", help="include the embeddings (no model run on import)")
     p = add("import", cmd_import, "rebuild memories from an export")
     p.add_argument("file")
+
+def _tool_commands(add) -> None:
+    """The hermes installer, the bench and the evaluations."""
     p = add("hermes", cmd_hermes, "install or remove the hermes-agent memory provider")
     p.add_argument("action", choices=["install", "uninstall"])
     p.add_argument("--hermes-home", default=None)
@@ -548,7 +564,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fusion", default="score", choices=["score", "rrf"])
     p.add_argument("--no-baselines", action="store_true")
     p.add_argument("--mc", action="store_true", help="proparalogy: also the four-way multiple choice")
-    return ap
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -261,99 +261,123 @@ def _entity_memories(mem, ctx: Context, name: str) -> dict[int, int]:
 
 # -- fact_store ----------------------------------------------------------------------------
 def fact_store(mem, ctx: Context, args: dict) -> dict:
+    """The ``fact_store`` tool: one action (see :data:`FACT_STORE`), in the caller's scope."""
     action = args.get("action")
     limit = _int(args, "limit", 10, 1, 100)
     min_trust = _float(args, "min_trust", None)
     category = args.get("category")
     if category is not None and category not in _CATEGORIES:
         raise InvalidInput(f"category must be one of {_CATEGORIES}")
-    if action == "add":
-        _need_write(ctx, "add")
-        content = _text(args, "content").strip()
-        dup = mem.db.execute("SELECT id FROM memories WHERE scope=? AND text=? LIMIT 1", (ctx.scope, content)).fetchone()
-        if dup:
-            return {"fact_id": dup[0], "status": "exists"}
-        meta = {"category": category or "general", "tags": str(args.get("tags") or ""), "via": "fact_store"}
-        return {"fact_id": mem.remember(content, scope=ctx.scope, meta=meta, source=None, wait=False),  # no model wait
-                "status": "added"}
-    if action == "search":
-        res = mem.recall(_text(args, "query"), k=min(limit * 2, 100), scope=ctx.scope, session=ctx.session,
-                         analogy=False)
-        hits = [(h.id, h.score) for h in res.hits
-                if category is None or mem.get(h.id)["meta"].get("category", "general") == category]
-        results = _facts(mem, hits, min_trust, limit)
-        return {"results": results, "count": len(results)}
-    if action == "probe":
-        name = _text(args, "entity")
-        found = _entity_memories(mem, ctx, name)
-        ranked = sorted(found.items(), key=lambda x: (-x[1], -x[0]))
-        if not ranked:  # not in the graph: fall back to words
-            ranked = [(h.id, h.score) for h in mem.recall(name, k=limit, scope=ctx.scope, analogy=False,
-                                                          channels=("keyword",), record=False).hits]
-        results = _facts(mem, ranked, min_trust, limit)
-        return {"results": results, "count": len(results)}
-    if action == "related":
-        name = _text(args, "entity")
-        try:
-            near = mem.neighbours(name, depth=1, scope=ctx.scope)
-        except NotFound:
-            return {"results": [], "count": 0, "entities": []}
-        seen: dict[int, float] = {}
-        for ent, _ in near:
-            for f in mem.entity_facts(ent.id, limit=50, scope=ctx.scope):
-                seen[f.memory_id] = seen.get(f.memory_id, 0.0) + 1.0
-        ranked = sorted(seen.items(), key=lambda x: (-x[1], -x[0]))
-        results = _facts(mem, ranked, min_trust, limit)
-        return {"results": results, "count": len(results), "entities": [e.name for e, _ in near][:50]}
-    if action == "reason":
-        names = args.get("entities")
-        if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.strip() for n in names):
-            raise InvalidInput("reason requires 'entities': a list of names")
-        per = [_entity_memories(mem, ctx, n) for n in names[:10]]
-        score: dict[int, int] = {}
-        for found in per:
-            for mid in found:
-                score[mid] = score.get(mid, 0) + 1
-        ranked = sorted(score.items(), key=lambda x: (-x[1], -x[0]))  # memories linked to the most entities first
-        results = _facts(mem, [(m, s / len(per)) for m, s in ranked], min_trust, limit)
-        return {"results": results, "count": len(results)}
-    if action == "contradict":
-        results = contradictions(mem, ctx, limit)
-        return {"results": results, "count": len(results)}
-    if action == "update":
-        _need_write(ctx, "update")
-        mid = _int(args, "fact_id")
-        row = _own(mem, ctx, mid)
-        content = args.get("content")
-        meta = dict(row["meta"])
-        if category is not None:
-            meta["category"] = category
-        if args.get("tags") is not None:
-            meta["tags"] = str(args["tags"])
-        mem.update(mid, text=_text(args, "content") if content is not None else None,
-                   meta=meta if meta != row["meta"] else None)
-        delta = _float(args, "trust_delta", None)
-        if delta:
-            mem.feedback(mid, engaged=delta > 0)
-        return {"updated": True}
-    if action == "remove":
-        _need_write(ctx, "remove")
-        mid = _int(args, "fact_id")
-        try:
-            _own(mem, ctx, mid)
-        except NotFound:
-            return {"removed": False}
-        mem.forget(mid)
-        return {"removed": True}
-    if action == "list":
-        rows = mem.db.execute(
-            "SELECT m.id FROM memories m JOIN usage u ON u.memory_id=m.id WHERE m.scope=? ORDER BY u.weight DESC, m.id DESC "
-            "LIMIT ?", (ctx.scope, limit * 4)).fetchall()
-        facts = [f for f in _facts(mem, [(r[0], None) for r in rows], min_trust, 10**9)
-                 if category is None or f["category"] == category][:limit]
-        return {"facts": facts, "count": len(facts)}
-    raise InvalidInput(f"unknown action {action!r}; one of add, search, probe, related, reason, contradict, "
-                       "update, remove, list")
+    run = _FACT_ACTIONS.get(action) if isinstance(action, str) else None
+    if run is None:
+        raise InvalidInput(f"unknown action {action!r}; one of {', '.join(_FACT_ACTIONS)}")
+    return run(mem, ctx, args, limit=limit, min_trust=min_trust, category=category)
+
+
+def _fact_add(mem, ctx, args, *, limit, min_trust, category) -> dict:
+    _need_write(ctx, "add")
+    content = _text(args, "content").strip()
+    dup = mem.db.execute("SELECT id FROM memories WHERE scope=? AND text=? LIMIT 1", (ctx.scope, content)).fetchone()
+    if dup:
+        return {"fact_id": dup[0], "status": "exists"}
+    meta = {"category": category or "general", "tags": str(args.get("tags") or ""), "via": "fact_store"}
+    return {"fact_id": mem.remember(content, scope=ctx.scope, meta=meta, source=None, wait=False),  # no model wait
+            "status": "added"}
+
+
+def _fact_search(mem, ctx, args, *, limit, min_trust, category) -> dict:
+    res = mem.recall(_text(args, "query"), k=min(limit * 2, 100), scope=ctx.scope, session=ctx.session, analogy=False)
+    hits = [(h.id, h.score) for h in res.hits
+            if category is None or mem.get(h.id)["meta"].get("category", "general") == category]
+    results = _facts(mem, hits, min_trust, limit)
+    return {"results": results, "count": len(results)}
+
+
+def _fact_probe(mem, ctx, args, *, limit, min_trust, category) -> dict:
+    name = _text(args, "entity")
+    ranked = sorted(_entity_memories(mem, ctx, name).items(), key=lambda x: (-x[1], -x[0]))
+    if not ranked:  # not in the graph: fall back to words
+        ranked = [(h.id, h.score) for h in mem.recall(name, k=limit, scope=ctx.scope, analogy=False,
+                                                      channels=("keyword",), record=False).hits]
+    results = _facts(mem, ranked, min_trust, limit)
+    return {"results": results, "count": len(results)}
+
+
+def _fact_related(mem, ctx, args, *, limit, min_trust, category) -> dict:
+    name = _text(args, "entity")
+    try:
+        near = mem.neighbours(name, depth=1, scope=ctx.scope)
+    except NotFound:
+        return {"results": [], "count": 0, "entities": []}
+    seen: dict[int, float] = {}
+    for ent, _ in near:
+        for f in mem.entity_facts(ent.id, limit=50, scope=ctx.scope):
+            seen[f.memory_id] = seen.get(f.memory_id, 0.0) + 1.0
+    ranked = sorted(seen.items(), key=lambda x: (-x[1], -x[0]))
+    results = _facts(mem, ranked, min_trust, limit)
+    return {"results": results, "count": len(results), "entities": [e.name for e, _ in near][:50]}
+
+
+def _fact_reason(mem, ctx, args, *, limit, min_trust, category) -> dict:
+    names = args.get("entities")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.strip() for n in names):
+        raise InvalidInput("reason requires 'entities': a list of names")
+    per = [_entity_memories(mem, ctx, n) for n in names[:10]]
+    score: dict[int, int] = {}
+    for found in per:
+        for mid in found:
+            score[mid] = score.get(mid, 0) + 1
+    ranked = sorted(score.items(), key=lambda x: (-x[1], -x[0]))  # memories linked to the most entities first
+    results = _facts(mem, [(m, s / len(per)) for m, s in ranked], min_trust, limit)
+    return {"results": results, "count": len(results)}
+
+
+def _fact_contradict(mem, ctx, args, *, limit, min_trust, category) -> dict:
+    results = contradictions(mem, ctx, limit)
+    return {"results": results, "count": len(results)}
+
+
+def _fact_update(mem, ctx, args, *, limit, min_trust, category) -> dict:
+    _need_write(ctx, "update")
+    mid = _int(args, "fact_id")
+    row = _own(mem, ctx, mid)
+    content = args.get("content")
+    meta = dict(row["meta"])
+    if category is not None:
+        meta["category"] = category
+    if args.get("tags") is not None:
+        meta["tags"] = str(args["tags"])
+    mem.update(mid, text=_text(args, "content") if content is not None else None,
+               meta=meta if meta != row["meta"] else None)
+    delta = _float(args, "trust_delta", None)
+    if delta:
+        mem.feedback(mid, engaged=delta > 0)
+    return {"updated": True}
+
+
+def _fact_remove(mem, ctx, args, *, limit, min_trust, category) -> dict:
+    _need_write(ctx, "remove")
+    mid = _int(args, "fact_id")
+    try:
+        _own(mem, ctx, mid)
+    except NotFound:
+        return {"removed": False}
+    mem.forget(mid)
+    return {"removed": True}
+
+
+def _fact_list(mem, ctx, args, *, limit, min_trust, category) -> dict:
+    rows = mem.db.execute(
+        "SELECT m.id FROM memories m JOIN usage u ON u.memory_id=m.id WHERE m.scope=? ORDER BY u.weight DESC, m.id DESC "
+        "LIMIT ?", (ctx.scope, limit * 4)).fetchall()
+    facts = [f for f in _facts(mem, [(r[0], None) for r in rows], min_trust, 10**9)
+             if category is None or f["category"] == category][:limit]
+    return {"facts": facts, "count": len(facts)}
+
+
+_FACT_ACTIONS = {"add": _fact_add, "search": _fact_search, "probe": _fact_probe, "related": _fact_related,
+                 "reason": _fact_reason, "contradict": _fact_contradict, "update": _fact_update,
+                 "remove": _fact_remove, "list": _fact_list}
 
 
 def contradictions(mem, ctx: Context, limit: int) -> list[dict]:
