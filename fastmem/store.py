@@ -11,6 +11,7 @@ import contextlib
 import itertools
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -368,6 +369,8 @@ class Store:
         self.lock_wait_s = lock_wait_s
         self._savepoints = itertools.count()
         self._depth = 0
+        # one thread's transaction at a time on the shared connection (re-entered by nested calls)
+        self._tx_lock = threading.RLock()
         self._logged = False  # the change log exists (after the migrations)
         #: (first, last] change-log sequence ranges this connection committed, not yet caught up.
         self.own: list[tuple[int, int]] = []
@@ -460,7 +463,14 @@ class Store:
     # -- transactions ----------------------------------------------------------------------
     @contextlib.contextmanager
     def atomic(self) -> Iterator[apsw.Connection]:
-        """A transaction; nested calls become savepoints. Rolls back on any exception."""
+        """A transaction; nested calls become savepoints. Rolls back on any exception. Threads
+        sharing the store take turns (a thread's transaction holds a re-entrant lock)."""
+        with self._tx_lock:
+            with self._atomic() as db:
+                yield db
+
+    @contextlib.contextmanager
+    def _atomic(self) -> Iterator[apsw.Connection]:
         if self._depth == 0:
             self._retry(lambda: self.db.execute("BEGIN IMMEDIATE"))
             self._depth = 1

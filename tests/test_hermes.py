@@ -251,3 +251,54 @@ def test_chunk_and_category_tools(home):
     assert got["categories"][0]["status"] == "approved"
     assert "error" in json.loads(mm.handle_tool_call("fastmem_categories", {"action": "approve", "category_id": 10**6}))
     mm.shutdown_all()
+
+
+def test_turns_tools_and_the_background_thread_at_once(home):
+    """A stress of the threads the provider runs: the host's turns (prefetch, sync_turn,
+    queue_prefetch) on one thread, tool calls on another, the provider's warm-up and
+    derive thread in the background. Nothing raises, every turn and fact is stored once, and
+    the store checks clean."""
+    import threading
+
+    mm, p = _manager(home, agent_context="primary")
+    errors: list[BaseException] = []
+    added: list[int] = []
+
+    def turns():
+        try:
+            for i in range(40):
+                mm.prefetch_all(f"what did we say about project {i % 7}?", session_id="s1")
+                mm.sync_all(f"Project {i % 7} needs review number {i}.", f"Noted review {i}.", session_id="s1")
+                mm.queue_prefetch_all(f"what did we say about project {i % 7}?", session_id="s1")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def tools():
+        try:
+            for i in range(40):
+                out = json.loads(mm.handle_tool_call("fact_store", {"action": "add", "content": f"Fact {i}: Ana owns boat {i}."}))
+                added.append(out["fact_id"])
+                json.loads(mm.handle_tool_call("fact_store", {"action": "search", "query": f"boat {i}"}))
+                json.loads(mm.handle_tool_call("fastmem_recall", {"query": f"review {i}"}))
+                if i % 5 == 4:
+                    assert json.loads(mm.handle_tool_call("fact_store", {"action": "remove", "fact_id": added[-2]}))["removed"]
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=turns), threading.Thread(target=tools)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert not errors, errors
+    assert mm.flush_pending(timeout=120) and p.wait(timeout=120)
+    m = p._mem
+    m.derive_pending()
+    texts = [r[0] for r in m.db.execute("SELECT text FROM memories")]
+    for i in range(40):
+        assert sum(f"review number {i}." in t for t in texts) == 1
+    assert sum(t.startswith("Fact ") for t in texts) == 40 - 8
+    rep = m.check()
+    assert rep.ok, rep
+    assert m.pending_count() == 0
+    mm.shutdown_all()
