@@ -166,6 +166,16 @@ _ORG_NOUNS = {
     "company", "firm", "corporation", "startup", "bank", "school", "university", "team",
     "subsidiary", "agency", "club", "business", "organisation", "organization", "store", "shop",
 }
+#: More nouns of places people work in or groups they lead: a fact's object typed as an
+#: organisation ("runs a bakery", "heads the lab"), so that its relation is read as such (see
+#: fastmem.canon.TYPED). Facts only: the slot's event fillers keep their lemma.
+_WORKPLACE_NOUNS = {
+    "bakery", "restaurant", "cafe", "café", "bar", "pub", "hotel", "hospital", "clinic", "factory", "farm",
+    "lab", "laboratory", "department", "division", "office", "studio", "workshop", "charity", "nonprofit",
+    "foundation", "institute", "college", "academy", "church", "museum", "library", "newspaper", "magazine",
+    "group", "choir", "band", "orchestra", "committee", "council", "board", "crew", "squad", "unit", "branch",
+    "brand", "chain", "franchise", "practice", "salon", "gallery", "theatre", "theater", "kitchen",
+}
 #: Entity labels that name something (what a text is *about*), as opposed to dates and amounts.
 _NAME_LABELS = {"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"}
 #: A subordinate event introduced by one of these happened before its main clause's ...
@@ -274,7 +284,7 @@ class SpacyExtractor:
         lemma = tok.lemma_.lower()
         if lemma in _PERSON_NOUNS:
             typ = "person"
-        elif lemma in _ORG_NOUNS:
+        elif lemma in _ORG_NOUNS or lemma in _WORKPLACE_NOUNS:
             typ = "organisation"
         elif tok.pos_ == "PROPN":
             typ = None

@@ -126,7 +126,7 @@ def add_facts(db: apsw.Connection, memory_id: int, triples) -> list[tuple[int, s
     """Store a memory's triples as edges; returns (subject id, relation, object id, flipped)."""
     out = []
     for pos, t in enumerate(triples):
-        rel, flip = canon_relation(t.relation)
+        rel, flip = canon_relation(t.relation, t.subject_type, t.object_type)
         s = resolve_entity(db, t.subject, t.subject_type)
         o = resolve_entity(db, t.object, t.object_type)
         if flip:

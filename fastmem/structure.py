@@ -46,7 +46,7 @@ def query_facts(triples):
 
     out = []
     for t in triples:
-        rel, flip = canon_relation(t.relation)
+        rel, flip = canon_relation(t.relation, t.subject_type, t.object_type)
         s, o, st, ot = fold_name(t.subject), fold_name(t.object), t.subject_type, t.object_type
         if flip:
             s, o, st, ot = o, s, ot, st

@@ -405,7 +405,7 @@ def contradictions(mem, ctx: Context, limit: int) -> list[dict]:
 
 
 #: Relations a subject normally has one object of at a time (canonical names).
-SINGLE_VALUED = {"live_in", "located_in", "born_in", "marry", "work_for", "manage"}
+SINGLE_VALUED = {"live_in", "located_in", "born_in", "marry", "work_for"}  # one can manage many things
 
 
 # -- fact_feedback -------------------------------------------------------------------------
