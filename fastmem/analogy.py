@@ -101,13 +101,13 @@ class AnalogySlot:
         self._recent: dict[str, deque] = Bounded(SESSIONS)
 
     # -- step 1: the turn and its candidates -----------------------------------------------
-    def prepare(self, text: str, extractor, z_min: float, parsed=None) -> Turn:
+    def prepare(self, text: str, extractor, z_min: float, parsed=None, members=None) -> Turn:
         """The turn's structural query (parsed here unless ``parsed`` gives its events and
-        names)."""
+        names), weighted by the word counts of the store or of the scope's ``members``."""
         t0 = time.perf_counter()
         events, names = parsed if parsed is not None else parse_turn(extractor, text)
         t1 = time.perf_counter()
-        sq = self.structures.query(events)
+        sq = self.structures.query(events, members)
         parse_ms = (t1 - t0) * 1e3 if parsed is None else 0.0
         return Turn(sq, tuple(names), tuple(events), parse_ms, (time.perf_counter() - t1) * 1e3)
 
@@ -233,7 +233,7 @@ class AnalogySlot:
         """The ``k`` memories structurally closest to ``text`` by the slot's exact z (see
         ``Memory.analogies``); ``embed_query(text)`` gives ``why["surface"]``; ``members`` as
         in :meth:`pick`."""
-        sq = self.structures.query(parse_turn(extractor, text)[0])
+        sq = self.structures.query(parse_turn(extractor, text)[0], members)
         st = self.structures
         if sq is None or st.n == 0:
             return []

@@ -34,7 +34,11 @@ from .fusion import normalised
 from .index import VectorIndex
 from .text import STOPWORDS, fts_terms, words
 
-__all__ = ["NAMES", "Channel", "vector", "Keyword", "Graph", "Scopes"]
+__all__ = ["NAMES", "Channel", "vector", "Keyword", "Graph", "Scopes", "SCOPE_EXACT"]
+
+#: A scope of at most this many memories, in a store that holds others, is ranked by the
+#: keyword channel with its own word statistics.
+SCOPE_EXACT = 2048
 
 Channel = dict[int, tuple[int, float]]
 #: The channels recall fuses by default, in the order they run.
@@ -202,7 +206,12 @@ class Keyword:
             total += c
         return keep, [x for x in counted if x not in keep]
 
-    def __call__(self, query: str, pool: int, scope: str | None, n: int, extra=()) -> Channel:
+    def __call__(self, query: str, pool: int, scope: str | None, n: int, extra=(), members=None) -> Channel:
+        """The ``pool`` best memories of ``scope`` for ``query``. ``members``: the scope's ids
+        when the store holds other scopes; a scope of at most :data:`SCOPE_EXACT` memories is
+        then ranked with its own statistics (see :meth:`scoped`)."""
+        if members is not None and len(members) <= SCOPE_EXACT:
+            return self.scoped(query, pool, scope, members)
         match, rescore = self.terms(query, n)
         if not match and not rescore:
             return {}
@@ -224,34 +233,61 @@ class Keyword:
                 + scope_sql + " ORDER BY memories_fts.rowid DESC LIMIT :b", {"q": q, "b": 4 * pool, "scope": scope}))
         return self._bm25(cands, match + rescore, pool, scope, n)
 
-    def _bm25(self, cands, terms, pool: int, scope: str | None, n: int) -> Channel:
-        """FTS5's bm25 of ``cands`` over ``terms``, computed here (see the class docstring)."""
+    def scoped(self, query: str, pool: int, scope: str, members) -> Channel:
+        """bm25 over the scope alone: its memory count, average length and each word's count
+        among its memories, so the ranking is the one a store holding only this scope gives
+        (FTS5's statistics count every scope's words). Every memory of the scope with a query
+        word is scored (at most :data:`SCOPE_EXACT`)."""
+        terms = fts_terms(query)
+        if not terms or not members:
+            return {}
+        cands = [r[0] for r in self.db.execute(
+            "SELECT m.id FROM memories_fts JOIN memories m ON m.id=memories_fts.rowid WHERE memories_fts MATCH :q "
+            "AND m.scope=:scope", {"q": " OR ".join(terms), "scope": scope})]
+        tokens = sum(_varint(sz, 0)[0] for (sz,) in self.db.execute(
+            "SELECT sz FROM memories_fts_docsize WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(members)),)))
+        return self._bm25(cands, [(0, t) for t in terms], pool, scope, 0, stats=(len(members), tokens))
+
+    def _stems(self, term: str) -> list[str]:
+        return self._tok(term.strip('"').replace('""', '"').encode(), apsw.FTS5_TOKENIZE_QUERY, None,
+                         include_offsets=False, include_colocated=False)
+
+    def _bm25(self, cands, terms, pool: int, scope: str | None, n: int, stats=None) -> Channel:
+        """FTS5's bm25 of ``cands`` over ``terms``, computed here (see the class docstring).
+        ``stats``: ``(rows, tokens)`` of a scope whose every memory with a query word is in
+        ``cands`` (the words' counts are then taken among them), else the FTS table's."""
         if not cands:
             return {}
         if self._tok is None:
             self._tok = self.db.fts5_tokenizer("porter", ["unicode61"])
-        blob = self.db.execute("SELECT block FROM memories_fts_data WHERE id=1").fetchone()
-        if blob is None:
-            return {}
-        rows, i = _varint(blob[0], 0)
-        tokens, _ = _varint(blob[0], i)
+        if stats is None:
+            blob = self.db.execute("SELECT block FROM memories_fts_data WHERE id=1").fetchone()
+            if blob is None:
+                return {}
+            rows, i = _varint(blob[0], 0)
+            tokens, _ = _varint(blob[0], i)
+        else:
+            rows, tokens = stats
         avgdl = tokens / max(rows, 1)
-        idf: dict[str, float] = {}
-        for c, t in terms:
-            stems = self._tok(t.strip('"').replace('""', '"').encode(), apsw.FTS5_TOKENIZE_QUERY, None,
-                              include_offsets=False, include_colocated=False)
-            df = c if c <= self.CAP else self.exact_df(t, n)
-            w = max(math.log((rows - df + 0.5) / (df + 0.5)), 1e-6)
-            for st in stems:
-                idf[st] = idf.get(st, 0.0) + w
         texts = self.db.execute(
             "SELECT id, text FROM memories m WHERE id IN (SELECT value FROM json_each(:ids))"
             + (" AND m.scope=:scope" if scope is not None else ""), {"ids": json.dumps(sorted(cands)), "scope": scope})
+        docs = [(mid, self._tok(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False,
+                                include_colocated=False)) for mid, text in texts]
+        idf: dict[str, float] = {}
+        for c, t in terms:
+            stems = self._stems(t)
+            if stats is not None:  # the word's count among the scope's memories (all in cands)
+                df = sum(1 for _, toks in docs if any(st in toks for st in stems))
+            else:
+                df = c if c <= self.CAP else self.exact_df(t, n)
+            w = max(math.log((rows - df + 0.5) / (df + 0.5)), 1e-6)
+            for st in stems:
+                idf[st] = idf.get(st, 0.0) + w
         scored = []
         k1, b = self.K1, self.B
-        for mid, text in texts:
-            toks = self._tok(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False,
-                             include_colocated=False)
+        for mid, toks in docs:
             tf: dict[str, int] = {}
             for x in toks:
                 if x in idf:

@@ -88,7 +88,8 @@ class RecallPipeline:
         t["vector"] = (time.perf_counter() - t0) * 1e3
         t1 = time.perf_counter()
         if "keyword" in use or derived:
-            found["keyword"] = self.keyword(query, pool, scope, self.index.live, extra=labels)
+            found["keyword"] = self.keyword(query, pool, scope, self.index.live, extra=labels,
+                                            members=self.scopes.allowed(scope))
         t["keyword"] = (time.perf_counter() - t1) * 1e3
         t1 = time.perf_counter()
         entities: list[str] = []
@@ -124,9 +125,9 @@ class RecallPipeline:
         if slot:
             got, t["parse"] = parsed() if parsed is not None else (None, 0.0)
             t3 = time.perf_counter()
-            turn = self.slot.prepare(query, extractor, z_min, got)
-            t["parse"] += turn.parse_ms
             members = self.scopes.allowed(scope)
+            turn = self.slot.prepare(query, extractor, z_min, got, members)
+            t["parse"] += turn.parse_ms
             an = self.slot.pick(turn, vec, scope=scope, session=session, z_min=z_min, surface_labels=labels,
                                 recall_ids=[m for m, _ in ranked[: self.slot.surface_exclude or 0]],
                                 n_live=self.index.live if members is None else len(members),

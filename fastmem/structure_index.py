@@ -142,9 +142,17 @@ class StructureIndex:
         """``ln(1 + N / (df + 0.5))`` over the memories with events (rare words weigh more)."""
         return math.log1p(self.stats.n / (self.df.get(word, 0) + 0.5))
 
-    def query(self, events) -> StructQuery | None:
-        """The turn's events prepared against this store's word weights (None without events)."""
-        return self.encoder.query(events, self.idf) if events else None
+    def query(self, events, members: set[int] | frozenset[int] | None = None) -> StructQuery | None:
+        """The turn's events prepared against this store's word weights, or a scope's
+        (``members``, up to :data:`SCOPE_EXACT`: its own memory and word counts); None without
+        events."""
+        if not events:
+            return None
+        if members is None or len(members) > SCOPE_EXACT:
+            return self.encoder.query(events, self.idf)
+        q8, _, df = self._scope_codes(members)
+        n = len(q8)
+        return self.encoder.query(events, lambda w: math.log1p(n / (df.get(w, 0) + 0.5)))
 
     def candidates(self, sq: StructQuery, min_score: float, limit: int,
                    allowed: set[int] | frozenset[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -168,21 +176,27 @@ class StructureIndex:
         if members is None or len(members) > SCOPE_EXACT:
             mean, std = self.stats.z_stats(sq.vector)
             return mean, std, self.stats.n
-        q8, scale = self._scope_codes(members)
+        q8, scale, _ = self._scope_codes(members)
         if not len(q8):
             return 0.0, 0.0, 0
         sc = K.sims_q8_many(q8, np.asarray(sq.vector, np.float32)[None, :])[0].astype(np.float64) * scale
         return float(sc.mean()), float(sc.std()), len(sc)
 
-    def _scope_codes(self, members) -> tuple[np.ndarray, np.ndarray]:
+    def _scope_codes(self, members) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+        """The scope's int8 codes, their scales and its word counts (cached per store change)."""
         seq = self.db.execute("SELECT coalesce(max(seq), 0) FROM change_log").fetchone()[0]
         key = (seq, frozenset(members))
         got = self._scope_cache.get(key)
         if got is None:
-            rows = self.db.execute("SELECT code, nterms FROM codes WHERE dim=? AND memory_id IN "
-                                   "(SELECT value FROM json_each(?))", (self.dim, json.dumps(sorted(members)))).fetchall()
+            rows = self.db.execute("SELECT c.code, c.nterms, e.events FROM codes c JOIN events e ON e.memory_id=c.memory_id "
+                                   "WHERE c.dim=? AND c.memory_id IN (SELECT value FROM json_each(?))",
+                                   (self.dim, json.dumps(sorted(members)))).fetchall()
             q8 = np.frombuffer(b"".join(r[0] for r in rows), np.int8).reshape(len(rows), 2 * self.dim)
-            got = (q8, np.asarray(self.encoder.scale(np.asarray([r[1] for r in rows])), np.float64))
+            df: dict[str, int] = {}
+            for r in rows:
+                for w in event_words(json.loads(r[2])):
+                    df[w] = df.get(w, 0) + 1
+            got = (q8, np.asarray(self.encoder.scale(np.asarray([r[1] for r in rows])), np.float64), df)
             self._scope_cache[key] = got
             while len(self._scope_cache) > SCOPE_CACHE:
                 self._scope_cache.pop(next(iter(self._scope_cache)))

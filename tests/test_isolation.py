@@ -139,3 +139,31 @@ def test_a_small_scopes_analogy_does_not_depend_on_other_scopes(tmp_path):
     assert found["alone"][0] is not None and found["alone"][0][0] == target
     assert found["shared"][0][0] == found["alone"][0][0]
     assert [t for t, _ in found["shared"][1]] == [t for t, _ in found["alone"][1]]
+
+
+def test_recall_in_a_scope_equals_recall_in_a_store_of_that_scope_alone(tmp_path):
+    """The same hits in the same order, for every channel alone, fused, and the slot's
+    analogy, whatever the other scopes hold: the keyword channel ranks a scope by its own
+    word statistics, the vector channel searches it exactly, the slot weighs terms and gates
+    by the scope's own counts. (Store-wide bm25 statistics reordered 35 of 40 keyword
+    rankings on LoCoMo turns before.)"""
+    from .conftest import noise_texts
+    from .test_analogy import FACTS
+
+    mine = POOL + FACTS + ["Acme Corporation owns Widget Inc, a small subsidiary in Ohio."] + noise_texts(20, seed=11)
+    crowd = ([f"Owner number {i} owns a shop in town {i} and sells bread." for i in range(60)]
+             + [f"Alice met Bob in Lisbon on day {i} to talk about Acme." for i in range(60)] + noise_texts(120, seed=12))
+    turns = QUERIES + ["My friend Bob owns a red car.", "who teaches chemistry?", "the museum in Lisbon"]
+    got = {}
+    for name, other in (("shared", crowd), ("alone", [])):
+        with fastmem.Memory(str(tmp_path / f"{name}.db")) as m:
+            if other:
+                m.remember_many(other, scope="other")
+            m.remember_many(mine, scope="mine")
+            text = dict(m.db.execute("SELECT id, text FROM memories"))
+            for chans in CHANNEL_SETS + [("keyword", "vector", "graph", "context", "speaker")]:
+                for q in turns:
+                    r = m.recall(q, k=10, scope="mine", channels=chans, record=False, analogy=len(chans) > 3)
+                    got.setdefault((chans, q), {})[name] = ([text[h.id] for h in r.hits], r.analogy and r.analogy.text)
+    differ = [(c, q) for (c, q), v in got.items() if v["shared"] != v["alone"]]
+    assert not differ, differ[:3]
