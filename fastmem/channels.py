@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import apsw
 import numpy as np
@@ -77,11 +78,16 @@ def context(db: apsw.Connection, found: dict[str, Channel], pool: int, scope: st
         return {}
     top = sorted(seeds.items(), key=lambda x: -x[1])[: 2 * pool]
     scoped = " AND n.scope=m.scope" + (" AND n.scope=:scope" if scope is not None else "")
+    # without a source, the neighbours are the memories written next to it in the same call
+    # (consecutive ids, the same creation time): a transcript given to remember_many at once
+    batch = " AND n.source IS NULL AND n.created=m.created" + scoped
     credit: dict[int, float] = {}
     for mid, q, nxt, prv in db.execute(
-        "SELECT m.id, instr(m.text, '?') > 0, (SELECT n.id FROM memories n WHERE n.source=m.source AND n.id>m.id" + scoped + " ORDER BY n.id LIMIT 1), "
-        "(SELECT n.id FROM memories n WHERE n.source=m.source AND n.id<m.id" + scoped + " ORDER BY n.id DESC LIMIT 1) "
-        "FROM memories m WHERE m.id IN (SELECT value FROM json_each(:ids)) AND m.source IS NOT NULL",
+        "SELECT m.id, instr(m.text, '?') > 0, CASE WHEN m.source IS NULL THEN (SELECT n.id FROM memories n WHERE "
+        "n.id=m.id+1" + batch + ") ELSE (SELECT n.id FROM memories n WHERE n.source=m.source AND n.id>m.id" + scoped
+        + " ORDER BY n.id LIMIT 1) END, CASE WHEN m.source IS NULL THEN (SELECT n.id FROM memories n WHERE "
+        "n.id=m.id-1" + batch + ") ELSE (SELECT n.id FROM memories n WHERE n.source=m.source AND n.id<m.id" + scoped
+        + " ORDER BY n.id DESC LIMIT 1) END FROM memories m WHERE m.id IN (SELECT value FROM json_each(:ids))",
         {"ids": json.dumps([m for m, _ in top]), "scope": scope},
     ):
         v = seeds[mid]
@@ -100,6 +106,31 @@ def _speaker_keys(name: str) -> tuple[str, str | None]:
     return fold_name(name), first or None
 
 
+#: "Name: text" at the start of a memory: one to three capitalised words (letters, apostrophes,
+#: hyphens, dots), a colon, a space. Times ("10:30"), URLs ("https:") and lower-case labels
+#: never match.
+_PREFIX = re.compile(r"\s*([A-Z][^\W\d_]*(?:['’.-][^\W\d_]+)*(?: [A-Z][^\W\d_]*(?:['’.-][^\W\d_]+)*){0,2}):\s+\S")
+#: Capitalised words that head a line as a label, not as a speaker ("Note: ...").
+_LABELS = frozenset("""note notes warning caution todo update updates re subject summary question answer q a tip tips
+error errors fyi ps edit important reminder step steps example examples ingredients agenda action actions status
+result results problem solution fix bug issue task tasks goal goals plan idea ideas comment comments title date time
+location address phone email url link source sources quote definition meaning translation input output
+response request reply feedback nb total price cost day week""".split())
+
+
+def prefix_speaker(text: str) -> str | None:
+    """The speaker a transcript-style memory names in front ("Caroline: I went to ..."), or
+    None (no such prefix, or a label such as "Note:")."""
+    m = _PREFIX.match(text)
+    if not m:
+        return None
+    name = m.group(1)
+    first = name.split()[0].casefold()
+    if first in _LABELS or first in STOPWORDS:
+        return None
+    return name
+
+
 def speaker(db: apsw.Connection, found: dict[str, Channel], query: str, cache: dict | None = None) -> Channel:
     """The memories found by the other channels whose speaker the turn names: the speaker's
     full name as words of the turn (folded as entity names are: case, punctuation,
@@ -111,6 +142,10 @@ def speaker(db: apsw.Connection, found: dict[str, Channel], query: str, cache: d
     Measured on LoCoMo dev (every turn a memory with its speaker; 231 questions, most name a
     speaker), fused any@5 0.693 -> 0.732, any@1 0.351 -> 0.403 at the channel's fusion weight
     0.75 (0.5: 0.723, 1.0: 0.732; as a multiplier of the fused score, 1.5x: 0.736).
+
+    A memory written without ``speaker`` whose text starts with a speaker's name and a colon
+    (:func:`prefix_speaker`) counts as that speaker's, named in the turn with a capital (a
+    stricter test than a given speaker's: the prefix is a guess).
     """
     cands = {m for ch in found.values() for m in ch}
     if not cands:
@@ -119,10 +154,15 @@ def speaker(db: apsw.Connection, found: dict[str, Channel], query: str, cache: d
     capitals = {fold_name(w) for w in query.replace("'", " ").split() if w[:1].isupper()}
     cache = {} if cache is None else cache
     hits = []
-    for mid, who in db.execute(
-        "SELECT id, speaker FROM memories WHERE id IN (SELECT value FROM json_each(?)) AND speaker IS NOT NULL",
+    for mid, who, head in db.execute(
+        "SELECT id, speaker, substr(text, 1, 80) FROM memories WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps(sorted(cands)),),
     ):
+        if who is None:
+            guess = prefix_speaker(head)
+            if guess is not None and all(fold_name(w) in capitals for w in guess.split()[:1]):
+                hits.append(mid)
+            continue
         keys = cache.get(who)
         if keys is None:
             keys = cache[who] = _speaker_keys(who)

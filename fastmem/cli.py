@@ -423,7 +423,7 @@ def cmd_eval(a) -> int:
 
         if not L.conversation_files(a.path):
             raise FileNotFoundError(f"no LoCoMo conversation files at {a.path}")
-        res = L.evaluate_all(a.path, fusion=a.fusion)
+        res = L.evaluate_all(a.path, fusion=a.fusion, writes=a.writes)
         if a.json:
             _out(res)
         else:
@@ -564,6 +564,9 @@ def _tool_commands(add) -> None:
     p.add_argument("--fusion", default="score", choices=["score", "rrf"])
     p.add_argument("--no-baselines", action="store_true")
     p.add_argument("--mc", action="store_true", help="proparalogy: also the four-way multiple choice")
+    p.add_argument("--writes", default="full", choices=["full", "context", "plain"],
+                   help="locomo: what each turn is written with besides its text: source, at and speaker "
+                        "(full), source and at (context), nothing (plain)")
 
 
 def main(argv: list[str] | None = None) -> int:

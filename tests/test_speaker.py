@@ -67,3 +67,18 @@ def test_update_sets_and_clears_the_speaker_and_export_keeps_it(mem, tmp_path):
     assert mem.get(mid)["speaker"] is None
     with pytest.raises(InvalidInput):
         mem.update(mid, speaker=" ")
+
+
+def test_a_name_in_front_of_the_text_is_the_speaker_when_none_is_given(mem):
+    """Transcripts written as "Name: text" without ``speaker=`` (plain writes on LoCoMo dev:
+    fused any@5 0.623 -> 0.641); labels, times and URLs are never speakers."""
+    from fastmem.channels import prefix_speaker
+
+    mem.remember_many(noise_texts(120, seed=5))
+    ids = mem.remember_many([f"{s}: {t}" for s, t in CHAT])
+    hits = mem.recall("What did Melanie paint?", k=5, record=False).hits
+    assert hits[0].id == ids[1] and "speaker" in hits[0].why
+    assert all("speaker" not in h.why for h in hits if not h.text.startswith("Melanie:"))
+    assert [prefix_speaker(t) for t in ("Jon Smith: hi there", "O'Brien: yes", "Note: buy milk", "10:30: standup",
+                                        "https://example.org", "The plan: go", "Ingredients: flour", "Caroline:hi",
+                                        "melanie: lower case")] == ["Jon Smith", "O'Brien"] + [None] * 7

@@ -5,6 +5,10 @@ caption when there is one, with the session's date as ``at``, the conversation a
 and the turn's speaker as ``speaker``); every question of categories 1-4 is asked; a hit counts when an evidence
 ``dia_id`` is in the top k (any@k) / all evidence ids are (all@k), k = 1, 5, 10. Reported per
 channel (keyword, vector, graph, context), fused, and fused without the speaker, the context or the graph.
+
+``writes`` chooses what the writer passes besides the text: ``"full"`` (``source``, ``at`` and
+``speaker``, the default), ``"context"`` (``source`` and ``at``) or ``"plain"`` (the text only,
+as many API users write).
 """
 
 from __future__ import annotations
@@ -16,7 +20,10 @@ import re
 import tempfile
 from datetime import datetime
 
-__all__ = ["CHANNEL_SETS", "KS", "conversation_files", "turns", "evaluate", "evaluate_all", "table"]
+__all__ = ["CHANNEL_SETS", "KS", "WRITES", "conversation_files", "turns", "evaluate", "evaluate_all", "table"]
+
+#: What a writer passes besides the text (see the module docstring).
+WRITES = ("full", "context", "plain")
 
 CHANNEL_SETS = {
     "keyword": ("keyword",),
@@ -65,18 +72,23 @@ def turns(conv: dict):
         n += 1
 
 
-def evaluate(path: str, *, fusion: str = "score", channel_sets=CHANNEL_SETS, memory_kw=None) -> dict[str, dict[str, float]]:
+def evaluate(path: str, *, fusion: str = "score", channel_sets=CHANNEL_SETS, memory_kw=None,
+             writes: str = "full") -> dict[str, dict[str, float]]:
     """Scores of one conversation file: ``{channel set: {"any@k", "all@k", "questions"}}``."""
     import fastmem
 
+    if writes not in WRITES:
+        raise ValueError(f"writes must be one of {WRITES}, not {writes!r}")
     with open(path) as f:
         conv = json.load(f)
     rows = list(turns(conv))
     qa = [q for q in conv["qa"] if q.get("category") in (1, 2, 3, 4) and q.get("evidence")]
     with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "locomo.db"), fusion=fusion,
                                                             **(memory_kw or {})) as m:
-        ids = m.remember_many([r[1] for r in rows], at=[session_date(r[2]) for r in rows],
-                              source=os.path.basename(path), speaker=[r[3] for r in rows], progress=False)
+        kw = {} if writes == "plain" else {"at": [session_date(r[2]) for r in rows], "source": os.path.basename(path)}
+        if writes == "full":
+            kw["speaker"] = [r[3] for r in rows]
+        ids = m.remember_many([r[1] for r in rows], progress=False, **kw)
         dia = dict(zip(ids, (r[0] for r in rows)))
         out = {}
         for name, chans in channel_sets.items():
@@ -93,9 +105,10 @@ def evaluate(path: str, *, fusion: str = "score", channel_sets=CHANNEL_SETS, mem
         return out
 
 
-def evaluate_all(path: str, *, fusion: str = "score", memory_kw=None) -> dict[str, dict]:
+def evaluate_all(path: str, *, fusion: str = "score", memory_kw=None, writes: str = "full") -> dict[str, dict]:
     """:func:`evaluate` for every conversation at ``path``, plus ``"all"`` (question-weighted)."""
-    per = {os.path.basename(f): evaluate(f, fusion=fusion, memory_kw=memory_kw) for f in conversation_files(path)}
+    per = {os.path.basename(f): evaluate(f, fusion=fusion, memory_kw=memory_kw, writes=writes)
+           for f in conversation_files(path)}
     if per:
         total = {}
         for name in CHANNEL_SETS:
