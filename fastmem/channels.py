@@ -78,16 +78,11 @@ def context(db: apsw.Connection, found: dict[str, Channel], pool: int, scope: st
         return {}
     top = sorted(seeds.items(), key=lambda x: -x[1])[: 2 * pool]
     scoped = " AND n.scope=m.scope" + (" AND n.scope=:scope" if scope is not None else "")
-    # without a source, the neighbours are the memories written next to it in the same call
-    # (consecutive ids, the same creation time): a transcript given to remember_many at once
-    batch = " AND n.source IS NULL AND n.created=m.created" + scoped
     credit: dict[int, float] = {}
     for mid, q, nxt, prv in db.execute(
-        "SELECT m.id, instr(m.text, '?') > 0, CASE WHEN m.source IS NULL THEN (SELECT n.id FROM memories n WHERE "
-        "n.id=m.id+1" + batch + ") ELSE (SELECT n.id FROM memories n WHERE n.source=m.source AND n.id>m.id" + scoped
-        + " ORDER BY n.id LIMIT 1) END, CASE WHEN m.source IS NULL THEN (SELECT n.id FROM memories n WHERE "
-        "n.id=m.id-1" + batch + ") ELSE (SELECT n.id FROM memories n WHERE n.source=m.source AND n.id<m.id" + scoped
-        + " ORDER BY n.id DESC LIMIT 1) END FROM memories m WHERE m.id IN (SELECT value FROM json_each(:ids))",
+        "SELECT m.id, instr(m.text, '?') > 0, (SELECT n.id FROM memories n WHERE n.source=m.source AND n.id>m.id" + scoped + " ORDER BY n.id LIMIT 1), "
+        "(SELECT n.id FROM memories n WHERE n.source=m.source AND n.id<m.id" + scoped + " ORDER BY n.id DESC LIMIT 1) "
+        "FROM memories m WHERE m.id IN (SELECT value FROM json_each(:ids)) AND m.source IS NOT NULL",
         {"ids": json.dumps([m for m, _ in top]), "scope": scope},
     ):
         v = seeds[mid]

@@ -33,6 +33,10 @@ STATS_SAVE_EVERY = 20_000
 #: A scope of at most this many memories gets the slot's statistics from its own codes (one
 #: read of at most 4 MB per change of the store); a larger one uses the store's.
 SCOPE_EXACT = 4096
+#: A scope with fewer coded memories than this has no statistics of its own (a mean and a
+#: standard deviation of a handful say nothing): it borrows the store's, so a new user's first
+#: memories can already rhyme. Equal to the slot's own minimum store size (``min_store``).
+SCOPE_OWN_MIN = 8
 #: Scopes whose codes are kept between turns (at most 4 MB each).
 SCOPE_CACHE = 8
 
@@ -152,6 +156,8 @@ class StructureIndex:
             return self.encoder.query(events, self.idf)
         q8, _, df = self._scope_codes(members)
         n = len(q8)
+        if n < SCOPE_OWN_MIN:
+            return self.encoder.query(events, self.idf)
         return self.encoder.query(events, lambda w: math.log1p(n / (df.get(w, 0) + 0.5)))
 
     def candidates(self, sq: StructQuery, min_score: float, limit: int,
@@ -168,7 +174,8 @@ class StructureIndex:
     def z_stats(self, sq: StructQuery, members: set[int] | frozenset[int] | None = None) -> tuple[float, float, int]:
         """``(mean, std, n)`` of the turn's code score over the store's memories with a code,
         or over ``members`` (a scope) when given: a scope's gate stands on its own
-        population, as it would in a store holding only that scope. The store's from the
+        population, as it would in a store holding only that scope (one of fewer than
+        :data:`SCOPE_OWN_MIN` coded memories borrows the store's). The store's from the
         running sums (O(D^2)); a scope's from its codes (read once per change of the store and
         kept for the last :data:`SCOPE_CACHE` scopes), exact up to :data:`SCOPE_EXACT`
         members; a larger scope uses the store's (documented bound: its z is on the store's
@@ -177,8 +184,9 @@ class StructureIndex:
             mean, std = self.stats.z_stats(sq.vector)
             return mean, std, self.stats.n
         q8, scale, _ = self._scope_codes(members)
-        if not len(q8):
-            return 0.0, 0.0, 0
+        if len(q8) < SCOPE_OWN_MIN:  # too few to have statistics of their own: the store's
+            mean, std = self.stats.z_stats(sq.vector)
+            return mean, std, self.stats.n
         sc = K.sims_q8_many(q8, np.asarray(sq.vector, np.float32)[None, :])[0].astype(np.float64) * scale
         return float(sc.mean()), float(sc.std()), len(sc)
 

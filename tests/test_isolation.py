@@ -167,3 +167,23 @@ def test_recall_in_a_scope_equals_recall_in_a_store_of_that_scope_alone(tmp_path
                     got.setdefault((chans, q), {})[name] = ([text[h.id] for h in r.hits], r.analogy and r.analogy.text)
     differ = [(c, q) for (c, q), v in got.items() if v["shared"] != v["alone"]]
     assert not differ, differ[:3]
+
+
+def test_a_new_scope_borrows_the_stores_statistics_until_it_has_its_own(tmp_path):
+    """A user's first few memories can already rhyme: a scope of fewer than 8 coded memories
+    (too few for a mean and a standard deviation) is gated on the store's statistics; its
+    candidates are still its own. (The hermes flow's new user with three stories lost the
+    analogy line when every scope used only its own statistics.)"""
+    from fastmem.structure_index import SCOPE_OWN_MIN
+
+    from .test_analogy import FACTS
+
+    target = "Acme Corporation owns Widget Inc, a small subsidiary in Ohio."
+    with fastmem.Memory(str(tmp_path / "m.db")) as m:
+        m.remember_many(FACTS, scope="old")
+        mine = m.remember_many([target, "Heavy rain flooded the basement last spring.",
+                                "Kenji plays the cello in a community orchestra."], scope="new")
+        assert m.db.execute("SELECT count(*) FROM codes WHERE memory_id IN (SELECT id FROM memories WHERE scope='new')"
+                            ).fetchone()[0] < SCOPE_OWN_MIN
+        an = m.recall("My friend Bob owns a red car.", k=5, scope="new", record=False).analogy
+        assert an is not None and an.id == mine[0] and an.scope == "new"
