@@ -30,6 +30,7 @@ import re
 import apsw
 import numpy as np
 
+from .bounded import Bounded
 from .canon import fold_name
 from .fusion import normalised
 from .index import VectorIndex
@@ -40,6 +41,8 @@ __all__ = ["NAMES", "Channel", "vector", "Keyword", "Graph", "Scopes", "SCOPE_EX
 #: A scope of at most this many memories, in a store that holds others, is ranked by the
 #: keyword channel with its own word statistics.
 SCOPE_EXACT = 2048
+#: Texts whose FTS5 tokens the keyword channel keeps (the texts it scores again and again).
+TOKEN_CACHE = 20_000
 
 Channel = dict[int, tuple[int, float]]
 #: The channels recall fuses by default, in the order they run.
@@ -228,6 +231,7 @@ class Keyword:
         self._df: dict[str, tuple[int, int]] = {}  # term -> (capped count, store size then)
         self._exact: dict[str, tuple[int, int]] = {}  # term -> (exact count, store size then)
         self._tok = None
+        self._tokens: dict[str, tuple[int, dict[str, int]]] = Bounded(TOKEN_CACHE)  # text -> (length, counts)
 
     def _cached(self, cache: dict, term: str, n: int, sql: str, args: tuple) -> int:
         got = cache.get(term)
@@ -306,6 +310,18 @@ class Keyword:
             (json.dumps(sorted(members)),)))
         return self._bm25(cands, [(0, t) for t in terms], pool, scope, 0, stats=(len(members), tokens))
 
+    def _tokenised(self, text: str) -> tuple[int, dict[str, int]]:
+        """A text's FTS5 token count and the count of each token (cached)."""
+        got = self._tokens.get(text)
+        if got is None:
+            toks = self._tok(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False,
+                             include_colocated=False)
+            counts: dict[str, int] = {}
+            for x in toks:
+                counts[x] = counts.get(x, 0) + 1
+            got = self._tokens[text] = (len(toks), counts)
+        return got
+
     def _stems(self, term: str) -> list[str]:
         return self._tok(term.strip('"').replace('""', '"').encode(), apsw.FTS5_TOKENIZE_QUERY, None,
                          include_offsets=False, include_colocated=False)
@@ -330,13 +346,12 @@ class Keyword:
         texts = self.db.execute(
             "SELECT id, text FROM memories m WHERE id IN (SELECT value FROM json_each(:ids))"
             + (" AND m.scope=:scope" if scope is not None else ""), {"ids": json.dumps(sorted(cands)), "scope": scope})
-        docs = [(mid, self._tok(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False,
-                                include_colocated=False)) for mid, text in texts]
+        docs = [(mid, self._tokenised(text)) for mid, text in texts]
         idf: dict[str, float] = {}
         for c, t in terms:
             stems = self._stems(t)
             if stats is not None:  # the word's count among the scope's memories (all in cands)
-                df = sum(1 for _, toks in docs if any(st in toks for st in stems))
+                df = sum(1 for _, (_, counts) in docs if any(st in counts for st in stems))
             else:
                 df = c if c <= self.CAP else self.exact_df(t, n)
             w = max(math.log((rows - df + 0.5) / (df + 0.5)), 1e-6)
@@ -344,14 +359,11 @@ class Keyword:
                 idf[st] = idf.get(st, 0.0) + w
         scored = []
         k1, b = self.K1, self.B
-        for mid, toks in docs:
-            tf: dict[str, int] = {}
-            for x in toks:
-                if x in idf:
-                    tf[x] = tf.get(x, 0) + 1
+        for mid, (length, counts) in docs:
+            tf = {x: counts[x] for x in idf if x in counts}
             if not tf:
                 continue
-            norm = k1 * (1 - b + b * len(toks) / avgdl)
+            norm = k1 * (1 - b + b * length / avgdl)
             scored.append((sum(idf[x] * f * (k1 + 1) / (f + norm) for x, f in tf.items()), mid))
         scored.sort(key=lambda x: (-x[0], x[1]))
         return {mid: (r + 1, float(sc)) for r, (sc, mid) in enumerate(scored[:pool])}
