@@ -98,6 +98,27 @@ def test_turns_are_committed_before_any_model_and_stamped_with_their_time(tmp_pa
     mm.shutdown_all()
 
 
+def test_the_block_never_repeats_a_turn_of_this_conversation(tmp_path, monkeypatch):
+    """hermes syncs a turn on its background worker and asks for the next block at once: a
+    turn committed while the block is computed is still one the model sees in its context."""
+    home = _home(tmp_path, monkeypatch)
+    mm, p = _manager(home, "s0")
+    _turn(mm, "s0", "Caroline told me her violin teacher moved to Oslo.", "Noted.")  # an older conversation
+    mm.shutdown_all()
+    mm, p = _manager(home, "s1")
+    p._warming = None  # the channels that need no model: the block is computed in milliseconds
+    leaked, older = [], 0
+    for i in range(30):
+        block = _turn(mm, "s1", f"Caroline asked about the violin recital number {i} today.", f"Caroline liked recital {i}.")
+        lines = [ln for ln in block.splitlines() if ln.startswith("- [m")]
+        older += any("Oslo" in ln for ln in lines)
+        leaked += [ln for ln in lines if "recital" in ln]
+    assert mm.flush_pending(timeout=60)
+    mm.shutdown_all()
+    assert leaked == []
+    assert older >= 25  # the older conversation's turn is what the block is for
+
+
 def _locomo_pairs(path):
     d = json.loads(path.read_text())
     text_of, pairs = {}, []

@@ -104,7 +104,11 @@ class FastmemProvider(MemoryProvider):
         # since the session began or its context was last compressed): never a line of the
         # block, which is for what the context lacks; at most IN_CONTEXT_MAX kept
         self._in_context: dict[int, None] = {}
-        self._ctx_lock = threading.Lock()
+        # held by a turn's write until its ids are in _in_context, and by a block from reading
+        # _in_context until its recall has read the store: hermes syncs a turn on its own worker
+        # thread while it asks for the next block, and a turn committed in between was a line
+        # of that block (the model's own context repeated, every turn)
+        self._ctx_lock = threading.RLock()
         self.path: Path | None = None
         #: Why the provider cannot serve (None while it can).
         self.unavailable_reason: str | None = None
@@ -237,10 +241,6 @@ class FastmemProvider(MemoryProvider):
         with self._ctx_lock:
             self._in_context.clear()
 
-    def _in_context_now(self) -> set[int]:
-        with self._ctx_lock:
-            return set(self._in_context)
-
     # -- recall ----------------------------------------------------------------------------
     def system_prompt_block(self) -> str:
         if self._mem is None:
@@ -309,21 +309,27 @@ class FastmemProvider(MemoryProvider):
         if not self._ready.is_set() and self._mem.models_ready():  # only the kernels left: brief
             self._ready.wait(PREFETCH_WAIT_S)
         sid = session_id or self._session_id
-        seen = self._in_context_now()
         k = self._cfg["prefetch_k"]
         try:
-            if self._ready.is_set():
+            full = self._ready.is_set()
+            if full:
                 # turns committed a moment ago are being derived: give them a bounded moment, so
                 # the vector channel and the slot see the conversation so far
                 self._mem.wait_pending(PREFETCH_WAIT_S)
-                res = self._mem.recall(query, k=2 * k, scope=self._ctx.scope, session=sid or None,
-                                       analogy=self._cfg["analogy"], record=False, exclude=seen)
-            else:
-                res = self._mem.recall(query, k=2 * k, scope=self._ctx.scope, session=sid or None,
-                                       analogy=False, channels=_MODEL_FREE, record=False, exclude=seen)
+            with self._ctx_lock:  # no turn is committed between reading `seen` and the recall
+                seen = frozenset(self._in_context)
+                if full:
+                    res = self._mem.recall(query, k=2 * k, scope=self._ctx.scope, session=sid or None,
+                                           analogy=self._cfg["analogy"], record=False, exclude=seen)
+                else:
+                    res = self._mem.recall(query, k=2 * k, scope=self._ctx.scope, session=sid or None,
+                                           analogy=False, channels=_MODEL_FREE, record=False, exclude=seen)
             # (the analogy may be one of them: that this turn rhymes with an earlier one is news)
             res = replace(res, hits=tuple(h for h in res.hits if not is_chatter(h.text))[:k])
-            self._mem.record(res, session=sid or None)  # what is shown counts as surfaced
+            # what is shown counts as surfaced, less an analogy the model has in its context
+            # anyway: the conversation going on about it says nothing of the line's use
+            shown = res if res.analogy is None or res.analogy.id not in seen else replace(res, analogy=None)
+            self._mem.record(shown, session=sid or None)
             return self._block(res)
         except Exception:
             logger.warning("fastmem: prefetch failed", exc_info=True)
@@ -386,8 +392,8 @@ class FastmemProvider(MemoryProvider):
                 texts.append(f"User: {user}")
             if mode == "both" and reply:
                 texts.append(f"Assistant: {reply}")
-            ids = self._store(texts, sid, {"via": "sync_turn", "session": sid}, at=at)
-            with self._ctx_lock:
+            with self._ctx_lock:  # committed and marked as seen in one step (see __init__)
+                ids = self._store(texts, sid, {"via": "sync_turn", "session": sid}, at=at)
                 self._in_context.update(dict.fromkeys(ids))
                 while len(self._in_context) > IN_CONTEXT_MAX:
                     del self._in_context[next(iter(self._in_context))]
