@@ -129,6 +129,14 @@ CHATTER_WORDS = frozenset(
 _SPEAKER_PREFIX = re.compile(r"^\s*[\w .'-]{1,40}:\s+")
 
 
+def without_labels(text: str) -> str:
+    """``text`` less up to two leading ``Name:`` labels (a role and a speaker, as in a host's
+    "User: Caroline: ..."): words of who spoke, not of what was said."""
+    for _ in range(2):
+        text = _SPEAKER_PREFIX.sub("", text, count=1)
+    return text
+
+
 def is_chatter(text: str) -> bool:
     """Whether ``text`` (after an optional ``Name:`` prefix) holds no word beyond stop words and
     acknowledgements: stored like any turn, but never worth a line of recalled context."""

@@ -14,10 +14,16 @@ Inferred engagement: a memory surfaced in a session at turn t counts as *engaged
 the next ``WINDOW`` turns of that session (``Session.observe``) reuses it, i.e.
 
 * shares at least ``MIN_SHARED_WORDS`` distinctive words with it (content words of 4+
-  letters that appear in the memory), or
+  letters that appear in the memory; leading ``Name:`` labels such as "User: Caroline:"
+  are not words of either), or
 * has embedding cosine of at least ``MIN_COSINE`` with it;
 
-and as *ignored* when ``WINDOW`` turns pass without that.
+and as *ignored* when ``WINDOW`` turns pass without that. A turn with fewer than
+``MIN_SHARED_WORDS`` distinctive words ("ok", "7 May 2023") cannot show that a memory went
+unused: it may engage one (by the cosine), ignores none, and is not counted in the window.
+Each outcome counts once per memory and session: a conversation that keeps surfacing a
+memory and moving on sinks it as much as one turn doing so (``engaged`` and ``ignored`` count
+conversations), so weights follow many conversations, never one long one.
 """
 
 from __future__ import annotations
@@ -29,7 +35,8 @@ import numpy as np
 
 from .bounded import Bounded
 from .errors import InvalidInput, NotFound
-from .text import content_words
+from .text import content_words, without_labels
+from .vectors import ids_json
 
 __all__ = ["weight", "distinctive", "Ledger", "Session"]
 
@@ -72,6 +79,8 @@ class Ledger:
         self.weights: dict[int, tuple[float, int, int]] = {}
         #: turn counters of the last SESSIONS sessions (an evicted one continues from its stored turns)
         self._turns: dict[str, int] = Bounded(SESSIONS)
+        #: the outcomes each of the last SESSIONS sessions counted: {mid: (engaged, ignored)}
+        self._own: dict[str, dict[int, tuple[int, int]]] = Bounded(SESSIONS)
 
     def load(self) -> None:
         self.weights = {
@@ -85,6 +94,26 @@ class Ledger:
 
     def forget(self, mid: int) -> None:
         self.weights.pop(mid, None)
+
+    def _counted(self, session: str) -> dict[int, tuple[int, int]]:
+        """What ``session`` counted, per memory ``(engaged, ignored)`` (each 0 or 1)."""
+        own = self._own.get(session)
+        if own is None:
+            own = {}
+            for mid, outcome in self.db.execute(
+                    "SELECT DISTINCT memory_id, outcome FROM usage_events WHERE session=? AND outcome IS NOT NULL", (session,)):
+                e, i = own.get(mid, (0, 0))
+                own[mid] = (1, i) if outcome else (e, 1)
+            self._own[session] = own
+        return own
+
+    def weights_for(self, session: str | None):
+        """The use weights a recall in ``session`` ranks by: those of every other
+        conversation. A conversation's own verdicts rank the next ones, never its own later
+        turns (a memory it engaged once would otherwise lead each of its turns after).
+        Explicit :meth:`~fastmem.Memory.feedback` counts at once everywhere."""
+        own = self._counted(session) if session is not None else None
+        return _Others(self.weights, own) if own else self.weights
 
     # -- surfacing -------------------------------------------------------------------------
     def turn(self, session: str) -> int:
@@ -148,21 +177,31 @@ class Ledger:
             "LEFT JOIN embeddings e ON e.memory_id=ue.memory_id WHERE ue.session=? AND ue.outcome IS NULL AND ue.turn<=?",
             (session, turn),
         ).fetchall()
+        tw = distinctive(content_words(without_labels(text)))
+        # a turn too short to share MIN_SHARED_WORDS distinctive words with anything ("ok",
+        # "7 May 2023") can show reuse (by the cosine) but not its absence: it judges nothing
+        # ignored and the window does not count it
+        telling = len(tw) >= MIN_SHARED_WORDS
         if not pending:
-            self._turns[session] = turn + 1
+            if telling:
+                self._turns[session] = turn + 1
             return {"engaged": [], "ignored": []}
-        tw = distinctive(content_words(text))
         tv = embed([text])[0]
+        # judged in this session already: counted once per outcome (see the module docstring)
+        before = set(self.db.execute(
+            "SELECT DISTINCT memory_id, outcome FROM usage_events WHERE session=? AND outcome IS NOT NULL "
+            "AND memory_id IN (SELECT value FROM json_each(?))", (session, ids_json({p[1] for p in pending}))))
         res: dict[str, list[int]] = {"engaged": [], "ignored": []}
+        counted: list[tuple[int, bool]] = []
         decided: dict[int, bool] = {}
         weights: dict[int, tuple[float, int, int]] = {}
         with self.store.atomic() as db:
             for eid, mid, eturn, mtext, v in pending:
-                shared = len(tw & distinctive(content_words(mtext)))
+                shared = len(tw & distinctive(content_words(without_labels(mtext))))
                 cos = float(np.dot(np.frombuffer(v, np.float32), tv)) if v is not None else 0.0
                 if shared >= MIN_SHARED_WORDS or cos >= MIN_COSINE:
                     outcome = True
-                elif turn + 1 - eturn >= WINDOW:
+                elif telling and turn + 1 - eturn >= WINDOW:
                     outcome = False
                 else:
                     continue
@@ -170,12 +209,36 @@ class Ledger:
                 if mid in decided:  # one verdict per memory per turn
                     continue
                 decided[mid] = outcome
-                weights[mid] = self.apply_outcome(mid, outcome)
                 res["engaged" if outcome else "ignored"].append(mid)
+                if (mid, int(outcome)) not in before:
+                    weights[mid] = self.apply_outcome(mid, outcome)
+                    counted.append((mid, outcome))
         # committed: the process's state follows
         self.weights.update(weights)
-        self._turns[session] = turn + 1
+        own = self._counted(session)
+        for mid, outcome in counted:
+            e, i = own.get(mid, (0, 0))
+            own[mid] = (1, i) if outcome else (e, 1)
+        if telling:
+            self._turns[session] = turn + 1
         return res
+
+
+class _Others:
+    """``weights`` less one session's own counts (see :meth:`Ledger.weights_for`)."""
+
+    __slots__ = ("base", "own")
+
+    def __init__(self, base: dict[int, tuple[float, int, int]], own: dict[int, tuple[int, int]]) -> None:
+        self.base, self.own = base, own
+
+    def get(self, mid: int, default=None):
+        got = self.base.get(mid, default)
+        d = self.own.get(mid)
+        if d is None or got is None:
+            return got
+        e, i = got[1] - d[0], got[2] - d[1]
+        return None if (e, i) == (0, 0) and default is None else (weight(e, i), e, i)
 
 
 class Session:

@@ -127,3 +127,76 @@ def test_per_session_state_is_bounded(db_path, monkeypatch):
             m.observe("apple river violin", session=f"s{i}")
         assert len(m.ledger._turns) <= 5 and len(m.slot._recent) <= 5
         assert "s0" not in m.ledger._turns and m.ledger.turn("s0") == turn
+
+
+def test_a_turn_too_short_to_show_reuse_ignores_nothing(mem):
+    """A reply such as "7 May 2023" shares no distinctive word with anything: it cannot tell
+    that what was surfaced went unused, so it neither ignores it nor counts in the window."""
+    mem.remember_many(noise_texts(30))
+    hike = mem.remember("Alice loves hiking in the Dolomites every summer.")
+    s = mem.session("chat-1")
+    surfaced = {h.id for h in s.recall("what does Alice do in summer?", k=3, analogy=False).hits}
+    assert hike in surfaced
+    for short in ("7 May 2023", "ok", "Sure!"):
+        assert s.observe(short)["ignored"] == []
+    assert all(mem.usage(i)["ignored"] == 0 for i in surfaced)
+    out = s.observe("Also remind me to water the plants on the balcony.")  # a telling turn: first of the window
+    assert out["ignored"] == []
+    assert set(s.observe("The weather report promises rain tomorrow afternoon.")["ignored"]) == surfaced
+
+
+def test_one_conversation_counts_once_per_memory(mem):
+    """A conversation that keeps surfacing the same memory and moving on sinks it as much as
+    one turn doing so: weights move with the conversations that used or ignored a memory."""
+    mem.remember_many(noise_texts(30))
+    cake = mem.remember("Alice's favourite dessert is lemon cheesecake.")
+    s = mem.session("chat-1")
+    for i in range(6):
+        assert cake in {h.id for h in s.recall("Alice dessert cheesecake", k=3, analogy=False).hits}
+        s.observe(f"Let us talk about the train timetable for platform number {i} instead.")
+    s.observe("The weather report promises rain tomorrow afternoon.")
+    s.observe("Another unrelated remark about the parking garage downtown.")
+    assert mem.usage(cake)["ignored"] == 1
+    t = mem.session("chat-2")  # another conversation counts again
+    t.recall("Alice dessert cheesecake", k=3, analogy=False)
+    t.observe("Let us talk about the train timetable instead.")
+    t.observe("The weather report promises rain tomorrow afternoon.")
+    assert mem.usage(cake)["ignored"] == 2
+
+
+def test_speaker_labels_are_not_shared_words(mem):
+    """ "User: Caroline: ..." and a reply "Caroline: ..." share who spoke, not what was said."""
+    mem.remember_many(noise_texts(30))
+    mid = mem.remember("User: Caroline: I adopted a grey kitten from the shelter last week.")
+    s = mem.session("chat-1")
+    assert mid in {h.id for h in s.recall("Caroline kitten shelter", k=3, analogy=False).hits}
+    assert s.observe("User: Caroline: The train timetable changed for platform three.")["engaged"] == []
+
+
+def test_a_conversations_verdicts_rank_the_next_conversations_not_its_own(mem):
+    """Inferred engagement ranks later conversations; within the conversation that judged, a
+    memory engaged once would lead each of its later turns (the loop the host flow showed)."""
+    mem.remember_many(noise_texts(30))
+    place = {mem.remember("The team lunch is on Friday at the Thai place near the harbour."): "harbour pier boats",
+             mem.remember("The team lunch is on Friday at the Thai restaurant beside the cathedral."): "cathedral beside spires"}
+    a, b = place
+    s = mem.session("chat-1")
+    order = [h.id for h in s.recall("when is the team lunch", k=5, analogy=False).hits]
+    low = b if order.index(a) < order.index(b) else a
+    high = a if low == b else b
+    for i in range(4):  # the turns that follow keep reusing the lower one
+        s.recall(f"team lunch plans number {i}", k=5, analogy=False)
+        s.observe(f"Booked it, {place[low]}, for {i + 4} people.")
+    assert mem.usage(low)["engaged"] == 1 and mem.usage(high)["engaged"] == 0  # once per conversation
+    again = s.recall("when is the team lunch", k=5, analogy=False, record=False)
+    assert [h.id for h in again.hits] == order
+    assert next(h for h in again.hits if h.id == low).why["use"]["weight"] == 1.0
+    for sid in ("chat-3", "chat-4", "chat-5"):  # more conversations reuse it
+        t = mem.session(sid)
+        t.recall("team lunch plans", k=5, analogy=False)
+        t.observe(f"Booked it, {place[low]}, for six people.")
+    assert mem.usage(low)["engaged"] == 4
+    other = [h for h in mem.recall("when is the team lunch", k=5, analogy=False, record=False, session="chat-2").hits]
+    o = [h.id for h in other]
+    assert o.index(low) < o.index(high)
+    assert next(h for h in other if h.id == low).why["use"]["weight"] > 1.0
