@@ -91,7 +91,7 @@ def run(db: apsw.Connection, store, synced, *, embedder, extractor, index, scope
     ``index``, the ``scopes`` bookkeeping and the ``structures`` in step. ``synced()`` holds
     the store's lock, caught up with other processes' commits."""
     t0 = time.perf_counter()
-    with synced():
+    with synced(), store.snapshot():  # one state of the file: another process may forget meanwhile
         names = [scope] if scope is not None else [r[0] for r in db.execute("SELECT DISTINCT scope FROM memories")]
         n = db.execute("SELECT count(*) FROM memories").fetchone()[0]
         b = bar(n, "finding clusters", progress)
@@ -108,12 +108,16 @@ def run(db: apsw.Connection, store, synced, *, embedder, extractor, index, scope
     name = str(getattr(summarizer, "name", type(summarizer).__name__))
     b = bar(len(todo), "writing chunks", progress, unit="chunk")
     for start in range(0, len(todo), 64):  # summaries, embeddings and parses in batches, outside the lock
-        part = todo[start : start + 64]
+        batch = todo[start : start + 64]
+        with synced():  # a cluster a member of which was forgotten since the plan waits for the next run
+            part = [cl for cl in batch if _intact(db, cl)]
         texts = [summary(summarizer, db, cl, budget) for cl in part]
         prep = W.prepare(texts, [None] * len(texts), embedder, extractor, False)
         for i, cl in enumerate(part):
             one = W.Prepared([texts[i]], prep.vecs[i : i + 1], [prep.facts[i]], [prep.events[i]])
             with synced():  # one transaction per chunk
+                if not _intact(db, cl):
+                    continue
                 if cl.action == "create":
                     cl.chunk_id, pending = create(store, one, cl, summarizer=name, model_id=embedder.model_id,
                                                   structures=structures)
@@ -126,7 +130,7 @@ def run(db: apsw.Connection, store, synced, *, embedder, extractor, index, scope
                 structures.apply(pending)
             done[cl.action].append(cl.chunk_id)
         if b:
-            b.update(len(part))
+            b.update(len(batch))
     if b:
         b.close()
     with synced():
@@ -135,6 +139,13 @@ def run(db: apsw.Connection, store, synced, *, embedder, extractor, index, scope
                                          (scope,) if scope is not None else ()) if r[0] not in listed]
     return ConsolidationReport(tuple(done["create"]), tuple(done["update"]), tuple(sorted(done["same"] + rest)),
                                len(plans), tuple(sorted(set(hubs))), time.perf_counter() - t0)
+
+
+def _intact(db: apsw.Connection, cl: Cluster) -> bool:
+    """Whether every member of a planned cluster is still in the store."""
+    n = db.execute("SELECT count(*) FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                   (json.dumps(cl.members),)).fetchone()[0]
+    return n == len(cl.members)
 
 
 def signature(members) -> str:

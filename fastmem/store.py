@@ -470,6 +470,22 @@ class Store:
                 yield db
 
     @contextlib.contextmanager
+    def snapshot(self) -> Iterator[apsw.Connection]:
+        """Reads that see one state of the file (a deferred read transaction): what another
+        process commits between two of them is not seen. For reads only; inside a transaction,
+        that transaction's view."""
+        with self._tx_lock:
+            if self._depth > 0 or self.db.in_transaction:
+                yield self.db
+                return
+            self.db.execute("BEGIN")
+            try:
+                yield self.db
+            finally:
+                if self.db.in_transaction:
+                    self.db.execute("COMMIT")
+
+    @contextlib.contextmanager
     def _atomic(self) -> Iterator[apsw.Connection]:
         if self._depth == 0:
             self._retry(lambda: self.db.execute("BEGIN IMMEDIATE"))

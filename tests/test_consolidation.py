@@ -183,3 +183,29 @@ def test_extractive_summary_keeps_central_sentences_and_names():
              "The weather was nice."]
     s = Extractive().summarize(texts, names=["Omar", "Oslo", "Fjord Labs"], budget=80)
     assert len(s) <= 80 + 30 and "Omar" in s and "Fjord Labs" in s and "weather" not in s
+
+
+def test_another_process_forgetting_during_the_plan_breaks_nothing(store, db_path, monkeypatch):
+    """The plan reads memories, their entities' names, their facts, then the names again:
+    another process forgot a cluster's memories in between (their entities went with them)
+    and the pass failed with a KeyError (the four-process reliability test found it); a
+    cluster whose members went after the plan is left for the next run."""
+    from fastmem import chunks
+
+    m, ids = store
+    original, done = chunks._mentions, []
+
+    def forget_meanwhile(text, aliases):  # after the names were read, before the facts
+        if not done:
+            with fastmem.Memory(db_path) as other:
+                for mid in ids["oslo"]:
+                    other.forget(mid)
+            done.append(True)
+        return original(text, aliases)
+
+    monkeypatch.setattr(chunks, "_mentions", forget_meanwhile)
+    rep = m.consolidate()
+    assert done and rep.created
+    members = {r.id for cid in m.chunks() for r in m.expand(cid)}
+    assert set(ids["lisbon"]) & members and not set(ids["oslo"]) & members
+    assert m.check().ok
