@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -67,7 +68,7 @@ class TermIndex:
         self._mid = np.zeros(0, np.int64)  # slot -> memory id
         self._slot: dict[int, int] = {}  # memory id -> its live slot
         self._next = 0
-        self._acc = np.zeros(0)
+        self._acc = np.zeros(0)  # scratch of the Numba term_scores
 
     @property
     def n(self) -> int:
@@ -111,7 +112,10 @@ class TermIndex:
         if self._csr is None:
             flat, rows = self._raw
             keys, term_of = np.unique(flat, return_inverse=True)
-            indptr, sorted_rows = K.postings_csr(term_of.astype(np.int64).ravel(), rows, len(keys))
+            # the counting sort where this process writes (its Numba kernels are loaded), a
+            # NumPy sort in one that only reads (a CLI recall: Numba's load costs more)
+            build = K.postings_csr if "fastmem.kernels.hrr" in sys.modules else K.postings_csr_sorted
+            indptr, sorted_rows = build(term_of.astype(np.int64).ravel(), rows, len(keys))
             self._csr, self._raw = (keys, indptr, sorted_rows), None
         return self._csr
 
@@ -199,8 +203,12 @@ class TermIndex:
             ew = np.zeros(0)
         if not len(starts) and not len(estarts):
             return np.zeros(0, np.int64), np.zeros(0)
-        slots, sc = K.term_scores(starts, ends, base_rows, w, estarts, eends, erows, ew, self.alive, self._acc,
-                                  float(threshold))
+        if "fastmem.kernels.hrr" in sys.modules:  # this process's Numba kernels are loaded
+            slots, sc = K.term_scores(starts, ends, base_rows, w, estarts, eends, erows, ew, self.alive, self._acc,
+                                      float(threshold))
+        else:  # a process that only reads (a CLI recall): NumPy, no Numba load
+            slots, sc = K.term_scores_bincount(starts, ends, base_rows, w, estarts, eends, erows, ew, self.alive,
+                                               max(float(threshold), 1e-12))
         ids = self._mid[slots]
         if allowed is not None:
             keep = np.fromiter((i in allowed for i in ids.tolist()), bool, len(ids))

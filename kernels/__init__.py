@@ -1,4 +1,6 @@
-"""Numba kernels for phase-vector HRR (FHRR), imported as ``fastmem.kernels``.
+"""Kernels for phase-vector HRR (FHRR), imported as ``fastmem.kernels``: Numba for the write
+side (:mod:`.hrr`: encoding, quantising, statistics updates, postings), plain NumPy for atoms
+and for everything a recall runs (:mod:`.plain`), so that a recall never imports Numba.
 
 Kernels take and return arrays; no I/O, no classes, no mutable globals. Every kernel has a
 plain NumPy reference in :mod:`fastmem.kernels.reference`, used by the tests.
@@ -19,6 +21,7 @@ __all__ = [
     "dequantize",
     "permute",
     "postings_csr",
+    "postings_csr_sorted",
     "quantize",
     "sim",
     "sim_many",
@@ -26,6 +29,7 @@ __all__ = [
     "stats_add",
     "stats_remove",
     "term_scores",
+    "term_scores_bincount",
     "to_unit",
     "unbind",
     "warmup",
@@ -33,9 +37,17 @@ __all__ = [
 ]
 
 
+_PLAIN = frozenset({"Q8_SCALE", "atom", "atoms", "permute", "postings_csr_sorted", "sims_q8_many",
+                    "term_scores_bincount", "to_unit", "z_stats"})
+
+
 def __getattr__(name: str):
     # Numba (~0.5 s to import, ~0.6 s for its first dispatch) loads with the first kernel a
     # process uses, not with ``import fastmem``: listing or exporting a store compiles nothing.
+    if name in _PLAIN:  # atoms and what a recall runs: NumPy, no Numba import
+        from . import plain
+
+        return getattr(plain, name)
     if name in __all__:
         from . import hrr
 

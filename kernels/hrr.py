@@ -6,8 +6,6 @@ unit form ``[cos v; sin v] / sqrt(D)`` of shape (2D,), so that ``sim(a, b) = u_a
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import math
 import os
 import sys
@@ -34,46 +32,11 @@ import numpy as np  # noqa: E402
 if not nb.config.CACHE_DIR:  # imported earlier by someone else: tell it now, before our kernels
     nb.config.CACHE_DIR = cache_dir()
 
-TWO_PI = 2.0 * math.pi
-Q8_SCALE = 127.0
-# Reductions on finite values may be reassociated (what lets LLVM vectorise them); no other
-# fast-math flag is set.
-_SCAN_MATH = {"reassoc", "contract"}
+# what needs no compilation (atoms, the query-time kernels) is plain NumPy, in .plain
+from .plain import Q8_SCALE, TWO_PI, atom, atoms, permute, sims_q8_many, to_unit  # noqa: E402,F401
 
 
 # -- atoms -----------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=8_192)  # 32 MiB at dim 512
-def _atom_cached(symbol: str, dim: int) -> np.ndarray:
-    seed = int.from_bytes(hashlib.blake2b(symbol.encode("utf-8"), digest_size=8).digest(), "little")
-    rng = np.random.Generator(np.random.PCG64(seed))
-    a = rng.uniform(0.0, TWO_PI, dim)
-    a.setflags(write=False)
-    return a
-
-
-def atom(symbol: str, dim: int) -> np.ndarray:
-    """Deterministic phase vector of a symbol.
-
-    Derivation (stable across processes, platforms and fastmem versions): the 64-bit seed is
-    the little-endian BLAKE2b-64 digest of the UTF-8 symbol; the phases are
-    ``numpy.random.Generator(PCG64(seed)).uniform(0, 2pi, dim)`` (NumPy guarantees this
-    stream). Cached; the returned array is read-only.
-
-    Returns
-    -------
-    ndarray, float64, shape (dim,)
-    """
-    return _atom_cached(str(symbol), int(dim))
-
-
-def atoms(symbols, dim: int) -> np.ndarray:
-    """Stack of :func:`atom` for each symbol, shape (len(symbols), dim)."""
-    out = np.empty((len(symbols), dim), np.float64)
-    for i, s in enumerate(symbols):
-        out[i] = atom(s, dim)
-    return out
-
-
 # -- algebra ---------------------------------------------------------------------------------
 @nb.njit(cache=True)
 def _wrap(x):
@@ -125,28 +88,7 @@ def bundle(v: np.ndarray) -> np.ndarray:
     return bundle_weighted(v, np.ones(v.shape[0]))
 
 
-def permute(v: np.ndarray, shift: int = 1) -> np.ndarray:
-    """Cyclic shift of the phases (last axis): a fixed permutation that makes order matter.
-
-    ``bind(a, permute(b))`` differs from ``bind(b, permute(a))``, unlike ``bind(a, b)``.
-    """
-    return np.roll(v, shift, axis=-1)
-
-
 # -- unit and stored forms ------------------------------------------------------------------
-@nb.njit(cache=True)
-def to_unit(v):
-    """Phases (N, D) -> float64 (N, 2D) rows ``[cos v; sin v] / sqrt(D)``."""
-    n, d = v.shape
-    out = np.empty((n, 2 * d))
-    r = 1.0 / math.sqrt(d) if d > 0 else 0.0
-    for i in range(n):
-        for j in range(d):
-            out[i, j] = math.cos(v[i, j]) * r
-            out[i, d + j] = math.sin(v[i, j]) * r
-    return out
-
-
 @nb.njit(cache=True)
 def quantize(v):
     """Phases (N, D) -> int8 (N, 2D): ``round(127 [cos v; sin v])``."""
@@ -199,18 +141,6 @@ def sim_many(q, v):
             acc += cq[j] * math.cos(v[i, j]) + sq[j] * math.sin(v[i, j])
         out[i] = acc / d
     return out
-
-
-def _query_scale(qu: np.ndarray, d2: int) -> np.ndarray:
-    # u rows are q8 / (127 sqrt(D)); fold that constant into the query once
-    return (np.asarray(qu, np.float64) / (Q8_SCALE * math.sqrt(max(d2 // 2, 1)))).astype(np.float32)
-
-
-def sims_q8_many(codes: np.ndarray, qus: np.ndarray) -> np.ndarray:
-    """Many unit queries (m, 2D) against int8 codes (N, 2D) -> (m, N) float32 (BLAS)."""
-    n, d2 = codes.shape
-    q = np.stack([_query_scale(x, d2) for x in np.atleast_2d(qus)]) if len(qus) else np.zeros((0, d2), np.float32)
-    return q @ codes.astype(np.float32).T
 
 
 # -- term postings ---------------------------------------------------------------------------
@@ -316,43 +246,6 @@ def stats_remove(s: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
     _stats_update(s, m, u, -1.0)
 
 
-@nb.njit(cache=True, nogil=True, fastmath=_SCAN_MATH)
-def _quad_form(m, q):
-    # q^T M q on one thread: a multi-threaded BLAS here leaves its workers spinning into the
-    # work that follows and doubles its time on a small machine
-    d2 = q.shape[0]
-    acc = 0.0
-    for i in range(d2):
-        row = 0.0
-        for j in range(d2):
-            row += m[i, j] * q[j]
-        acc += q[i] * row
-    return acc
-
-
-def z_stats(qu, s, m, n):
-    """Exact mean and standard deviation of ``sim(q, .)`` over the N codes the sums describe.
-
-    mean = q.s / N; E[sim^2] = q^T M q / N; cost O(D^2) (one quadratic form, single-threaded),
-    independent of N. Returns (mean, std); (0, 0) for an empty store.
-
-    Parameters
-    ----------
-    qu : ndarray (2D,)
-        Unit form of the query.
-    s : ndarray (2D,), m : ndarray (2D, 2D)
-        Running sums of the stored unit rows and of their outer products.
-    n : int
-        Number of stored codes.
-    """
-    if n <= 0:
-        return 0.0, 0.0
-    qu = np.asarray(qu, np.float64)
-    mean = float(qu @ s) / n
-    var = float(_quad_form(m, qu)) / n - mean * mean
-    return mean, math.sqrt(var) if var > 0.0 else 0.0
-
-
 def warmup(*, parallel: bool = False) -> None:
     """Compile every kernel on tiny inputs (Numba caches them on disk: a later process only
     loads them). ``parallel`` is accepted for compatibility: no kernel is multi-threaded now
@@ -371,7 +264,6 @@ def warmup(*, parallel: bool = False) -> None:
     s = np.zeros(2 * d)
     m = np.zeros((2 * d, 2 * d))
     stats_add(s, m, u)
-    z_stats(u[0], s, m, 2)
     indptr, rows = postings_csr(np.zeros(2, np.int64), np.arange(2, dtype=np.int64), 1)
     e = np.zeros(0, np.int64)
     term_scores(indptr[:-1], indptr[1:], rows, np.ones(1), e, e, e, np.zeros(0), np.ones(2, np.bool_), np.zeros(2), 0.5)

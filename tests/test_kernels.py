@@ -138,11 +138,13 @@ def test_term_scores_match_reference(n_rows, n_terms):
     estarts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64) if len(lens) else np.zeros(0, np.int64)
     alive = rnd.random(max(n_rows, 1)) > 0.2
     acc = np.zeros(max(n_rows, 1))
-    got_r, got_s = K.term_scores(indptr[q[:half]], indptr[q[:half] + 1], rows, w[:half], estarts, estarts + lens,
-                                 erows, w[half:], alive, acc, 0.5)
+    args = (indptr[q[:half]], indptr[q[:half] + 1], rows, w[:half], estarts, estarts + lens, erows, w[half:], alive)
+    got_r, got_s = K.term_scores(*args, acc, 0.5)
     want = R.term_scores([(rows[indptr[t]:indptr[t + 1]], wt) for t, wt in zip(q, w)], alive, 0.5)
     assert dict(zip(got_r.tolist(), got_s.tolist())) == pytest.approx(want)
     assert not acc.any()  # scratch left zeroed
+    by_r, by_s = K.term_scores_bincount(*args, 0.5)  # the NumPy one: the same sums, bit for bit
+    assert dict(zip(by_r.tolist(), by_s.tolist())) == dict(zip(got_r.tolist(), got_s.tolist()))
 
 
 def test_term_index_gives_exact_overlap_through_adds_removes_and_merges():
@@ -181,3 +183,36 @@ def test_term_index_update_replaces_a_memorys_terms():
     assert got == {1: 1.0, 2: 1.0} and ti.n == 2
     ti.merge()
     assert dict(zip(*[x.tolist() for x in ti.query(np.asarray([10]), np.ones(1), 0.5, 10)])) == {}
+
+
+def test_a_recall_in_a_fresh_process_imports_no_numba(tmp_path):
+    """A CLI call or a host's first turn recalls, analogy slot included, without Numba's
+    import and first dispatch (~1 s); writes still compile their kernels."""
+    db = str(tmp_path / "s.db")
+    with fastmem.Memory(db, progress=False) as m:
+        m.remember_many(["My neighbour Lena moved from Lisbon to Berlin in May and found a flat near the river.",
+                         "Acme Corporation bought Widget Inc last year and kept its founders as managers.",
+                         "The gardener planted tomatoes in March, watered them daily and harvested them in August.",
+                         "Bob repaired the old bicycle and sold it to a student in town.",
+                         "The committee approved the budget after a long debate on Tuesday.",
+                         "Maria baked bread for the neighbours and delivered it by bike.",
+                         "The storm flooded the valley and the villagers rebuilt the bridge.",
+                         "Tom wrote a novel about sailors and published it in the spring.",
+                         "The startup hired ten engineers and opened an office in Lisbon."])
+    code = ("import sys, fastmem\n"
+            f"with fastmem.Memory({db!r}) as m:\n"
+            "    r = m.recall('My cousin Ana moved from Porto to Madrid in June and rented a room by the park.', k=3)\n"
+            "assert r.hits and r.timings_ms.get('analogy') is not None, r.timings_ms\n"
+            "print(r.analogy is not None, 'numba' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "False"]
+
+
+@pytest.mark.parametrize("n_rows,n_terms", [(0, 3), (1, 1), (500, 40), (5000, 300)])
+def test_postings_by_sort_equal_the_counting_sort(n_rows, n_terms):
+    rnd = np.random.default_rng(n_rows)
+    term_of = rnd.integers(0, n_terms, size=4 * n_rows).astype(np.int64)
+    row_of = rnd.integers(0, max(n_rows, 1), size=4 * n_rows).astype(np.int64)
+    a, b = K.postings_csr(term_of, row_of, n_terms), K.postings_csr_sorted(term_of, row_of, n_terms)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
