@@ -125,7 +125,7 @@ def _query_scale(qu: np.ndarray, d2: int) -> np.ndarray:
 
 def sims_q8_many(codes: np.ndarray, qus: np.ndarray) -> np.ndarray:
     """Many unit queries (m, 2D) against int8 codes (N, 2D) -> (m, N) float32 (BLAS)."""
-    n, d2 = codes.shape
+    d2 = codes.shape[1]
     q = np.stack([_query_scale(x, d2) for x in np.atleast_2d(qus)]) if len(qus) else np.zeros((0, d2), np.float32)
     return q @ codes.astype(np.float32).T
 
