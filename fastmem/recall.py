@@ -114,8 +114,8 @@ class RecallPipeline:
         # fusion (a keyword or graph cut at `pool` says nothing about ties at its boundary)
         found = {c: (v if c in ("vector", "speaker") else drop_boundary_ties(v, pool))
                  for c, v in found.items() if c in use}
-        if exclude:  # a neighbour or a speaker's turn may be one
-            found = {c: _without(v, exclude, pool) for c, v in found.items()}
+        if exclude:  # the others are filtered already; a neighbour or a speaker's turn may be one
+            found.update({c: _without(found[c], exclude, pool) for c in ("context", "speaker") if c in found})
         fused = self.fuse(found)
         # use weights
         weights = self.ledger.weights_for(session)

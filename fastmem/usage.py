@@ -36,7 +36,6 @@ import numpy as np
 from .bounded import Bounded
 from .errors import InvalidInput, NotFound
 from .text import content_words, without_labels
-from .vectors import ids_json
 
 __all__ = ["weight", "distinctive", "Ledger", "Session"]
 
@@ -102,8 +101,7 @@ class Ledger:
             own = {}
             for mid, outcome in self.db.execute(
                     "SELECT DISTINCT memory_id, outcome FROM usage_events WHERE session=? AND outcome IS NOT NULL", (session,)):
-                e, i = own.get(mid, (0, 0))
-                own[mid] = (1, i) if outcome else (e, 1)
+                _mark(own, mid, bool(outcome))
             self._own[session] = own
         return own
 
@@ -187,10 +185,7 @@ class Ledger:
                 self._turns[session] = turn + 1
             return {"engaged": [], "ignored": []}
         tv = embed([text])[0]
-        # judged in this session already: counted once per outcome (see the module docstring)
-        before = set(self.db.execute(
-            "SELECT DISTINCT memory_id, outcome FROM usage_events WHERE session=? AND outcome IS NOT NULL "
-            "AND memory_id IN (SELECT value FROM json_each(?))", (session, ids_json({p[1] for p in pending}))))
+        own = self._counted(session)  # counted once per outcome and session (module docstring)
         res: dict[str, list[int]] = {"engaged": [], "ignored": []}
         counted: list[tuple[int, bool]] = []
         decided: dict[int, bool] = {}
@@ -210,18 +205,21 @@ class Ledger:
                     continue
                 decided[mid] = outcome
                 res["engaged" if outcome else "ignored"].append(mid)
-                if (mid, int(outcome)) not in before:
+                if not own.get(mid, (0, 0))[0 if outcome else 1]:
                     weights[mid] = self.apply_outcome(mid, outcome)
                     counted.append((mid, outcome))
         # committed: the process's state follows
         self.weights.update(weights)
-        own = self._counted(session)
         for mid, outcome in counted:
-            e, i = own.get(mid, (0, 0))
-            own[mid] = (1, i) if outcome else (e, 1)
+            _mark(own, mid, outcome)
         if telling:
             self._turns[session] = turn + 1
         return res
+
+
+def _mark(own: dict[int, tuple[int, int]], mid: int, engaged: bool) -> None:
+    e, i = own.get(mid, (0, 0))
+    own[mid] = (1, i) if engaged else (e, 1)
 
 
 class _Others:
