@@ -382,6 +382,19 @@ def cmd_hermes(a) -> int:
     return 0
 
 
+def cmd_mcp(a) -> int:
+    try:
+        from . import mcp_server
+    except ImportError as exc:
+        raise UsageError(f"fastmem mcp: {exc}") from None
+    if a.transport == "http" and a.host not in mcp_server.LOCAL_HOSTS and not a.allow_remote:
+        raise UsageError(f"fastmem mcp: --host {a.host} exposes the memory to the network without "
+                         "authentication; add --allow-remote if that is what you want")
+    mcp_server.serve(_db(a), transport=a.transport, host=a.host, port=a.port, scope=a.scope,
+                     read_only=a.read_only, allow_remote=a.allow_remote)
+    return 0
+
+
 def cmd_warmup(a) -> int:
     """Compile the kernels into the persistent cache and, unless --no-models, load the models once."""
     import fastmem
@@ -552,6 +565,15 @@ def _tool_commands(add) -> None:
     p.add_argument("action", choices=["install", "uninstall"])
     p.add_argument("--hermes-home", default=None)
     p.add_argument("--no-import", action="store_true", help="do not copy the holographic provider's facts")
+    p = add("mcp", cmd_mcp, "serve the store to MCP clients (Claude Desktop, Cursor, agent frameworks); "
+                            "needs fastmem[mcp]")
+    p.add_argument("--transport", default="stdio", choices=["stdio", "http"],
+                   help="stdio (the client starts the server) or streamable HTTP")
+    p.add_argument("--host", default="127.0.0.1", help="http: address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="http: port (default 8765)")
+    p.add_argument("--scope", default=None, help="serve one tenant: every tool reads and writes this scope only")
+    p.add_argument("--read-only", action="store_true", help="offer no tool that writes; recalls are not recorded")
+    p.add_argument("--allow-remote", action="store_true", help="http: allow binding an address other than localhost")
     p = add("bench", cmd_bench, "latency of ingest and of each recall stage against store size")
     p.add_argument("--size", default="1k,10k", help="comma-separated sizes, e.g. 1k,10k,100k")
     p.add_argument("--queries", type=int, default=50)

@@ -1,0 +1,43 @@
+"""Adapters for agent frameworks, each an optional extra:
+
+* :mod:`fastmem.integrations.langchain` (``fastmem[langchain]``): a LangChain retriever and a
+  LangGraph long-term memory store;
+* :mod:`fastmem.integrations.llama_index` (``fastmem[llama-index]``): a LlamaIndex retriever.
+
+What a recall returns is the same everywhere: the hits (id, score, channels) and, when one
+qualifies, the analogy with the reason it was chosen (:func:`hit_metadata`,
+:func:`analogy_metadata`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["analogy_metadata", "analogy_reason", "hit_metadata"]
+
+
+def hit_metadata(h) -> dict[str, Any]:
+    """A recalled memory's metadata: ``kind="hit"``, ``id``, ``score``, ``channels`` (channel ->
+    rank), ``scope``, and ``at`` (ISO 8601) / ``speaker`` when the memory has them."""
+    out: dict[str, Any] = {"kind": "hit", "id": h.id, "score": float(h.score), "scope": h.scope,
+                           "channels": {c: v["rank"] for c, v in h.why.items() if isinstance(v, dict) and "rank" in v}}
+    if h.at is not None:
+        out["at"] = h.at.isoformat()
+    if h.speaker is not None:
+        out["speaker"] = h.speaker
+    return out
+
+
+def analogy_reason(an) -> str:
+    """One line saying why a memory is the turn's analogy (from its ``why``)."""
+    w = an.why
+    shared = ", ".join(w["matched"][:4]) or "its event structure"
+    return (f"same structure in other words: alignment {w['z']:.1f} standard deviations above the store's mean, "
+            f"surface similarity only {w['surface']:.2f}; shared: {shared}")
+
+
+def analogy_metadata(an) -> dict[str, Any]:
+    """The analogy's metadata: as :func:`hit_metadata` with ``kind="analogy"``, ``z``,
+    ``surface``, ``shared`` (the structure it has in common with the turn) and ``reason``."""
+    return {**hit_metadata(an), "kind": "analogy", "z": float(an.why["z"]), "surface": float(an.why["surface"]),
+            "shared": list(an.why["matched"]), "reason": analogy_reason(an)}
