@@ -121,6 +121,8 @@ def cmd_ingest(a) -> int:
     from .transfer import read_items
 
     items = list(read_items(a.files, a.format))
+    if a.ray is not None:
+        return _ingest_ray(a, items)
     t0 = time.perf_counter()
     n = 0
     with _open(a, **({"extractor": None} if a.no_extract else {})) as m:
@@ -158,6 +160,32 @@ def cmd_ingest(a) -> int:
     else:
         print(f"ingested {n} memories from {len(a.files)} file(s) in {dt:.1f} s ({summary['per_second']}/s)",
               file=sys.stderr)
+    return 0
+
+
+def _ray_address(a) -> str | None:
+    return None if a.ray == "auto" else a.ray
+
+
+def _ingest_ray(a, items) -> int:
+    from . import distributed
+
+    if a.no_extract:
+        raise UsageError("fastmem ingest: --ray derives facts and structure on the workers; --no-extract is not "
+                         "supported with it")
+    for it in items:  # the command's defaults, as without --ray
+        it.setdefault("scope", a.scope)
+        it.setdefault("source", a.source)
+        if a.speaker is not None:
+            it.setdefault("speaker", a.speaker)
+    rep = distributed.ingest(items, _db(a), address=_ray_address(a), batch_size=a.batch, shard_by=a.shard_by,
+                             progress=None if not a.quiet else False)
+    if a.json:
+        _out(dict(rep))
+    else:
+        rate = rep["memories"] / rep["seconds"] if rep["seconds"] else 0.0
+        print(f"ingested {rep['memories']} memories through Ray in {rep['seconds']:.1f} s ({rate:.1f}/s); "
+              f"{rep['skipped']} of {rep['batches']} batches were already committed", file=sys.stderr)
     return 0
 
 
@@ -312,6 +340,12 @@ def cmd_categories(a) -> int:
 
 
 def cmd_reembed(a) -> int:
+    if a.ray is not None:
+        from . import distributed
+
+        n = distributed.reembed(_db(a), address=_ray_address(a), progress=None if not a.quiet else False)
+        print(f"re-embedded {n} memories through Ray", file=sys.stderr)
+        return 0
     with _open_existing(a, reembed=True) as m:
         m.reembed(progress=None if not a.quiet else False)
         n = len(m)
@@ -510,6 +544,10 @@ def _writing_commands(add) -> None:
     p.add_argument("--speaker", default=None, help="who said or wrote it (a JSONL item's own \"speaker\" wins)")
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--no-extract", action="store_true", help="no parsing: no facts, no structure")
+    p.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
+                   help="derive on a Ray cluster (the running one, a new local one, or ADDRESS); needs fastmem[ray]")
+    p.add_argument("--shard-by", choices=["scope"], default=None,
+                   help="with --ray: one store file per scope under the folder --db names")
 
 def _reading_commands(add) -> None:
     """Commands that read: recall, analogies, the graph."""
@@ -549,7 +587,9 @@ def _store_commands(add) -> None:
     p.add_argument("id", nargs="?", type=int)
     p.add_argument("--status", default=None, choices=["proposed", "approved", "rejected"])
     p.add_argument("--scope", default=None)
-    add("reembed", cmd_reembed, "recompute every vector with the default model and rebuild the index")
+    p = add("reembed", cmd_reembed, "recompute every vector with the default model and rebuild the index")
+    p.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
+                   help="embed on a Ray cluster (the running one, a new local one, or ADDRESS); needs fastmem[ray]")
     p = add("check", cmd_check, "verify the file and every derived structure (exit 1 on problems)")
     p.add_argument("--repair", action="store_true", help="rebuild what can be rebuilt")
     p = add("export", cmd_export, "write everything needed to rebuild the store as JSONL")

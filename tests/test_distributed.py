@@ -1,0 +1,155 @@
+"""Bulk ingest through Ray (``fastmem.distributed``) on a local cluster started here (127.0.0.1,
+2 worker CPUs): the same store as ``remember_many`` on real conversation turns, a worker
+killed mid-import loses and duplicates nothing, a killed driver resumes."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import apsw
+import pytest
+import ray
+
+import fastmem
+from fastmem import distributed
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+N = 500
+
+
+def _turns(n):
+    out = []
+    for f in sorted(DATA.glob("*.json")):
+        d = json.load(open(f))
+        for k, v in d.items():
+            if re.fullmatch(r"session_\d+", k) and isinstance(v, list):
+                out += [{"text": f"{t['speaker']}: {t['text']}", "source": f"locomo-{f.stem}-{k}"} for t in v]
+    assert len(out) >= n, "LoCoMo dev turns are missing from ../shared/data"
+    return out[:n]
+
+
+def _rows(path, tmp):
+    out = os.path.join(tmp, os.path.basename(path) + ".jsonl")
+    with fastmem.Memory(path, progress=False) as m:
+        m.export_jsonl(out)
+    keep = []
+    for line in open(out):
+        r = json.loads(line)
+        if "text" in r:
+            keep.append((r["text"], r.get("source"), json.dumps(r.get("facts"), sort_keys=True),
+                         json.dumps(r.get("events"), sort_keys=True)))
+    return keep
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+             _node_ip_address="127.0.0.1")
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The turns and the store ``remember_many`` writes from them (grouped by source, in order)."""
+    items = _turns(N)
+    tmp = str(tmp_path_factory.mktemp("ref"))
+    path = os.path.join(tmp, "ref.db")
+    with fastmem.Memory(path, progress=False) as m:
+        start = 0
+        while start < len(items):
+            end = start
+            while end < len(items) and items[end]["source"] == items[start]["source"]:
+                end += 1
+            m.remember_many([x["text"] for x in items[start:end]], source=items[start]["source"])
+            start = end
+    return items, _rows(path, tmp)
+
+
+def test_a_ray_import_writes_the_store_remember_many_writes(cluster, reference, tmp_path):
+    items, want = reference
+    rep = distributed.ingest(items, str(tmp_path / "ray.db"), batch_size=64)
+    assert rep["memories"] == N and rep["skipped"] == 0 and rep["batches"] == 8
+    assert _rows(str(tmp_path / "ray.db"), str(tmp_path)) == want  # ids, order, facts, events
+    again = distributed.ingest(items, str(tmp_path / "ray.db"), batch_size=64)
+    assert again["memories"] == 0 and again["skipped"] == 8  # the same job twice writes nothing twice
+
+
+def _committed(path):
+    if not os.path.exists(path):
+        return 0
+    con = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        con.setbusytimeout(10_000)
+        if not con.execute("SELECT 1 FROM sqlite_master WHERE name='ingest_log'").fetchone():
+            return 0
+        return con.execute("SELECT count(*) FROM ingest_log").fetchone()[0]
+    finally:
+        con.close()
+
+
+def _deriver_pids():
+    pids = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                cmd = (p / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if "_Deriver" in cmd:
+                pids.append(int(p.name))
+    return pids
+
+
+def test_a_worker_killed_during_an_import_loses_and_duplicates_nothing(cluster, reference, tmp_path):
+    items, want = reference
+    path = str(tmp_path / "killed.db")
+    killed = []
+
+    def kill_one_worker():
+        deadline = time.monotonic() + 300
+        while _committed(path) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pids = _deriver_pids()
+        if pids:
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+
+    t = threading.Thread(target=kill_one_worker)
+    t.start()
+    rep = distributed.ingest(items, path, batch_size=25)
+    t.join()
+    assert killed, "no derive worker was found to kill"
+    assert _committed(path) == 20 and rep["memories"] == N
+    assert _rows(path, str(tmp_path)) == want
+
+
+def test_a_killed_driver_resumes_from_the_last_committed_batch(cluster, reference, tmp_path):
+    items, want = reference
+    src = tmp_path / "turns.jsonl"
+    src.write_text("".join(json.dumps(x) + "\n" for x in items))
+    path = str(tmp_path / "resumed.db")
+    address = ray.get_runtime_context().gcs_address  # the CLI joins the running cluster
+    cmd = [sys.executable, "-m", "fastmem", "ingest", "--db", path, str(src), "--ray", address, "--batch", "50",
+           "--json"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env.pop("RAY_ADDRESS", None)
+    first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while _committed(path) < 3 and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(first.pid, signal.SIGKILL)  # the driver (its workers on the cluster go with its job)
+    first.wait(60)
+    before = _committed(path)
+    assert 3 <= before < 10, f"the driver was not killed mid-import ({before} of 10 batches)"
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr[-2000:]
+    rep = json.loads(second.stdout)
+    assert rep["skipped"] >= before and rep["memories"] == N - 50 * rep["skipped"]
+    assert _rows(path, str(tmp_path)) == want
