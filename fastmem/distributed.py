@@ -59,12 +59,29 @@ def _connect(address: str | None):
     otherwise (an already initialised Ray is used as it is)."""
     ray = _ray()
     if not ray.is_initialized():
+        if address not in (None, "auto", "local"):
+            _answers(address)
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
                      logging_level="ERROR", configure_logging=True)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise ConnectionError(f"cannot reach a Ray cluster at {address or 'the default address'}: {exc}") from None
     return ray
+
+
+def _answers(address: str, timeout: float = 10.0) -> None:
+    """ConnectionError at once when nothing listens at a ``host:port`` / ``ray://host:port``
+    address (Ray itself retries for minutes)."""
+    import socket
+
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        raise InvalidInput(f"a Ray address is host:port or ray://host:port, not {address!r}")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ConnectionError(f"cannot reach a Ray cluster at {address}: {exc.strerror or exc}") from None
 
 
 # -- input ----------------------------------------------------------------------------------

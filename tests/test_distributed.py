@@ -81,6 +81,18 @@ def test_a_ray_import_writes_the_store_remember_many_writes(cluster, reference, 
     assert again["memories"] == 0 and again["skipped"] == 8  # the same job twice writes nothing twice
 
 
+SMALL = 250
+
+
+def _whole(path, items):
+    """Every item once, in input order, fully derived, and the file checks clean."""
+    with fastmem.Memory(path, progress=False) as m:
+        texts = [t for (t,) in m.db.execute("SELECT text FROM memories ORDER BY id")]
+        rep = m.check()
+        assert texts == [x["text"] for x in items]
+        assert rep.ok and rep.counts["embeddings"] == len(items) and rep.counts["pending"] == 0, rep
+
+
 def _committed(path):
     if not os.path.exists(path):
         return 0
@@ -107,8 +119,8 @@ def _deriver_pids():
     return pids
 
 
-def test_a_worker_killed_during_an_import_loses_and_duplicates_nothing(cluster, reference, tmp_path):
-    items, want = reference
+def test_a_worker_killed_during_an_import_loses_and_duplicates_nothing(cluster, tmp_path):
+    items = _turns(SMALL)
     path = str(tmp_path / "killed.db")
     killed = []
 
@@ -126,17 +138,17 @@ def test_a_worker_killed_during_an_import_loses_and_duplicates_nothing(cluster, 
     rep = distributed.ingest(items, path, batch_size=25)
     t.join()
     assert killed, "no derive worker was found to kill"
-    assert _committed(path) == 20 and rep["memories"] == N
-    assert _rows(path, str(tmp_path)) == want
+    assert _committed(path) == SMALL // 25 and rep["memories"] == SMALL
+    _whole(path, items)
 
 
-def test_a_killed_driver_resumes_from_the_last_committed_batch(cluster, reference, tmp_path):
-    items, want = reference
+def test_a_killed_driver_resumes_from_the_last_committed_batch(cluster, tmp_path):
+    items = _turns(SMALL)
     src = tmp_path / "turns.jsonl"
     src.write_text("".join(json.dumps(x) + "\n" for x in items))
     path = str(tmp_path / "resumed.db")
     address = ray.get_runtime_context().gcs_address  # the CLI joins the running cluster
-    cmd = [sys.executable, "-m", "fastmem", "ingest", "--db", path, str(src), "--ray", address, "--batch", "50",
+    cmd = [sys.executable, "-m", "fastmem", "ingest", "--db", path, str(src), "--ray", address, "--batch", "25",
            "--json"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     env.pop("RAY_ADDRESS", None)
@@ -151,5 +163,38 @@ def test_a_killed_driver_resumes_from_the_last_committed_batch(cluster, referenc
     second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr[-2000:]
     rep = json.loads(second.stdout)
-    assert rep["skipped"] >= before and rep["memories"] == N - 50 * rep["skipped"]
-    assert _rows(path, str(tmp_path)) == want
+    assert rep["skipped"] >= before and rep["memories"] == SMALL - 25 * rep["skipped"]
+    _whole(path, items)
+
+
+def test_shard_by_scope_writes_one_file_per_scope_and_reembed_runs_on_the_cluster(cluster, tmp_path):
+    items = [{"text": t, "scope": s} for t, s in [
+        ("Alice moved to Berlin in May.", "user/alice"), ("Bob works for Initech as a data engineer.", "bob"),
+        ("Alice prefers green tea over coffee.", "user/alice"), ("The office closes at six.", ""),
+        ("Bob plays the cello on Sundays.", "bob"), ("Alice's sister lives in Porto.", "user/alice")]]
+    folder = str(tmp_path / "shards")
+    rep = distributed.ingest(items, folder, batch_size=4, shard_by="scope")
+    assert rep["memories"] == 6 and sorted(os.listdir(folder)) == sorted(
+        f for s in ("user%2Falice", "bob", "_") for f in (s + ".db", s + ".db.hnsw", s + ".db.hnsw.json"))
+    for scope, want in [("user/alice", 3), ("bob", 2), ("", 1)]:
+        path = distributed.shard_path(folder, scope)
+        with fastmem.Memory(path, progress=False) as m:
+            assert m.count(scope=scope) == want == m.count()
+    alice = distributed.shard_path(folder, "user/alice")
+    with fastmem.Memory(alice, progress=False) as m:
+        before = dict(zip((1, 2, 3), m.index.get([1, 2, 3])))
+        m.db.execute("UPDATE embeddings SET vec=zeroblob(length(vec))")  # spoil the vectors
+    assert distributed.reembed(alice) == 3
+    with fastmem.Memory(alice, progress=False) as m:
+        for i, v in before.items():
+            assert float(m.index.get([i])[0] @ v) > 0.999
+        assert m.recall("where does Alice's sister live?", k=1, analogy=False).hits[0].id == 3
+
+
+def test_an_address_that_does_not_answer_is_a_clear_error(tmp_path):
+    src = tmp_path / "one.txt"
+    src.write_text("Alice moved to Berlin in May.\n")
+    out = subprocess.run([sys.executable, "-m", "fastmem", "ingest", "--db", str(tmp_path / "x.db"), str(src),
+                          "--ray", "127.0.0.1:9"], capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 1 and "cannot reach a Ray cluster at 127.0.0.1:9" in out.stderr
+    assert not (tmp_path / "x.db").exists()
