@@ -49,7 +49,7 @@ except ImportError:  # mcp 2.x renamed it MCPServer  # pragma: no cover - the ex
 from pydantic import Field
 
 from .errors import FastmemError, InvalidInput, NotFound
-from .integrations import analogy_metadata, hit_metadata
+from .integrations import analogy_metadata, tool_hit
 
 __all__ = ["LOCAL_HOSTS", "build_server", "serve"]
 
@@ -88,10 +88,7 @@ async def _run(work):
         raise ToolError(str(exc) or type(exc).__name__) from exc
 
 
-def _hit(h) -> dict[str, Any]:
-    out = hit_metadata(h)
-    del out["kind"], out["scope"]
-    return {"text": h.text, **out, "score": round(out["score"], 6)}
+_hit = tool_hit
 
 
 def _analogy(an) -> dict[str, Any]:

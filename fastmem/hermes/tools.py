@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import usage as U
 from ..errors import FastmemError, InvalidInput, NotFound
+from ..integrations import tool_hit
 from ..text import from_epoch
 
 __all__ = ["SCHEMAS", "TOOL_NAMES", "Context", "call", "trust"]
@@ -423,14 +424,7 @@ def fact_feedback(mem, ctx: Context, args: dict) -> dict:
 
 
 # -- fastmem's own -------------------------------------------------------------------------
-def _hit(h) -> dict:
-    out = {"id": h.id, "text": h.text, "score": round(float(h.score), 6),
-           "channels": {c: v["rank"] for c, v in h.why.items() if isinstance(v, dict) and "rank" in v}}
-    if h.at is not None:
-        out["at"] = h.at.isoformat()
-    if h.speaker is not None:
-        out["speaker"] = h.speaker
-    return out
+_hit = tool_hit
 
 
 def recall_tool(mem, ctx: Context, args: dict) -> dict:

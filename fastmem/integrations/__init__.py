@@ -41,3 +41,12 @@ def analogy_metadata(an) -> dict[str, Any]:
     ``surface``, ``shared`` (the structure it has in common with the turn) and ``reason``."""
     return {**hit_metadata(an), "kind": "analogy", "z": float(an.why["z"]), "surface": float(an.why["surface"]),
             "shared": list(an.why["matched"]), "reason": analogy_reason(an)}
+
+
+def tool_hit(h) -> dict[str, Any]:
+    """A recalled memory as an agent tool returns it (hermes' ``fastmem_recall``, the MCP
+    ``recall``): ``id``, ``text``, ``score`` (6 decimals), ``channels`` and ``at`` /
+    ``speaker`` when set."""
+    out = hit_metadata(h)
+    del out["kind"], out["scope"]
+    return {"text": h.text, **out, "score": round(out["score"], 6)}
