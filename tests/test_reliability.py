@@ -62,7 +62,7 @@ WORKER = textwrap.dedent(
 
 def test_four_processes_mixing_every_operation(tmp_path):
     path = str(tmp_path / "c.db")
-    n_ops = 2600 if STRESS else 600  # per worker: 10,400 in all with FASTMEM_STRESS=1
+    n_ops = 2600 if STRESS else 300  # per worker: 10,400 in all with FASTMEM_STRESS=1
     with fastmem.Memory(path) as m:
         m.remember("seed memory")
     script = tmp_path / "worker.py"
