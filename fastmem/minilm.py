@@ -31,6 +31,10 @@ _A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 _P = 0.3275911
 
 
+# activations (word pieces x 1536) from which the GELU runs as a Numba loop: about 170 pieces
+_FUSED_MIN = 1 << 18
+
+
 def erf(x: np.ndarray) -> np.ndarray:
     """The error function, elementwise, in float32 (NumPy has none; scipy costs an import)."""
     s = np.sign(x)
@@ -118,8 +122,14 @@ class Bert:
             s /= s.sum(-1, keepdims=True)
             ctx = (s @ qkv[2]).transpose(0, 2, 1, 3).reshape(b * n, self.dim)
             x = _layer_norm(ctx @ o_w + o_b + x, ln1w, ln1b, self.eps)
-            u = x @ i_w + i_b
-            u = 0.5 * u * (1.0 + erf(u * np.float32(0.7071067811865476)))
+            u = x @ i_w
+            if u.size >= _FUSED_MIN:  # a large batch: one fused loop (kernels/nn.py)
+                from fastmem.kernels.nn import bias_gelu_
+
+                bias_gelu_(u, i_b)
+            else:  # a query or a turn: NumPy, so a recall never imports Numba
+                u += i_b
+                u = 0.5 * u * (1.0 + erf(u * np.float32(0.7071067811865476)))
             x = _layer_norm(u @ f_w + f_b + x, ln2w, ln2b, self.eps)
         x = x.reshape(b, n, self.dim)
         m = mask.astype(np.float32)[:, :, None]

@@ -267,3 +267,6 @@ def warmup(*, parallel: bool = False) -> None:
     indptr, rows = postings_csr(np.zeros(2, np.int64), np.arange(2, dtype=np.int64), 1)
     e = np.zeros(0, np.int64)
     term_scores(indptr[:-1], indptr[1:], rows, np.ones(1), e, e, e, np.zeros(0), np.ones(2, np.bool_), np.zeros(2), 0.5)
+    from .nn import bias_gelu_  # the embedder's large-batch activation
+
+    bias_gelu_(np.zeros((1, 2), np.float32), np.zeros(2, np.float32))

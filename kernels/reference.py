@@ -57,3 +57,10 @@ def term_scores(segments, alive, threshold):
         for r in rows:
             acc[int(r)] = acc.get(int(r), 0.0) + float(w)
     return {r: v for r, v in acc.items() if alive[r] and v >= threshold}
+
+
+def bias_gelu(x, b):
+    from math import erf
+
+    v = np.asarray(x, np.float64) + b
+    return 0.5 * v * (1.0 + np.vectorize(erf, otypes=[float])(v / np.sqrt(2.0)))

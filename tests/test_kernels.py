@@ -216,3 +216,17 @@ def test_postings_by_sort_equal_the_counting_sort(n_rows, n_terms):
     row_of = rnd.integers(0, max(n_rows, 1), size=4 * n_rows).astype(np.int64)
     a, b = K.postings_csr(term_of, row_of, n_terms), K.postings_csr_sorted(term_of, row_of, n_terms)
     assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+@pytest.mark.parametrize("shape", [(0, 7), (1, 1), (33, 1536)])
+def test_fused_gelu_matches_the_exact_gelu(shape):
+    from fastmem.kernels.nn import bias_gelu_
+
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(shape) * 4).astype(np.float32)
+    x[:, :1] = np.float32(-30.0) if shape[0] else x[:, :1]  # far tails: 0 on the left, x on the right
+    b = rng.standard_normal(shape[1]).astype(np.float32)
+    want = R.bias_gelu(x, b)
+    got = bias_gelu_(x.copy(), b)
+    assert got.dtype == np.float32
+    assert_allclose(got, want, rtol=0, atol=2e-6 * max(1.0, float(np.abs(want).max(initial=0.0))))
