@@ -1,6 +1,7 @@
 """MiniLM (all-MiniLM-L6-v2) through NumPy (fastmem's default) against sentence-transformers on
-torch, same texts, same process: one query at a time and batches of real conversation turns
-(LoCoMo dev, ../shared/data; skipped without it).
+torch, and the static embedder distilled from it (fastmem[static]), same texts, same process:
+one query at a time and batches of real conversation turns (LoCoMo dev, ../shared/data;
+skipped without it).
 
     pytest bench/test_bench_embedder.py --benchmark-only --benchmark-columns=median,iqr,rounds
 """
@@ -17,7 +18,16 @@ from locomo import conversation_files, turns  # noqa: E402
 
 from fastmem.embedder import MiniLM  # noqa: E402
 
-BACKENDS = ["numpy", "torch"]
+BACKENDS = ["numpy", "torch", "static"]
+
+
+def embedder(backend):
+    if backend == "static":
+        pytest.importorskip("model2vec")
+        from fastmem.static import StaticMiniLM
+
+        return StaticMiniLM()
+    return MiniLM(backend=backend)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +41,7 @@ def texts():
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_one_query(benchmark, texts, backend):
     benchmark.group = "embedding: one query"
-    e = MiniLM(backend=backend)
+    e = embedder(backend)
     e.encode(["warm up"])
     it = itertools.cycle(texts[:200])
     benchmark.pedantic(lambda: e.encode([next(it)]), rounds=100, warmup_rounds=3)
@@ -40,7 +50,7 @@ def test_one_query(benchmark, texts, backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_batch_of_256(benchmark, texts, backend):
     benchmark.group = "embedding: a batch of 256 turns"
-    e = MiniLM(backend=backend)
+    e = embedder(backend)
     e.encode(["warm up"])
     batches = itertools.cycle([texts[i:i + 256] for i in range(0, len(texts) - 256, 256)])
     benchmark.pedantic(lambda: e.encode(next(batches)), rounds=3, warmup_rounds=1)

@@ -70,15 +70,20 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def warmup(*, models: bool = False) -> None:
+def warmup(*, models: bool = False, static: bool = False) -> None:
     """Compile every Numba kernel on tiny inputs (cached on disk by Numba afterwards).
 
     With ``models=True`` also load MiniLM and the spaCy parser, so the first real call pays
-    nothing.
+    nothing. With ``static=True`` distil the static embedder (:mod:`fastmem.static`) into the
+    user's cache folder if it is not there yet (about a minute, once per user).
     """
     from . import kernels
 
     kernels.warmup()
+    if static:
+        from .static import StaticMiniLM
+
+        StaticMiniLM().encode(["warm up"])
     if models:
         from .embedder import default_embedder
         from .extract import load_spacy

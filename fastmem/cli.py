@@ -82,6 +82,8 @@ def _db(a) -> str:
 def _open(a, **kw):
     import fastmem
 
+    if getattr(a, "embedder", None):
+        kw.setdefault("embedder", a.embedder)
     return fastmem.Memory(_db(a), progress=None if not getattr(a, "quiet", False) else False, **kw)
 
 
@@ -435,7 +437,7 @@ def cmd_warmup(a) -> int:
     from .kernels.hrr import cache_dir
 
     t0 = time.perf_counter()
-    fastmem.warmup()
+    fastmem.warmup(static=a.static)
     t1 = time.perf_counter()
     if not a.no_models:
         fastmem.warmup(models=True)
@@ -470,7 +472,8 @@ def cmd_eval(a) -> int:
 
         if not L.conversation_files(a.path):
             raise FileNotFoundError(f"no LoCoMo conversation files at {a.path}")
-        res = L.evaluate_all(a.path, fusion=a.fusion, writes=a.writes)
+        res = L.evaluate_all(a.path, fusion=a.fusion, writes=a.writes,
+                             memory_kw={"embedder": a.embedder} if a.embedder else None)
         if a.json:
             _out(res)
         else:
@@ -509,6 +512,9 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--json", action="store_true", help="machine-readable output")
     common.add_argument("--debug", action="store_true", help="show tracebacks")
     common.add_argument("--quiet", action="store_true", help="no progress bars")
+    common.add_argument("--embedder", default=None, choices=["minilm", "static"],
+                        help="the embedding model of a new store (an existing one keeps its own): MiniLM "
+                             "(default) or static, MiniLM distilled by model2vec (fastmem[static])")
     ap = _Parser(prog="fastmem", description="Fast local memory for AI agents: one SQLite file, hybrid recall, "
                                              "a knowledge graph and an analogy slot.", parents=[common])
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
@@ -528,6 +534,7 @@ def _writing_commands(add) -> None:
     add("demo", cmd_demo, "store a few memories (embedded default store) and show what recall finds and why")
     p = add("warmup", cmd_warmup, "compile the kernels once for this install (a persistent cache) and load the models")
     p.add_argument("--no-models", action="store_true", help="only the kernels")
+    p.add_argument("--static", action="store_true", help="also distil the static embedder (fastmem[static])")
     p = add("remember", cmd_remember, "store texts (arguments, or one per line on standard input)")
     p.add_argument("texts", nargs="*")
     p.add_argument("--scope", default="")

