@@ -34,6 +34,7 @@ from .errors import InvalidInput
 from .extract import parse_turn
 from .bounded import Bounded
 from .mapping import Mapper
+from .ranker import features
 from .results import Analogy
 from .structure import StructQuery
 from .structure_index import StructureIndex
@@ -77,7 +78,7 @@ class AnalogySlot:
                  surface_exclude: int = 10, surface_fraction: float = 0.05, surface_max: float | None = None,
                  surface_floor: float = 0.5, surface_rule: str = "neighbours", surface_names: bool = True,
                  repeat_window: int = 20, rerank: int = 16, min_store: int = 8, mapping: bool = True,
-                 min_units: int = 3, verb_vectors=None) -> None:
+                 min_units: int = 3, verb_vectors=None, ranker=None) -> None:
         if surface_rule not in SURFACE_RULES:
             raise InvalidInput(f"surface_rule must be one of {SURFACE_RULES}, not {surface_rule!r}")
         if isinstance(rerank, bool) or not isinstance(rerank, int) or rerank < 1:
@@ -97,6 +98,11 @@ class AnalogySlot:
         self.mapping = bool(mapping)
         self.min_units = min_units
         self.mapper = Mapper(lambda w: self.structures.idf(w), verb_vectors)
+        #: the learned ranker (:mod:`fastmem.ranker`); None: the largest alignment x use, no threshold
+        self.ranker = ranker
+        #: when a list, each pick appends ``(memory id, features, alignment)`` of every candidate
+        #: that passes the gate (what ``fastmem eval proparalogy --fit`` learns from)
+        self.trace: list | None = None
         #: the last analogies of each session (at most SESSIONS sessions; an evicted one starts afresh)
         self._recent: dict[str, deque] = Bounded(SESSIONS)
 
@@ -165,6 +171,7 @@ class AnalogySlot:
         encoder = self.structures.encoder
         best = None
         seen = 0
+        self_turn = None  # the turn's self-mapping score, once a candidate needs it
         for pos in range(len(cids)):
             if pos >= fetched:
                 fetch_more()
@@ -190,7 +197,8 @@ class AnalogySlot:
             seen += 1
             z = (encoder.expected_score(sq, align, n_terms) - mean) / std
             use = weights.get(mid, (1.0, 0, 0))[0]
-            if matched and z >= z_min and (best is None or align * use > best[0]):
+            learned = self.ranker is not None and self.mapping
+            if matched and z >= z_min and (learned or self.trace is not None or best is None or align * use > best[0]):
                 # a lone shared verb is not a structure: the mapping must cover min_units
                 mp = self.mapper.map(turn.events, mev) if self.mapping else None
                 if mp is None or mp.units >= self.min_units:
@@ -198,9 +206,21 @@ class AnalogySlot:
                     why = {"z": z, "structural": structural, "store_mean": mean, "store_std": std,
                            "alignment": align, "surface": surface, "surface_rank": srank, "recall_rank": rrank,
                            "matched": matched, "use": use}
+                    key = align * use
                     if mp is not None:
                         why |= {"mapping": list(mp.labels), "units": mp.units}
-                    best = (align * use, mid, text, mscope, why)
+                        if learned or self.trace is not None:
+                            if self_turn is None:
+                                self_turn = self.mapper.map(turn.events, turn.events).score
+                            f = self._describe(turn.events, mev, mp, self_turn, z=z, code_z=(structural - mean) / std)
+                            if self.trace is not None:
+                                self.trace.append((mid, f, align))
+                            if learned:
+                                p = self.ranker.prob(f)
+                                why["p"] = p
+                                key = p * use if p >= self.ranker.threshold else None
+                    if key is not None and (best is None or key > best[0]):
+                        best = (key, mid, text, mscope, why)
             if seen >= self.rerank:
                 break
         if best is None:
@@ -209,6 +229,43 @@ class AnalogySlot:
         if session:
             self._recent.setdefault(session, deque(maxlen=self.repeat_window)).append(mid)
         return Analogy(mid, text, score, why, mscope)
+
+    def _describe(self, events, mev, mp, self_turn: float, *, z: float, code_z: float) -> np.ndarray:
+        """:func:`fastmem.ranker.features` of a turn's events and a candidate's, given their mapping."""
+        self_cand = self.mapper.map(mev, mev).score
+        norm = mp.score / math.sqrt(self_turn * self_cand) if self_turn * self_cand > 0 else 0.0
+        return features(z=z, code_z=code_z, mapping=norm, n_turn=len(events), n_cand=len(mev), pairs=mp.pairs,
+                        labels=mp.labels)
+
+    def features_of(self, text: str, ids: Sequence[int], extractor) -> list[np.ndarray | None]:
+        """The ranker's features of each memory against ``text``, without the gate or the
+        surface condition; None for a memory nothing maps onto."""
+        events = parse_turn(extractor, text)[0]
+        sq = self.structures.query(events)
+        if sq is None:
+            return [None] * len(ids)
+        mean, std, _ = self.structures.z_stats(sq)
+        std = max(std, 1e-9)
+        self_turn = self.mapper.map(events, events).score
+        enc = self.structures.encoder
+        out = []
+        for mid in ids:
+            row = self.db.execute("SELECT ev.events, c.code, c.nterms FROM events ev JOIN codes c ON "
+                                  "c.memory_id=ev.memory_id WHERE ev.memory_id=?", (int(mid),)).fetchone()
+            if row is None:
+                out.append(None)
+                continue
+            ev, code, nterms = row
+            mev = json.loads(ev)
+            mp = self.mapper.map(events, mev)
+            if not mp.pairs:
+                out.append(None)
+                continue
+            align, _, n_terms = enc.alignment(sq, mev)
+            structural = self.structures.code_scores(sq, [(int(mid), code, nterms)])[int(mid)]
+            out.append(self._describe(events, mev, mp, self_turn, z=(enc.expected_score(sq, align, n_terms) - mean) / std,
+                                      code_z=(structural - mean) / std))
+        return out
 
     def exact_scores(self, text: str, ids: Sequence[int], extractor) -> list[float]:
         """The slot's exact structural score of each memory against ``text`` (on the store's

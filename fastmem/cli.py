@@ -482,7 +482,33 @@ def cmd_eval(a) -> int:
     else:
         from .evaluate import proparalogy as P
 
-        rep = P.run(a.path, baselines=not a.no_baselines)
+        if a.cv == 1 or a.cv < 0:
+            raise UsageError("fastmem eval: --cv needs at least 2 folds")
+        if a.fit or a.cv:
+            out = None
+            if a.fit:
+                from . import ranker
+
+                out = a.out or os.path.join(os.path.dirname(ranker.__file__), "ranker_weights.py")
+            rep = P.fit(a.path, folds=a.cv or 5, out=out)
+            if rep is None:
+                raise FileNotFoundError(f"no ProPara-Logy silver CSV at {a.path}")
+            if a.json:
+                _out(rep)
+            else:
+                print(f"{'slot, ' + str(rep['folds']) + '-fold cv by process':44s} {'fire':>6s} {'prec':>6s} "
+                      f"{'strict':>6s} {'distr':>6s} {'hit':>6s}")
+                for name, r in rep.items():
+                    if isinstance(r, dict) and "fire" in r:
+                        print(f"{name:44s} {r['fire']:6.3f} {r['precision']:6.3f} {r['precision_strict']:6.3f} "
+                              f"{r['distractor']:6.3f} {r['hit']:6.3f}")
+                print(f"target above its own distractor in the ranker's probability: "
+                      f"{rep['learned (cv)']['target_beats_distractor']:.3f}")
+                if out:
+                    print(f"ranker written to {out}")
+            return 0
+        rep = P.run(a.path, baselines=not a.no_baselines,
+                    memory_kw={"analogy_ranker": True} if a.ranker else None)
         if rep is None:
             raise FileNotFoundError(f"no ProPara-Logy silver CSV at {a.path}")
         if a.mc:
@@ -633,6 +659,13 @@ def _tool_commands(add) -> None:
     p.add_argument("--fusion", default="score", choices=["score", "rrf"])
     p.add_argument("--no-baselines", action="store_true")
     p.add_argument("--mc", action="store_true", help="proparalogy: also the four-way multiple choice")
+    p.add_argument("--ranker", action="store_true", help="proparalogy: the slot with the learned ranker")
+    p.add_argument("--cv", type=int, default=0, metavar="N",
+                   help="proparalogy: cross-validate the learned ranker over N folds grouped by source process")
+    p.add_argument("--fit", action="store_true",
+                   help="proparalogy: also fit the ranker on every row and write it (default: the installed "
+                        "fastmem/ranker_weights.py)")
+    p.add_argument("--out", default=None, help="with --fit: where to write the ranker instead")
     p.add_argument("--writes", default="full", choices=["full", "context", "plain"],
                    help="locomo: what each turn is written with besides its text: source, at and speaker "
                         "(full), source and at (context), nothing (plain)")

@@ -197,3 +197,14 @@ def test_eval_proparalogy_on_a_slice_of_the_dev_data(tmp_path):
     text = fm("eval", "proparalogy", str(small), "--no-baselines")
     assert text.returncode == 0 and "structural_similarity" in text.stdout
     assert fm("eval", "proparalogy", str(tmp_path / "none.csv")).returncode == 1
+    # the learned ranker: cross-validated by source process, refitted and written where asked
+    out = tmp_path / "weights.py"
+    rep = js("eval", "proparalogy", str(part), "--cv", "2", "--fit", "--out", str(out))
+    assert rep["folds"] == 2 and rep["turns"] == 24 and rep["examples"] >= rep["positives"] > 0
+    assert {"learned (cv)", "hand-set (cv folds)"} <= set(rep) and 0 <= rep["learned (cv)"]["precision"] <= 1
+    ns = {}
+    exec(out.read_text(), ns)
+    from fastmem.ranker import FEATURES
+
+    assert len(ns["COEF"]) == len(FEATURES) and ns["THRESHOLD"] == 0.5
+    assert fm("eval", "proparalogy", str(part), "--cv", "1").returncode == 2

@@ -62,15 +62,17 @@ def build_memories(rows):
     return texts, kind, row_of
 
 
-def score(picks, rows, kind, row_of) -> dict[str, float]:
+def score(picks, rows, kind, row_of, all_rows=None) -> dict[str, float]:
     """Fire, precision (same subject), strict precision (same source id), distractor and hit
-    rates of one method's picks (memory index per turn, or None)."""
+    rates of one method's picks (memory index per turn of ``rows``, or None); ``all_rows``: the
+    rows ``row_of`` indexes, when ``rows`` is a part of them."""
+    all_rows = rows if all_rows is None else all_rows
     fires = correct = strict = distractor = 0
     for r, p in zip(rows, picks):
         if p is None:
             continue
         fires += 1
-        src = rows[row_of[p]]
+        src = all_rows[row_of[p]]
         if kind[p] == "target" and src["source_subject"] == r["source_subject"]:
             correct += 1
             strict += src["source_id"] == r["source_id"]
@@ -253,7 +255,7 @@ def multiple_choice(path: str, *, seed: int = 0) -> dict[str, float] | None:
             "items": len(items), "chance": 0.25}
 
 
-def run_short(locomo_path: str, grid=SURFACE_GRID) -> dict | None:
+def run_short(locomo_path: str, grid=SURFACE_GRID, memory_kw=None) -> dict | None:
     """The slot on LoCoMo questions (short turns): fire rate, *leak* (the analogy is one of the
     question's evidence turns, the same topic by construction), *dup* (it is also one of the
     recall's top 10 hits) and the median surface cosine, per surface setting."""
@@ -272,7 +274,7 @@ def run_short(locomo_path: str, grid=SURFACE_GRID) -> dict | None:
             conv = json.load(f)
         rows = list(turns(conv))
         qa = [q for q in conv["qa"] if q.get("category") in (1, 2, 3, 4) and q.get("evidence")]
-        with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "l.db")) as m:
+        with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "l.db"), **(memory_kw or {})) as m:
             ids = m.remember_many([r[1] for r in rows], progress=False)
             dia = dict(zip(ids, (r[0] for r in rows)))
             m.extractor = CachedParse(m.extractor)
@@ -292,3 +294,144 @@ def run_short(locomo_path: str, grid=SURFACE_GRID) -> dict | None:
                 "dup": t["dups"] / max(t["fires"], 1),
                 "surface": float(np.median(t["surface"])) if t["surface"] else float("nan")}
             for g, t in tally.items()}
+
+
+def collect(path: str, *, memory_kw=None) -> dict | None:
+    """What :func:`fit` learns from, for the silver split at ``path``: every candidate the
+    slot's exact stage reaches and its gate passes under the hand-set rule (traced), with its
+    features, per turn; and each row's target and distractor features against its source."""
+    import fastmem
+
+    rows = load_rows(path)
+    if rows is None:
+        return None
+    texts, kind, row_of = build_memories(rows)
+    at = {t: i for i, t in enumerate(texts)}
+    queries = [r["source_paragraph"] for r in rows]
+    with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "s.db"), **(memory_kw or {})) as m:
+        ids = m.remember_many(texts, progress=False)
+        pos = {mid: i for i, mid in enumerate(ids)}
+        m.slot.ranker = None  # trace the hand-set rule's candidates
+        cands = []  # per turn: [(memory index, features, alignment)]
+        for q in queries:
+            m.slot.trace = []
+            m.recall(q, k=10, record=False)
+            cands.append([(pos[mid], f, a) for mid, f, a in m.slot.trace])
+        m.slot.trace = None
+        pair_f = []  # per row: (target features, distractor features) or None
+        for r in rows:
+            t, dd = (r.get("target_paragraph") or "").strip(), (r.get("distractor_target_paragraph") or "").strip()
+            pair_f.append(m.slot.features_of(r["source_paragraph"], [ids[at[t]], ids[at[dd]]], m.extractor)
+                          if t in at and dd in at else None)
+    return {"rows": rows, "kind": kind, "row_of": row_of, "cands": cands, "pairs": pair_f}
+
+
+def fit(path_or_data, *, folds: int = 5, cost: float = 1.0, out: str | None = None, C: float = 1.0,
+        memory_kw=None) -> dict | None:
+    """Fit the slot's ranker (:mod:`fastmem.ranker`) on the silver split (a path, or what
+    :func:`collect` returned for it).
+
+    Every candidate the slot's exact stage reaches and its gate passes (the hand-set rule's
+    candidates, traced) is a training example: positive when it is a target of the turn's
+    source process. Cross-validated over ``folds`` folds grouped by source process (no process
+    in train and test): per fold, a logistic model on the standardised features, whose
+    probability is the chance that the candidate is right; the slot fires from the probability
+    at which a shown analog pays, a right one counting 1 and a wrong one ``cost``
+    (``cost / (1 + cost)``: 0.5 by default, more likely right than wrong); on the test turns, the slot's figures (:func:`score`) with the learned choice
+    and with the hand-set one (largest alignment, no threshold), and the share of rows whose
+    target outscores its own distractor in the ranker's probability. Then one model on every
+    turn; ``out`` (a .py path) receives it as :mod:`fastmem.ranker_weights`.
+    """
+    from fastmem.ranker import FEATURES, Ranker
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold
+
+    data = collect(path_or_data, memory_kw=memory_kw) if isinstance(path_or_data, str) else path_or_data
+    if data is None:
+        return None
+    rows, kind, row_of, cands, pair_f = data["rows"], data["kind"], data["row_of"], data["cands"], data["pairs"]
+    queries = list(range(len(rows)))
+    groups = np.array([r["source_subject"] for r in rows])
+
+    def good(qi, p):
+        return kind[p] == "target" and rows[row_of[p]]["source_subject"] == rows[qi]["source_subject"]
+
+    def design(qs):
+        X = [f for qi in qs for _, f, _ in cands[qi]]
+        y = [good(qi, p) for qi in qs for p, _, _ in cands[qi]]
+        return np.array(X).reshape(-1, len(FEATURES)), np.array(y, bool)
+
+    def train(qs):
+        X, y = design(qs)
+        mu, sd = X.mean(0), X.std(0)
+        sd[sd < 1e-9] = 1.0
+        lr = LogisticRegression(C=C, max_iter=2000).fit((X - mu) / sd, y)
+        return Ranker(mu, sd, lr.coef_[0], lr.intercept_[0], cost / (1.0 + cost))
+
+    def evaluate(model, qs):
+        learned, choice, handset = [], [], []
+        for qi in qs:
+            c = cands[qi]
+            top = max(((model.prob(f), p) for p, f, _ in c), default=None)
+            learned.append(top[1] if top and top[0] >= model.threshold else None)
+            choice.append(top[1] if top else None)
+            handset.append(max(((a, p) for p, _, a in c), default=(0, None))[1])
+        sub = [rows[qi] for qi in qs]
+        wins = n = 0
+        for qi in qs:
+            if pair_f[qi] is None:
+                continue
+            ft, fd = pair_f[qi]
+            pt = model.prob(ft) if ft is not None else 0.0
+            pd = model.prob(fd) if fd is not None else 0.0
+            n += 1
+            wins += pt > pd + 1e-12
+        return (score(learned, sub, kind, row_of, rows) | {"target_beats_distractor": wins / max(n, 1),
+                                                     "threshold": model.threshold},
+                score(handset, sub, kind, row_of, rows), score(choice, sub, kind, row_of, rows))
+
+    per_fold = []
+    for tr, te in GroupKFold(n_splits=folds).split(queries, groups=groups):
+        model = train(list(tr))
+        per_fold.append(evaluate(model, list(te)))
+    keys = ("fire", "precision", "precision_strict", "distractor", "hit")
+    report = {
+        "learned (cv)": {k: float(np.mean([f[0][k] for f in per_fold])) for k in keys + ("target_beats_distractor",
+                                                                                             "threshold")},
+        "learned choice, no threshold (cv)": {k: float(np.mean([f[2][k] for f in per_fold])) for k in keys},
+        "hand-set (cv folds)": {k: float(np.mean([f[1][k] for f in per_fold])) for k in keys},
+        "folds": folds, "turns": len(rows), "examples": int(sum(len(c) for c in cands)),
+        "positives": int(sum(good(qi, p) for qi in range(len(rows)) for p, _, _ in cands[qi])),
+    }
+    final = train(list(range(len(rows))))
+    report["final"] = {"threshold": final.threshold, "coef": dict(zip(FEATURES, final.coef.round(4).tolist()))}
+    if out:
+        _write_weights(out, final, report)
+    return report
+
+
+def _write_weights(out: str, model, report: dict) -> None:
+    cv = report["learned (cv)"]
+    lines = [
+        '"""The analogy slot\'s ranker, fitted by ``fastmem eval proparalogy PATH --fit`` on ProPara-Logy\'s',
+        f'silver split ({report["turns"]} turns, {report["examples"]} candidates, {report["positives"]} positive).',
+        "",
+        f'{report["folds"]}-fold cross-validation by source process, fold means: fire {cv["fire"]:.3f}, precision '
+        f'{cv["precision"]:.3f},',
+        f'strict {cv["precision_strict"]:.3f}, distractor {cv["distractor"]:.3f}, hit {cv["hit"]:.3f}, target above its '
+        f'own distractor {cv["target_beats_distractor"]:.3f}.',
+        'Generated: edit by refitting, not by hand."""',
+        "",
+        "from fastmem.ranker import FEATURES",
+        "",
+        "MEAN = " + repr([round(float(x), 6) for x in model.mean]),
+        "SCALE = " + repr([round(float(x), 6) for x in model.scale]),
+        "COEF = " + repr([round(float(x), 6) for x in model.coef]),
+        f"INTERCEPT = {float(model.intercept)!r}",
+        f"THRESHOLD = {float(model.threshold)!r}",
+        "",
+        "assert len(MEAN) == len(SCALE) == len(COEF) == len(FEATURES)",
+        "",
+    ]
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
