@@ -10,11 +10,14 @@ hands over to the module that does the work:
 * :mod:`fastmem.structure_index` - events, structural codes and word counts;
 * :mod:`fastmem.vectors` - stored embeddings and the hnswlib index;
 * :mod:`fastmem.graph` - the knowledge graph; :mod:`fastmem.store` - the file itself.
+
+``Memory`` itself holds opening, writing and recall; its row-level verbs (pending derivation,
+edits, export and import, single reads) are in :mod:`fastmem.memory_rows`, its passes, usage
+and graph verbs in :mod:`fastmem.memory_passes`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import threading
@@ -27,10 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from . import categories as K
-from . import chunks as CH
-from . import graph as G
-from . import transfer as T
 from . import vectors as V
 from . import writes as W
 from .analogy import SURFACE_RULES, AnalogySlot
@@ -39,23 +38,25 @@ from .channels import NAMES as CHANNELS
 from .channels import Scopes
 from .embedder import Embedder, encode_queries, encode_query, resolve_embedder
 from .ranker import resolve_ranker
-from .errors import InvalidInput, NotFound
+from .errors import InvalidInput
 from .extract import Extractor, SpacyExtractor, Triple, parse_texts, parse_turns
 from .fusion import FUSIONS
 from .index import VectorIndex
 from .recall import RecallPipeline
-from .categories import Category, Namer
 from .check import CheckReport
 from .check import check as check_store
-from .chunks import ConsolidationReport
-from .results import Analogy, Recall, Record
-from .summarize import Extractive, Summarizer
+from .results import Analogy, Recall
 from .store import Store
 from .structure import StructureEncoder
 from .structure_index import StructureIndex
-from .text import check_query, check_str, check_text, to_epoch
+from .text import check_query, check_str
 from .usage import Ledger, Session
-from .pending import BATCH, Finisher
+from .pending import Finisher
+from .args import check_id as _check_id
+from .args import check_int as _check_int
+from .args import check_scope as _check_scope
+from .memory_passes import PassesMixin
+from .memory_rows import RowsMixin
 
 __all__ = ["Memory", "Session", "SURFACE_RULES"]
 
@@ -66,28 +67,7 @@ MAX_K = 10_000
 LOG_KEEP = 200_000
 
 
-def _check_scope(scope) -> None:
-    if scope is not None:
-        check_str(scope, "scope")
-
-
-def _check_int(x, what: str, lo: int, hi: int) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not lo <= x <= hi:
-        raise InvalidInput(f"{what} must be an int from {lo:,} to {hi:,}, got {x!r}")
-    return int(x)
-
-
-def _check_id(value, what: str = "memory") -> int:
-    """A row id of ``what`` (a memory, an entity, a category...): InvalidInput when it is not an
-    int, NotFound when no SQLite row id can have it."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise InvalidInput(f"{what} id must be int, not {type(value).__name__}")
-    if not 0 <= value < 2**63:
-        raise NotFound(f"no {what} with id {value}")
-    return int(value)
-
-
-class Memory:
+class Memory(RowsMixin, PassesMixin):
     """An agent memory stored in one SQLite file.
 
     Parameters
@@ -422,78 +402,6 @@ class Memory:
         prep = W.prepare(texts, given, self.embedder, self.extractor, progress)  # no lock held meanwhile
         return self._commit(prep, scope=scope, source=source, meta_json=meta_json, at=when, speaker=speakers)
 
-    def pending_count(self, *, scope: str | None = None) -> int:
-        """Memories committed without their derived parts yet (see ``remember_many(wait=False)``)."""
-        self._check_open()
-        _check_scope(scope)
-        with self._lock:
-            if scope is None:
-                return int(self.db.execute("SELECT count(*) FROM pending").fetchone()[0])
-            return int(self.db.execute("SELECT count(*) FROM pending p JOIN memories m ON m.id=p.memory_id "
-                                       "WHERE m.scope=?", (scope,)).fetchone()[0])
-
-    def derive_pending(self, *, wait: bool = True, timeout: float | None = None) -> int | None:
-        """Finish the pending memories (this process's and any another left behind): their
-        embeddings, facts, events and codes, a batch per transaction.
-
-        ``wait=True`` does it now and returns how many this call finished; ``wait=False`` hands it
-        to the background thread and returns None at once (and turns background derivation on
-        for later ``wait=False`` writes, see ``derive_in_background``). ``timeout`` (with ``wait=True``)
-        bounds a wait for the background thread's own work first."""
-        self._check_open()
-        if not wait:
-            self._background = True
-            self._finisher.poke()
-            return None
-        self._finisher.wait(timeout)
-        return self._derive_until(None)
-
-    def wait_pending(self, timeout: float | None = None) -> bool:
-        """Block until the background thread has derived what was handed to it; False when
-        ``timeout`` seconds passed first."""
-        return self._finisher.wait(timeout)
-
-    def _derive_until(self, stop) -> int:
-        """Derive pending memories, :data:`fastmem.pending.BATCH` at a time, until none is left
-        (or ``stop`` is set); the models run outside the lock."""
-        done, last = 0, 0
-        while stop is None or not stop.is_set():
-            with self._lock:
-                if self._closed:
-                    break
-                self._sync()
-                rows = W.pending_rows(self.db, BATCH, after=last)
-            if not rows:
-                break
-            last = rows[-1][0]
-            prep = W.prepare([r[1] for r in rows], [r[2] for r in rows], self.embedder, self.extractor, False)
-            with self._lock:
-                if self._closed:
-                    break
-                self._sync()
-                ids, vecs, pending = W.commit_pending(self.store, [r[0] for r in rows], prep,
-                                                      model_id=self.embedder.model_id, structures=self.structure)
-                self.index.update(np.asarray(ids, np.int64), vecs)
-                self.structure.apply(pending)
-                self.structure.save_if_due(self.store)
-            done += len(ids)
-        return done
-
-    def with_meta(self, key: str, value, *, scope: str | None = None) -> list[tuple[int, str, dict[str, Any]]]:
-        """Memories whose metadata has ``key`` equal to ``value`` (a JSON scalar), oldest first:
-        ``(id, text, meta)``. For hosts that keep their own ids in ``meta``."""
-        self._check_open()
-        _check_scope(scope)
-        check_str(key, "key")
-        if not (value is None or isinstance(value, (str, int, float, bool))):
-            raise InvalidInput("value must be a str, number, bool or None")
-        sql = ("SELECT id, text, meta FROM memories WHERE json_extract(meta, '$.' || json_quote(?)) IS ?"
-               + (" AND scope=?" if scope is not None else "") + " ORDER BY id")
-        with self._lock:
-            self._sync()
-            rows = self.db.execute(sql, (key, value) + ((scope,) if scope is not None else ())).fetchall()
-        return [(mid, text, json.loads(meta)) for mid, text, meta in rows]
-
     def models_ready(self) -> bool:
         """Whether the embedder and the parser are loaded (a recall or write pays no load)."""
         return all(getattr(x, "loaded", True) for x in (self.embedder, self.extractor) if x is not None)
@@ -521,133 +429,6 @@ class Memory:
             self.scopes.added(sc, [i for i, x in zip(ids, W._each(scope, len(ids))) if x == sc])
         if self.index.dirty >= 20_000:
             self.index.save()
-
-    def export_jsonl(self, path: str | os.PathLike | None = None, *, scope: str | None = None,
-                     vectors: bool = False) -> int:
-        """Write everything needed to rebuild this store (or one scope) as JSON lines to
-        ``path`` (None: standard output); see :mod:`fastmem.transfer`. ``vectors`` includes
-        the embeddings (base64), so an import with the same model needs no model run.
-        Returns the number of lines written."""
-        self._check_open()
-        _check_scope(scope)
-        with self._lock:
-            self._sync()
-            return T.write_lines(T.export_lines(self, scope=scope, vectors=vectors), path)
-
-    def import_jsonl(self, path: str | os.PathLike, *, progress: bool | None = None) -> int:
-        """Rebuild memories from an export (see :meth:`export_jsonl`); ids are kept when this
-        store is empty. Returns the number of memories imported."""
-        self._check_open()
-        try:
-            with open(path, encoding="utf-8") as fh:
-                header, mems, aliases, cats = T.parse_export(fh)
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from exc
-        return T.restore(self, header, mems, aliases, cats, progress=progress)
-
-    def forget(self, memory_id: int) -> None:
-        """Delete one memory with its vector, facts (orphaned entities too), code and usage.
-
-        Raises :class:`~fastmem.errors.NotFound` when no such memory exists.
-        """
-        self._check_open()
-        mid = _check_id(memory_id)
-        with self._lock:
-            self._sync()
-            pending = W.forget(self.store, mid, self.structure)
-            self.index.delete([mid])
-            self.structure.apply(pending)
-            self.ledger.forget(mid)
-            self.scopes.removed(mid)
-
-    def update(self, memory_id: int, *, text: str | None = None, meta: Mapping[str, Any] | None = None,
-               at: datetime | str | None | object = W.KEEP, speaker: str | None | object = W.KEEP,
-               wait: bool = True) -> None:
-        """Change a memory in place (its id, scope, source and usage stay).
-
-        A new ``text`` is embedded and parsed again (vector, facts, events, code and FTS row
-        follow it in the same transaction); ``meta`` replaces the metadata; ``at`` the time
-        and ``speaker`` the speaker (``None`` clears either). ``wait=False`` commits a new text
-        without running a model (the memory is pending until derived, as with
-        ``remember_many(wait=False)``). Raises :class:`~fastmem.errors.NotFound` for an unknown id.
-        """
-        self._check_open()
-        mid = _check_id(memory_id)
-        if not isinstance(wait, bool):
-            raise InvalidInput("wait must be True or False")
-        meta_json = None if meta is None else W.encode_meta(meta)
-        when = at if at is W.KEEP else to_epoch(at)
-        who = speaker if speaker is W.KEEP else W.check_speaker(speaker)
-        prep = None
-        if text is not None:
-            check_text(text, "text")
-            if wait:
-                prep = W.prepare([text], [None], self.embedder, self.extractor, False)
-        with self._lock:
-            self._sync()
-            pending = W.update(self.store, mid, text=text, prep=prep, meta_json=meta_json, at=when,
-                               model_id=self.embedder.model_id, structures=self.structure, speaker=who)
-            if prep is not None:
-                self.index.update(np.asarray([mid], np.int64), prep.vecs)
-            elif text is not None:
-                self.index.delete([mid])
-            self.structure.apply(pending)
-        if text is not None and not wait and self._background:
-            self._finisher.poke()
-
-    def reembed(self, *, progress: bool | None = None) -> None:
-        """Recompute every vector with the current embedder and rebuild the index."""
-        self._check_open()
-        with self._lock:
-            V.reembed_rows(self.store, self.embedder, progress)
-            self.rebuild_index(progress=progress)
-
-    def rebuild_structure(self, *, reparse: bool = False, progress: bool | None = None) -> int:
-        """Recompute every memory's structural code and the word counts from its events.
-
-        Parameters
-        ----------
-        reparse : bool
-            Re-extract events from every memory's text with the current extractor (also for
-            memories whose facts were given as ``triples=``: their text is parsed too).
-            Default: use stored events, or derive them from stored facts when a memory has
-            none.
-
-        Returns the number of memories that have a structural code afterwards.
-        """
-        self._check_open()
-        with self._lock:
-            return self.structure.rebuild(self.store, self._parser(), reparse=reparse, progress=progress)
-
-    # -- reading rows ----------------------------------------------------------------------
-    def get(self, memory_id: int) -> dict[str, Any]:
-        """A memory's row: ``id, text, scope, source, created, updated, meta, at, speaker``."""
-        self._check_open()
-        return W.row(self.db, _check_id(memory_id))
-
-    def __len__(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM memories").fetchone()[0])
-
-    def count(self, *, scope: str | None = None) -> int:
-        """Number of memories (in one scope when given)."""
-        if scope is None:
-            return len(self)
-        return int(self.db.execute("SELECT count(*) FROM memories WHERE scope=?", (scope,)).fetchone()[0])
-
-    def events(self, memory_id: int) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
-        """The stored narrative events of a memory (what its structural code encodes):
-        ``(verb, subject fillers, object fillers)`` in text order."""
-        self._check_open()
-        mid = _check_id(memory_id)
-        with self._lock:
-            self._sync()
-            W.row(self.db, mid)  # NotFound
-            return [(v, tuple(s), tuple(o)) for v, s, o in self.structure.events(mid)]
-
-    def idf(self, word: str) -> float:
-        """Inverse document frequency of a verb or filler among the memories with events:
-        ``ln(1 + N / (df + 0.5))`` (always positive; rare words weigh more)."""
-        return self.structure.idf(word)
 
     # -- recall ----------------------------------------------------------------------------
     def recall(self, query: str, *, k: int = 10, scope: str | None = None, session: str | None = None,
@@ -759,190 +540,3 @@ class Memory:
             self._sync()
             return self.slot.explore(text, lambda t: encode_query(self.embedder, t), self.extractor,
                                      k=k, scope=scope, z_min=z_min, members=self.scopes.allowed(scope))
-
-    # -- background passes: chunks and categories ------------------------------------------
-    def consolidate(self, *, scope: str | None = None, summarizer: Summarizer | None = None,
-                    progress: bool | None = None, budget: int = 600) -> ConsolidationReport:
-        """Compress memories that keep co-occurring into chunks (see :mod:`fastmem.chunks`).
-
-        Pending memories (``remember_many(wait=False)``) are derived first. Idempotent and
-        safe at any time: members are never changed, an unchanged cluster
-        leaves its chunk alone, a changed one updates its chunk. Each chunk is written in its
-        own transaction. ``scope=None`` runs every scope separately (a chunk never mixes
-        scopes); ``summarizer`` defaults to :class:`fastmem.summarize.Extractive`; ``budget``
-        is the summary's length in characters.
-        """
-        self._check_open()
-        _check_scope(scope)
-        summ = summarizer if summarizer is not None else Extractive()
-        if not callable(getattr(summ, "summarize", None)):
-            raise InvalidInput("summarizer must have a summarize(texts, *, names, budget) method")
-        self.derive_pending()  # clusters are found from every memory's facts
-        return CH.run(self.db, self.store, self._synced, embedder=self.embedder, extractor=self.extractor,
-                      index=self.index, scopes=self.scopes, structures=self.structure, scope=scope,
-                      summarizer=summ, progress=progress, budget=budget)
-
-    def expand(self, chunk_id: int) -> list[Record]:
-        """The members of a chunk (written order). Raises NotFound when it is not a chunk."""
-        self._check_open()
-        cid = _check_id(chunk_id)
-        with self._lock:
-            self._sync()
-            got = CH.members(self.db, cid)
-            if got is None:
-                raise NotFound(f"no chunk with id {cid}")
-            return [self._record(m) for m in got]
-
-    def _record(self, mid: int) -> Record:
-        return Record(**W.row(self.db, mid))
-
-    def chunks(self, *, scope: str | None = None) -> list[int]:
-        """Ids of the chunk memories (of one scope when given)."""
-        _check_scope(scope)
-        sql = "SELECT memory_id FROM chunks" + (" WHERE scope=?" if scope is not None else "") + " ORDER BY memory_id"
-        return [r[0] for r in self.db.execute(sql, (scope,) if scope is not None else ())]
-
-    def dissolve(self, chunk_id: int) -> None:
-        """Undo a chunk completely: its memory, copied facts, code, vector and bookkeeping
-        go; the members were never changed. Raises NotFound when it is not a chunk."""
-        self._check_open()
-        cid = _check_id(chunk_id)
-        with self._lock:
-            self._sync()
-            if CH.members(self.db, cid) is None:
-                raise NotFound(f"no chunk with id {cid}")
-        self.forget(cid)
-
-    def propose_categories(self, *, namer: Namer | None = None, scope: str | None = None,
-                           min_members: int = 3) -> list[Category]:
-        """Propose categories of entities that play the same roles (see
-        :mod:`fastmem.categories`); proposals change nothing else. Returns the open ones."""
-        self._check_open()
-        _check_scope(scope)
-        min_members = _check_int(min_members, "min_members", 2, 1_000_000)
-        self.derive_pending()  # roles are read from every memory's facts
-        with self._lock:
-            self._sync()
-            return K.propose(self.store, namer=namer, scope=scope, min_members=min_members)
-
-    def categories(self, status: str | None = None, *, scope: str | None | object = K.ANY) -> list[Category]:
-        """Categories, of one status ("proposed", "approved", "rejected") when given, and of one
-        scope when given (what ``propose_categories(scope=...)`` made for it; ``None``: the
-        store-wide proposals). Default: all of them."""
-        if scope is not K.ANY:
-            _check_scope(scope)
-        with self._lock:
-            return K.listing(self.db, status, scope=scope)
-
-    def approve_category(self, category_id: int) -> Category:
-        """Make a proposal a graph node its members link to (recall's graph channel uses it)."""
-        with self._lock:
-            self.pipeline.graph.reset()
-            return K.approve(self.store, _check_id(category_id, "category"))
-
-    def reject_category(self, category_id: int) -> Category:
-        """Reject a proposal (later passes leave it out)."""
-        with self._lock:
-            self.pipeline.graph.reset()
-            return K.reject(self.store, _check_id(category_id, "category"))
-
-    def revert_category(self, category_id: int) -> Category:
-        """Undo an approval or a rejection: back to proposed, no trace left in the graph."""
-        with self._lock:
-            self.pipeline.graph.reset()
-            return K.revert(self.store, _check_id(category_id, "category"))
-
-    # -- usage -----------------------------------------------------------------------------
-    def feedback(self, memory_id: int, *, engaged: bool = True) -> float:
-        """Explicit engagement: ``engaged=True`` ("this helped") or False ("not useful").
-
-        Returns the memory's new use weight (see :mod:`fastmem.usage`).
-        """
-        self._check_open()
-        mid = _check_id(memory_id)
-        if not isinstance(engaged, bool):
-            raise InvalidInput("engaged must be True or False")
-        with self._lock:
-            return self.ledger.feedback(mid, engaged)
-
-    def record(self, result: Recall, *, session: str | None = None) -> None:
-        """Count a recall made with ``record=False`` as surfaced now (for hosts that compute
-        a recall ahead of time and show it later, or not at all)."""
-        self._check_open()
-        if not isinstance(result, Recall):
-            raise InvalidInput("result must be a Recall returned by recall()")
-        with self._lock:
-            self.ledger.record(result.hits, result.analogy, session)
-
-    def usage(self, memory_id: int) -> dict[str, Any]:
-        """Counters of one memory: surfaced, engaged, ignored, weight, last_surfaced."""
-        return self.ledger.counters(_check_id(memory_id))
-
-    def observe(self, text: str, *, session: str) -> dict[str, list[int]]:
-        """Tell the store the next turn of a session (user or assistant text).
-
-        Memories surfaced in that session's earlier turns are judged by the rule in
-        :mod:`fastmem.usage`: reused -> engaged, unused for ``usage.WINDOW`` turns -> ignored.
-        Returns ``{"engaged": [...], "ignored": [...]}`` ids resolved by this turn.
-        """
-        self._check_open()
-        check_text(text, "text")
-        if not isinstance(session, str) or not session:
-            raise InvalidInput("session must be a non-empty str")
-        with self._lock:
-            self._sync()
-            return self.ledger.observe(text, session, self.embedder.encode)
-
-    def session(self, session_id: str) -> Session:
-        """A :class:`Session` bound to this memory."""
-        return Session(self, session_id)
-
-    # -- the knowledge graph ---------------------------------------------------------------
-    # With ``scope``, every graph call sees only the facts of that scope's memories.
-    def entity(self, name: str, *, scope: str | None = None) -> list[G.Entity]:
-        """Graph nodes that ``name`` (any alias, any spelling that folds alike) resolves to."""
-        check_text(name, "name")
-        _check_scope(scope)
-        return G.lookup(self.db, name, scope)
-
-    def _node(self, name_or_id, scope: str | None) -> int:
-        if isinstance(name_or_id, (int, np.integer)) and not isinstance(name_or_id, bool):
-            return _check_id(name_or_id, "entity")
-        ents = self.entity(name_or_id, scope=scope)
-        if not ents:
-            raise NotFound(f"no entity named {name_or_id!r}")
-        return ents[0].id
-
-    def neighbours(self, name_or_id, *, depth: int = 1, scope: str | None = None) -> list[tuple[G.Entity, int]]:
-        """Entities within ``depth`` (1 or 2) hops, with their distance."""
-        depth = _check_int(depth, "depth", 1, 2)
-        found = G.neighbours(self.db, self._node(name_or_id, scope), depth, scope)
-        return [(G.entity(self.db, n), d) for n, d in sorted(found.items(), key=lambda x: (x[1], x[0]))]
-
-    def relation_path(self, a, b, *, max_depth: int = 4, scope: str | None = None) -> list[G.Fact] | None:
-        """Shortest chain of facts linking two entities (None when unconnected)."""
-        max_depth = _check_int(max_depth, "max_depth", 1, 8)
-        return G.shortest_path(self.db, self._node(a, scope), self._node(b, scope), max_depth, scope)
-
-    def facts(self, memory_id: int) -> list[G.Fact]:
-        """The facts (edges) a memory asserted, in text order."""
-        mid = _check_id(memory_id)
-        W.row(self.db, mid)  # NotFound
-        return G.facts_of_memory(self.db, mid)
-
-    def entity_facts(self, name_or_id, *, limit: int = 100, scope: str | None = None) -> list[G.Fact]:
-        """Facts in which an entity is subject or object, newest first."""
-        limit = _check_int(limit, "limit", 1, 1_000_000)
-        return G.facts_of_node(self.db, self._node(name_or_id, scope), limit, scope)
-
-    def alias_candidates(self) -> list[dict[str, Any]]:
-        """Borderline name pairs awaiting review: ``id, name, other, score``."""
-        return G.alias_candidates(self.db)
-
-    def review_alias(self, candidate_id: int, *, accept: bool) -> None:
-        """Accept (merge the two nodes and their edges) or reject a candidate alias."""
-        cid = _check_id(candidate_id, "alias candidate")
-        if not isinstance(accept, bool):
-            raise InvalidInput("accept must be True or False")
-        with self._lock:
-            G.review_alias(self.store, cid, accept)
