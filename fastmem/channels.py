@@ -58,6 +58,11 @@ def vector(index: VectorIndex, vec: np.ndarray, pool: int, allowed) -> tuple[Cha
     return {int(m): (r + 1, float(s)) for r, (m, s) in enumerate(zip(labels, sims))}, labels
 
 
+#: Turns of a transcript written without a ``source`` are neighbours when written at most this
+#: many seconds apart (a longer pause ends the conversation).
+TURN_GAP = 1800.0
+
+
 def context(db: apsw.Connection, found: dict[str, Channel], pool: int, scope: str | None,
             before: float = 0.3, asked: float = 1.0, after: float = 0.0) -> Channel:
     """Memories credited through their neighbours: each memory the keyword or vector channel
@@ -65,10 +70,12 @@ def context(db: apsw.Connection, found: dict[str, Channel], pool: int, scope: st
     score to the next memory of its source (``asked`` times when the seed asks something: it
     contains a question mark, and the next memory is likely its answer) and ``after`` times
     it to the previous one. A memory without a ``source`` has as neighbours the memories
-    written next to it in the same call when both are turns of a transcript (each has a
-    speaker, given or as a "Name: " prefix): a conversation given to ``remember_many`` at
-    once (plain writes on LoCoMo dev: fused any@5 0.641 -> 0.732); list items written in one
-    call are never each other's neighbours. Two indexed queries over at most ``2 pool`` seeds.
+    written just before and after it in its scope, at most :data:`TURN_GAP` seconds apart,
+    when both are turns of a transcript (each has a speaker, given or as a "Name: " prefix):
+    a conversation given to ``remember_many`` at once, or written a turn per ``remember`` call
+    as it happens (LoCoMo dev, text only: fused any@5 0.641 without neighbours, 0.732 with
+    them, either way of writing); list items are never each other's neighbours. Two indexed
+    queries over at most ``2 pool`` seeds.
 
     Measured on LoCoMo dev (231 questions, every turn a memory with the conversation as its
     source): fused any@5 0.623 -> 0.693, any@1 0.342 -> 0.351, any@10 0.688 -> 0.771 with the
@@ -98,10 +105,12 @@ def context(db: apsw.Connection, found: dict[str, Channel], pool: int, scope: st
     for mid, q, head, who, nxt, nhead, nwho, prv, phead, pwho in db.execute(
         "SELECT m.id, instr(m.text, '?') > 0, substr(m.text, 1, 80), m.speaker, n.id, substr(n.text, 1, 80), n.speaker, "
         "p.id, substr(p.text, 1, 80), p.speaker FROM memories m "
-        "LEFT JOIN memories n ON n.id=m.id+1 AND n.source IS NULL AND n.created=m.created AND n.scope=m.scope "
-        "LEFT JOIN memories p ON p.id=m.id-1 AND p.source IS NULL AND p.created=m.created AND p.scope=m.scope "
+        "LEFT JOIN memories n ON n.id=m.id+1 AND n.source IS NULL AND abs(n.created-m.created) <= :gap "
+        "AND n.scope=m.scope "
+        "LEFT JOIN memories p ON p.id=m.id-1 AND p.source IS NULL AND abs(p.created-m.created) <= :gap "
+        "AND p.scope=m.scope "
         "WHERE m.id IN (SELECT value FROM json_each(:ids)) AND m.source IS NULL",
-        {"ids": json.dumps([m for m, _ in top])},
+        {"ids": json.dumps([m for m, _ in top]), "gap": TURN_GAP},
     ):
         if not _a_turn(who, head):
             continue

@@ -666,9 +666,10 @@ def _tool_commands(add) -> None:
                    help="proparalogy: also fit the ranker on every row and write it (default: the installed "
                         "fastmem/ranker_weights.py)")
     p.add_argument("--out", default=None, help="with --fit: where to write the ranker instead")
-    p.add_argument("--writes", default="full", choices=["full", "context", "plain"],
+    p.add_argument("--writes", default="full", choices=["full", "context", "plain", "single"],
                    help="locomo: what each turn is written with besides its text: source, at and speaker "
-                        "(full), source and at (context), nothing (plain)")
+                        "(full), source and at (context), nothing (plain; single: nothing, and one remember "
+                        "call per turn)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,18 +21,25 @@ def test_an_answer_is_found_through_the_question_before_it(mem):
     assert ids[1] not in without or without.index(ids[1]) > with_ctx.index(ids[1])  # the channel lifted it
 
 
-def test_without_a_source_a_transcript_written_in_one_call_has_neighbours(mem):
-    """No source: the turns of a transcript given in one call ("Name: ..." each) are
-    neighbours (plain writes on LoCoMo dev: fused any@5 0.641 -> 0.732); turns written by
-    separate calls are not, and neither are list items written together."""
+def test_without_a_source_the_turns_of_a_transcript_are_neighbours(mem):
+    """No source: turns of a transcript ("Name: ..." each) written one after another, in one
+    call or a call each, are neighbours (LoCoMo dev, text only: fused any@5 0.641 -> 0.732);
+    turns written more than TURN_GAP apart are not, and neither are list items."""
+    from fastmem.channels import TURN_GAP
+
+    q = "How was the Sunflower Festival concert?"
     mem.remember_many(noise_texts(50, seed=2))
-    apart = [mem.remember(t) for t in CHAT[:2]]  # one call each: no neighbours
-    hits = mem.recall("How was the Sunflower Festival concert?", k=5, record=False).hits
+    apart = [mem.remember(t) for t in CHAT[:2]]
+    mem.db.execute("UPDATE memories SET created=created-? WHERE id=?", (TURN_GAP + 60, apart[0]))  # an hour earlier
+    hits = mem.recall(q, k=5, record=False).hits
     assert all("context" not in h.why for h in hits)
     together = mem.remember_many(CHAT)
-    got = {h.id: h for h in mem.recall("How was the Sunflower Festival concert?", k=5, record=False).hits}
+    got = {h.id: h for h in mem.recall(q, k=5, record=False).hits}
     assert together[1] in got and "context" in got[together[1]].why
     assert apart[1] not in got or "context" not in got[apart[1]].why
+    singly = [mem.remember(t, scope="later") for t in CHAT]  # a call per turn, as they happen
+    got = {h.id: h for h in mem.recall(q, k=5, scope="later", record=False).hits}
+    assert singly[1] in got and "context" in got[singly[1]].why
 
 
 def test_a_unique_token_finds_its_memory_among_list_items_written_together(mem):

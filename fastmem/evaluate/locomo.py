@@ -7,8 +7,9 @@ and the turn's speaker as ``speaker``); every question of categories 1-4 is aske
 channel (keyword, vector, graph, context), fused, and fused without the speaker, the context or the graph.
 
 ``writes`` chooses what the writer passes besides the text: ``"full"`` (``source``, ``at`` and
-``speaker``, the default), ``"context"`` (``source`` and ``at``) or ``"plain"`` (the text only,
-as many API users write).
+``speaker``, the default), ``"context"`` (``source`` and ``at``), ``"plain"`` (the text only,
+in one ``remember_many`` call per conversation) or ``"single"`` (the text only, one
+``remember`` call per turn, as an agent that writes each turn when it happens does).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from datetime import datetime
 __all__ = ["CHANNEL_SETS", "KS", "WRITES", "conversation_files", "turns", "evaluate", "evaluate_all", "table"]
 
 #: What a writer passes besides the text (see the module docstring).
-WRITES = ("full", "context", "plain")
+WRITES = ("full", "context", "plain", "single")
 
 CHANNEL_SETS = {
     "keyword": ("keyword",),
@@ -85,10 +86,13 @@ def evaluate(path: str, *, fusion: str = "score", channel_sets=CHANNEL_SETS, mem
     qa = [q for q in conv["qa"] if q.get("category") in (1, 2, 3, 4) and q.get("evidence")]
     with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "locomo.db"), fusion=fusion,
                                                             **(memory_kw or {})) as m:
-        kw = {} if writes == "plain" else {"at": [session_date(r[2]) for r in rows], "source": os.path.basename(path)}
+        kw = {} if writes in ("plain", "single") else {"at": [session_date(r[2]) for r in rows], "source": os.path.basename(path)}
         if writes == "full":
             kw["speaker"] = [r[3] for r in rows]
-        ids = m.remember_many([r[1] for r in rows], progress=False, **kw)
+        if writes == "single":
+            ids = [m.remember(r[1]) for r in rows]
+        else:
+            ids = m.remember_many([r[1] for r in rows], progress=False, **kw)
         dia = dict(zip(ids, (r[0] for r in rows)))
         out = {}
         for name, chans in channel_sets.items():
