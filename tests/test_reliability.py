@@ -62,7 +62,7 @@ WORKER = textwrap.dedent(
 
 def test_four_processes_mixing_every_operation(tmp_path):
     path = str(tmp_path / "c.db")
-    n_ops = 2600 if STRESS else 300  # per worker: 10,400 in all with FASTMEM_STRESS=1
+    n_ops = 2600 if STRESS else 150  # per worker: 10,400 in all with FASTMEM_STRESS=1
     with fastmem.Memory(path) as m:
         m.remember("seed memory")
     script = tmp_path / "worker.py"
@@ -175,7 +175,7 @@ def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path):
     path = str(tmp_path / "k.db")
     script = tmp_path / "crasher.py"
     script.write_text(CRASHER)
-    rounds = 60 if STRESS else 8
+    rounds = 60 if STRESS else 5  # the default kills once in each of the five operations
     ops = ["remember_many", "remember_later", "forget", "consolidate", "reembed"] * rounds
     acked, forgotten, lost = set(), set(), {}
     for rnd in range(rounds):
