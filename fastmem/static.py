@@ -39,9 +39,9 @@ _MODEL = None
 def static_dir() -> str:
     """The distilled model's folder: ``$FASTMEM_CACHE_DIR/static-minilm-256`` when set, else
     ``$XDG_CACHE_HOME/fastmem/static-minilm-256`` (``~/.cache/...``)."""
-    base = os.environ.get("FASTMEM_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "fastmem")
-    return os.path.join(base, "static-minilm-256")
+    from .paths import user_cache
+
+    return user_cache("static-minilm-256")
 
 
 def _need_model2vec():
@@ -67,17 +67,12 @@ def distill(path: str | None = None, *, force: bool = False) -> str:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from model2vec.distill import distill as m2v_distill
 
+    from .embedder import quiet_transformers
     from .minilm import model_dir
 
     log.warning("fastmem: distilling the static embedder from MiniLM (once per user, about a minute)")
-    from transformers.utils import logging as hf_logging  # model2vec's dependency
-
-    was = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # its load report is noise here
-    try:
+    with quiet_transformers():  # its load report is noise here
         model = m2v_distill(model_name=model_dir(), pca_dims=DIM)
-    finally:
-        hf_logging.set_verbosity(was)
     emb = np.asarray(model.embedding)
     flip = np.sign(emb[np.abs(emb).argmax(0), np.arange(emb.shape[1])])
     model.embedding = (emb * np.where(flip == 0, 1, flip)).astype(emb.dtype)

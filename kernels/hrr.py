@@ -15,12 +15,9 @@ def cache_dir() -> str:
     """Where compiled kernels are kept across processes: ``$NUMBA_CACHE_DIR`` when set, else
     ``$FASTMEM_CACHE_DIR/numba``, else ``$XDG_CACHE_HOME/fastmem/numba`` (``~/.cache/...``).
     One compile per install and user, not per process (``fastmem warmup`` fills it)."""
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return os.environ["NUMBA_CACHE_DIR"]
-    if os.environ.get("FASTMEM_CACHE_DIR"):
-        return os.path.join(os.environ["FASTMEM_CACHE_DIR"], "numba")
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "fastmem", "numba")
+    from ..paths import user_cache
+
+    return os.environ.get("NUMBA_CACHE_DIR") or user_cache("numba")
 
 
 if "numba" not in sys.modules:  # numba reads its cache folder once, on import
