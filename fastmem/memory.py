@@ -499,6 +499,9 @@ class Memory(RowsMixin, PassesMixin):
         # channels; on the parse thread beside the channels or the model it was measured no
         # faster or slower: a short turn's spaCy parse holds the GIL)
         t0 = time.perf_counter()
+        preload = getattr(self.extractor, "load_in_background", None)
+        if analogy and preload is not None and not getattr(self.extractor, "loaded", True):
+            preload()  # a new process: the parser loads while the turn is embedded
         if "vector" not in use and not any(c in use for c in DERIVED) and not analogy:
             vecs = [None] * len(queries)  # keyword and graph alone never need the model
         elif len(queries) > 1:

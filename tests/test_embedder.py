@@ -106,3 +106,33 @@ with fastmem.Memory({str(tmp_path / 'm.db')!r}) as m:
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
+
+
+def test_a_new_process_loads_the_parser_beside_the_first_recalls_embedding(tmp_path):
+    """A new process's first recall starts spaCy's load on a thread before it embeds the turn
+    (the two overlap); what it returns is what a process with the parser loaded first returns,
+    and torch, hidden from spaCy meanwhile, is never imported."""
+    db = str(tmp_path / "m.db")
+    with fastmem.Memory(db, progress=False) as m:
+        m.remember_many(["Alice moved to Berlin in May.", "Acme Corporation owns Widget Inc.",
+                         "Bob plays the cello on Sundays.", "Nadia repaired the bike after the race.",
+                         "The bakery hired Omar to run the morning shift."])
+    code = f"""
+import json, sys, fastmem
+from fastmem import extract
+with fastmem.Memory({db!r}, progress=False) as m:
+    if sys.argv[1] == "first":
+        extract.load_spacy()
+    r = m.recall("where does Alice live now that Omar runs the bakery", k=3, record=False)
+print(json.dumps([[h.id for h in r.hits], [round(h.score, 6) for h in r.hits],
+                  None if r.analogy is None else r.analogy.id, "torch" in sys.modules,
+                  extract._NLP_THREAD is not None]))
+"""
+    got = {}
+    for how in ("first", "beside"):
+        out = subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        got[how] = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["beside"][:3] == got["first"][:3] and got["beside"][0]
+    assert got["beside"][3] is False and got["first"][3] is False
+    assert got["beside"][4] is True and got["first"][4] is False
