@@ -1,5 +1,5 @@
 """``python -m fastmem``: the command line (see :mod:`fastmem.cli`)."""
 
-from .cli import main
+from .cli import run
 
-raise SystemExit(main())
+run()

@@ -208,3 +208,22 @@ def test_eval_proparalogy_on_a_slice_of_the_dev_data(tmp_path):
 
     assert len(ns["COEF"]) == len(FEATURES) and ns["THRESHOLD"] == 0.5
     assert fm("eval", "proparalogy", str(part), "--cv", "1").returncode == 2
+
+
+def test_the_quick_exit_loses_no_write_and_no_output(tmp_path):
+    """The command leaves without the interpreter's teardown: what it wrote is whole in the
+    file (derived parts included) and what it printed is whole on the pipe."""
+    db = str(tmp_path / "q.db")
+    texts = [f"Courier {i} left parcel {i} with Nadia Berg in Lisbon on day {i}." for i in range(40)]
+    out = fm("remember", *texts, db=db)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == list(range(1, 41))
+    st = js("stats", db=db)
+    assert st["memories"] == 40 and st["codes"] == 40 and st["facts"] >= 40
+    quick = fm("recall", "who left parcel 7 with Nadia", "-k", "40", "--json", "--no-record", db=db)
+    full = fm("recall", "who left parcel 7 with Nadia", "-k", "40", "--json", "--no-record", db=db,
+              env={"FASTMEM_FULL_EXIT": "1"})
+    assert quick.returncode == full.returncode == 0, quick.stderr
+    got, ref = json.loads(quick.stdout), json.loads(full.stdout)
+    assert len(got["hits"]) == 40 and [h["id"] for h in got["hits"]] == [h["id"] for h in ref["hits"]]
+    assert "parcel 7 " in got["hits"][0]["text"]
