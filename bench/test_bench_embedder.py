@@ -1,5 +1,7 @@
-"""MiniLM (all-MiniLM-L6-v2) through NumPy (fastmem's default) against sentence-transformers on
-torch, and the static embedder distilled from it (fastmem[static]), same texts, same process:
+"""MiniLM (all-MiniLM-L6-v2) through ONNX Runtime (fastmem's default once a process embeds
+more than a few texts), its int8 variant (opt-in), NumPy (the default for a process's first
+few texts) and sentence-transformers on torch (the reference), and the static embedder
+distilled from it (fastmem[static]), same texts, same process:
 one query at a time and batches of real conversation turns (LoCoMo dev, ../shared/data;
 skipped without it).
 
@@ -18,7 +20,7 @@ from locomo import conversation_files, turns  # noqa: E402
 
 from fastmem.embedder import MiniLM  # noqa: E402
 
-BACKENDS = ["numpy", "torch", "static"]
+BACKENDS = ["onnx", "int8", "numpy", "torch", "static"]
 
 
 def embedder(backend):
@@ -27,6 +29,8 @@ def embedder(backend):
         from fastmem.static import StaticMiniLM
 
         return StaticMiniLM()
+    if backend == "int8":
+        return MiniLM(quantized=True)
     return MiniLM(backend=backend)
 
 

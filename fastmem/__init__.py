@@ -88,7 +88,9 @@ def warmup(*, models: bool = False, static: bool = False) -> None:
         from .embedder import default_embedder
         from .extract import load_spacy
 
-        default_embedder().encode(["warm up"])
+        emb = default_embedder()
+        emb.load()  # the model a long-running process embeds with (ONNX Runtime's, when installed)
+        emb.encode(["warm up"])
         load_spacy()
 
 

@@ -201,10 +201,6 @@ def _finish_pending(m) -> None:
 
 def cmd_recall(a) -> int:
     chans = tuple(c.strip() for c in a.channels.split(",")) if a.channels else ("keyword", "vector", "graph")
-    if not a.no_analogy and os.path.exists(_db(a)):
-        from .extract import load_spacy_in_background
-
-        load_spacy_in_background()  # the slot's parser loads while the store opens
     with _open_existing(a) as m:
         _finish_pending(m)
         res = m.recall(a.query, k=a.k, scope=a.scope, analogy=not a.no_analogy, channels=chans, record=not a.no_record)
@@ -544,9 +540,10 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--json", action="store_true", help="machine-readable output")
     common.add_argument("--debug", action="store_true", help="show tracebacks")
     common.add_argument("--quiet", action="store_true", help="no progress bars")
-    common.add_argument("--embedder", default=None, choices=["minilm", "static"],
+    common.add_argument("--embedder", default=None, choices=["minilm", "minilm-int8", "static"],
                         help="the embedding model of a new store (an existing one keeps its own): MiniLM "
-                             "(default) or static, MiniLM distilled by model2vec (fastmem[static])")
+                             "(default), MiniLM with int8 weights (faster, not the model's vectors) or static, "
+                             "MiniLM distilled by model2vec (fastmem[static])")
     ap = _Parser(prog="fastmem", description="Fast local memory for AI agents: one SQLite file, hybrid recall, "
                                              "a knowledge graph and an analogy slot.", parents=[common])
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)

@@ -3,6 +3,7 @@ a new process that never imports torch or spaCy to open, list or write to a stor
 
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -47,11 +48,12 @@ def test_vectors_are_sentence_transformers_vectors_on_2000_real_texts():
     texts = _real_texts(2000)
     assert len(texts) == 2000
     texts += ["", "ok", "😀 " * 300, "word " * 400]  # empty, tiny, past the 256-piece window (cut alike)
-    mine = MiniLM(backend="numpy").model.encode(texts)
     ref = MiniLM(backend="torch").model.encode(texts, normalize_embeddings=True, batch_size=64,
                                                convert_to_numpy=True, show_progress_bar=False)
-    cos = np.sum(mine * ref, axis=1)
-    assert cos.min() >= 0.999, (cos.min(), texts[int(np.argmin(cos))][:80])
+    for backend in ("numpy", "onnx"):
+        mine = MiniLM(backend=backend).model.encode(texts)
+        cos = np.sum(mine * ref, axis=1)
+        assert cos.min() >= 0.999, (backend, cos.min(), texts[int(np.argmin(cos))][:80])
     assert MiniLM().model_id == MiniLM(backend="torch").model_id  # no re-embedding for existing stores
 
 
@@ -65,7 +67,53 @@ def test_a_store_written_with_torch_opens_and_recalls_with_the_default(tmp_path)
 
 def test_bad_backend_is_refused():
     with pytest.raises(ValueError):
-        MiniLM(backend="onnx")
+        MiniLM(backend="tensorflow")
+    with pytest.raises(ValueError):
+        MiniLM(backend="torch", quantized=True)  # int8 runs on ONNX Runtime only
+
+
+def test_auto_starts_in_numpy_and_moves_to_onnx_runtime_for_many_texts(tmp_path):
+    """A shell command embeds its query in NumPy (cheaper to load) and never imports ONNX
+    Runtime; a process that embeds a batch, or more texts over time, moves to ONNX Runtime
+    (faster per text), whose graph is built once into the user's cache and reused; every
+    vector is the same either way."""
+    code = """
+import json, os, sys
+import numpy as np
+from fastmem.embedder import MiniLM, ONNX_FROM
+e = MiniLM()
+one = e.encode(["where does Alice live"])
+first = "onnxruntime" in sys.modules
+many = e.encode([f"Note {i}: the courier left parcel {i} with Nadia." for i in range(ONNX_FROM)] + ["where does Alice live"])
+files = sorted(os.listdir(os.path.join(os.environ["FASTMEM_CACHE_DIR"], "onnx")))
+print(json.dumps([first, "onnxruntime" in sys.modules, float(one[0] @ many[-1]), files]))
+"""
+    env = {**os.environ, "FASTMEM_CACHE_DIR": str(tmp_path / "cache")}
+    runs = []
+    for _ in range(2):  # the second process finds the graph the first one built
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    for first, later, cos, files in runs:
+        assert first is False and later is True and cos >= 0.9999
+        assert len(files) == 1 and files[0].endswith("-fp32.onnx")  # no temporary file left behind
+    assert runs[0][3] == runs[1][3]
+
+
+def test_int8_is_opt_in_and_recorded_in_the_store(tmp_path):
+    db = str(tmp_path / "q.db")
+    texts = ["Alice moved to Berlin in May.", "The museum closes at six.", "Bob plays the cello."]
+    with fastmem.Memory(db, embedder="minilm-int8", extractor=None) as m:
+        assert m.embedder.model_id.endswith(":int8")
+        ids = m.remember_many(texts)
+    with fastmem.Memory(db, extractor=None) as m:  # found in the store: no argument needed
+        assert m.embedder.model_id.endswith(":int8")
+        assert m.recall("which city did Alice move to", k=1, channels=("vector",)).hits[0].id == ids[0]
+    with pytest.raises(fastmem.ModelMismatch):
+        fastmem.Memory(db, embedder=MiniLM(), extractor=None)
+    full = MiniLM(backend="onnx").encode(texts)
+    cos = np.sum(MiniLM(quantized=True).encode(texts) * full, axis=1)
+    assert 0.95 <= cos.min() < 0.9999  # close to the model's vectors, and not them
 
 
 def test_a_new_process_writes_and_recalls_without_torch_or_spacy_until_it_parses(tmp_path):
@@ -116,7 +164,9 @@ def test_a_new_process_loads_the_parser_beside_the_first_recalls_embedding(tmp_p
     with fastmem.Memory(db, progress=False) as m:
         m.remember_many(["Alice moved to Berlin in May.", "Acme Corporation owns Widget Inc.",
                          "Bob plays the cello on Sundays.", "Nadia repaired the bike after the race.",
-                         "The bakery hired Omar to run the morning shift."])
+                         "The bakery hired Omar to run the morning shift.", "Lena sold her kayak to a neighbour.",
+                         "The council closed the bridge for repairs.", "Priya taught her son to ride a bike.",
+                         "Kenji repaired the roof before the storm.", "The museum bought a painting in Lyon."])
     code = f"""
 import json, sys, fastmem
 from fastmem import extract
@@ -136,3 +186,24 @@ print(json.dumps([[h.id for h in r.hits], [round(h.score, 6) for h in r.hits],
     assert got["beside"][:3] == got["first"][:3] and got["beside"][0]
     assert got["beside"][3] is False and got["first"][3] is False
     assert got["beside"][4] is True and got["first"][4] is False
+
+
+def test_a_process_exits_cleanly_while_a_daemon_thread_embeds():
+    """Regression: a host's background thread inside ONNX Runtime when the interpreter exited
+    aborted the process ("terminate called without an active exception", exit code 134)."""
+    code = """
+import sys, threading, time
+from fastmem.embedder import MiniLM
+e = MiniLM(backend="onnx")
+e.encode(["warm up"])
+texts = [f"Note {i}: the courier left parcel {i} with Nadia in Lisbon after the storm." for i in range(300)]
+def work():
+    while True:
+        e.encode(texts)
+threading.Thread(target=work, daemon=True).start()
+time.sleep(float(sys.argv[1]))
+print("bye")
+"""
+    for pause in ("0.1", "0.3"):
+        out = subprocess.run([sys.executable, "-c", code, pause], capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0 and out.stdout.strip() == "bye", (out.returncode, out.stderr[-500:])
