@@ -106,6 +106,13 @@ class AnalogySlot:
         #: the last analogies of each session (at most SESSIONS sessions; an evicted one starts afresh)
         self._recent: dict[str, deque] = Bounded(SESSIONS)
 
+    def can_fire(self) -> bool:
+        """Whether any turn could get an analogy now: the store holds at least ``min_store``
+        memories with a structural code (a scope's population is part of the store's, so none
+        can have more). When it does not, a recall skips the turn's parse (spaCy's load is
+        about a second of a new process)."""
+        return self.structures.n >= self.min_store
+
     # -- step 1: the turn and its candidates -----------------------------------------------
     def prepare(self, text: str, extractor, z_min: float, parsed=None, members=None) -> Turn:
         """The turn's structural query (parsed here unless ``parsed`` gives its events and

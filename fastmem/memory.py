@@ -499,8 +499,9 @@ class Memory(RowsMixin, PassesMixin):
         # channels; on the parse thread beside the channels or the model it was measured no
         # faster or slower: a short turn's spaCy parse holds the GIL)
         t0 = time.perf_counter()
+        slot = analogy and self.extractor is not None and self.slot.can_fire()
         preload = getattr(self.extractor, "load_in_background", None)
-        if analogy and preload is not None and not getattr(self.extractor, "loaded", True):
+        if slot and preload is not None and not getattr(self.extractor, "loaded", True):
             preload()  # a new process: the parser loads while the turn is embedded
         if "vector" not in use and not any(c in use for c in DERIVED) and not analogy:
             vecs = [None] * len(queries)  # keyword and graph alone never need the model
@@ -509,7 +510,7 @@ class Memory(RowsMixin, PassesMixin):
         else:
             vecs = [encode_query(self.embedder, queries[0])]
         embed_ms = (time.perf_counter() - t0) * 1e3 / max(len(queries), 1)
-        parsed = parse_turns(self.extractor, list(queries)) if (analogy and self.extractor and len(queries) > 1) else None
+        parsed = parse_turns(self.extractor, list(queries)) if (slot and len(queries) > 1) else None
         out = []
         with self._lock:
             self._sync()

@@ -75,7 +75,7 @@ class RecallPipeline:
         the slot parses the turn. ``exclude``: ids no channel may return (they take no part
         in fusion either); the slot may still pick one."""
         t: dict[str, float] = {}
-        slot = analogy and extractor is not None
+        slot = analogy and extractor is not None and self.slot.can_fire()
         # channels (the vector channel also when only the slot needs its neighbours)
         t0 = time.perf_counter()
         # fusion scales every channel against its REF_DEPTH-th best. Excluded ids take room in

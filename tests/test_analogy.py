@@ -241,3 +241,17 @@ def test_the_live_statistics_equal_a_recount_after_writes_updates_and_forgets(st
     mean, std, n = st.z_stats(sq, members)
     assert n == st.n and mean == pytest.approx(st.stats.z_stats(sq.vector)[0], abs=1e-6)
     assert std == pytest.approx(st.stats.z_stats(sq.vector)[1], abs=1e-6)
+
+
+def test_a_store_too_small_for_the_slot_skips_the_parse(tmp_path):
+    """Under ``min_store`` coded memories no turn can get an analogy, so a recall does not parse
+    it (in a new process that is spaCy's load, about a second); from ``min_store`` on it does."""
+    texts = [f"{n} moved to {c} after the storm and opened a bakery there." for n, c in
+             zip("Alice Bob Carol Dan Erin Frank Gina Hugo".split(), "Berlin Lisbon Oslo Lyon Basel Porto Cork Perth".split())]
+    with fastmem.Memory(str(tmp_path / "s.db"), progress=False) as m:
+        m.remember_many(texts[: m.slot.min_store - 1])
+        r = m.recall("Who moved to Lisbon?", record=False)
+        assert r.hits and "parse" not in r.timings_ms and not m.slot.can_fire()
+        m.remember(texts[m.slot.min_store - 1])
+        r = m.recall("Who moved to Lisbon?", record=False)
+        assert m.slot.can_fire() and "parse" in r.timings_ms
