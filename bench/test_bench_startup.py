@@ -5,7 +5,9 @@ agent host starting), so these medians include interpreter start and every impor
 * ``import fastmem``           - the package (no model, no parser, no compiler);
 * ``fastmem stats``            - a command that needs no model, on a 3-memory store;
 * ``fastmem recall, cold cache`` - the first command after an install: empty kernel cache;
-* ``fastmem recall``           - every later one (the kernel cache filled);
+* ``fastmem recall``           - every later one (the kernel cache filled; a 3-memory store,
+  too small for the analogy slot, so no parse);
+* ``fastmem recall, 10k store`` - the same on 10,000 memories, where the slot parses the turn;
 * ``recall, torch embedder``   - the same recall with sentence-transformers (the reference);
 * ``provider to full prefetch`` - hermes provider ``initialize`` until its first full recall
   (models loaded, vector hits and the slot), in a new process;
@@ -59,6 +61,30 @@ CASES = {
 def test_new_process(benchmark, store, case):
     benchmark.group = "cold start: a new process"
     benchmark.pedantic(_run, args=(CASES[case](store),), rounds=5, warmup_rounds=1)
+
+
+@pytest.fixture(scope="module")
+def store10k():
+    """10,000 synthetic agent memories (fastmem.benchmark.texts), built once and cached."""
+    from conftest import cached_store
+
+    def build(path):
+        import fastmem
+        from fastmem.benchmark import texts
+
+        with fastmem.Memory(path, progress=False) as m:
+            m.remember_many(texts(10_000), progress=False)
+
+    db = cached_store("startup", 10_000, build)
+    _run([PY, "-m", "fastmem", "recall", "--db", db, "warm up", "--no-record"])
+    return db
+
+
+def test_recall_on_a_10k_store(benchmark, store10k):
+    """What the slot needs on a real store: the turn's parse, so spaCy's import and load."""
+    benchmark.group = "cold start: a new process"
+    benchmark.pedantic(_run, args=([PY, "-m", "fastmem", "recall", "--db", store10k, "Where did Lena Park move?",
+                                    "--no-record"],), rounds=5, warmup_rounds=1)
 
 
 def test_recall_with_an_empty_kernel_cache(benchmark, store):
