@@ -137,8 +137,9 @@ class MiniLM:
         :data:`TORCH_FROM` texts at a time and torch for larger batches.
     quantized : bool
         int8 weights through ONNX Runtime (opt-in): about 1.4x the throughput, but the vectors
-        are no longer the model's (cosine 0.977-1.0 to them on real turns), so a store written with it records
-        model id :data:`INT8_MODEL_ID` and a full-precision embedder refuses to open it.
+        are no longer the model's (cosine 0.977-1.0 to them on real turns), so a store
+        written with it records model id :data:`INT8_MODEL_ID` and a full-precision embedder
+        refuses to open it.
     """
 
     model_id = "sentence-transformers/all-MiniLM-L6-v2"
