@@ -16,6 +16,8 @@ from collections.abc import Callable
 import hnswlib
 import numpy as np
 
+from .exitgate import native
+
 __all__ = ["VectorIndex"]
 
 
@@ -108,7 +110,8 @@ class VectorIndex:
                 self.rebuilt_because = "the index file was truncated or replaced"
                 return None
             idx = hnswlib.Index(space="ip", dim=self.dim)
-            idx.load_index(self.path, max_elements=int(meta["capacity"]))
+            with native():
+                idx.load_index(self.path, max_elements=int(meta["capacity"]))
             idx.set_ef(self.params["ef"])
             idx.set_num_threads(1)
             self._deleted = {int(x) for x in meta.get("deleted", [])}
@@ -178,9 +181,10 @@ class VectorIndex:
     def _add_raw(self, ids: np.ndarray, vecs: np.ndarray) -> None:
         idx = self._index
         need = idx.get_current_count() + len(ids)
-        if need > idx.get_max_elements():
-            idx.resize_index(max(need, int(idx.get_max_elements() * 1.5)))
-        idx.add_items(np.asarray(vecs, np.float32), np.asarray(ids, np.int64), num_threads=1)
+        with native():
+            if need > idx.get_max_elements():
+                idx.resize_index(max(need, int(idx.get_max_elements() * 1.5)))
+            idx.add_items(np.asarray(vecs, np.float32), np.asarray(ids, np.int64), num_threads=1)
 
     # -- mutation --------------------------------------------------------------------------
     def add(self, ids: np.ndarray, vecs: np.ndarray) -> None:
@@ -206,7 +210,8 @@ class VectorIndex:
                 except RuntimeError:
                     self.add(np.asarray([label]), v.reshape(1, -1))
                     continue
-            self._index.add_items(v.reshape(1, -1), np.asarray([label]), num_threads=1)
+            with native():
+                self._index.add_items(v.reshape(1, -1), np.asarray([label]), num_threads=1)
             self.dirty += 1
 
     def delete(self, ids) -> None:
@@ -240,7 +245,8 @@ class VectorIndex:
         test = members.__contains__ if members is not None else allowed
         self._index.set_ef(max(self.params["ef"], k))
         try:
-            labels, dist = self._index.knn_query(vec.reshape(1, -1), k=k, filter=test)
+            with native():
+                labels, dist = self._index.knn_query(vec.reshape(1, -1), k=k, filter=test)
         except RuntimeError:  # fewer than k reachable (filter or deletions)
             if members is not None:
                 return self._exact(vec, k, members)
@@ -271,11 +277,13 @@ class VectorIndex:
         while k > 1:
             k = max(1, k // 2)
             try:
-                return self._index.knn_query(vec.reshape(1, -1), k=k, filter=allowed)
+                with native():
+                    return self._index.knn_query(vec.reshape(1, -1), k=k, filter=allowed)
             except RuntimeError:
                 continue
         try:
-            return self._index.knn_query(vec.reshape(1, -1), k=1, filter=allowed)
+            with native():
+                return self._index.knn_query(vec.reshape(1, -1), k=1, filter=allowed)
         except RuntimeError:
             return np.zeros((1, 0), np.int64), np.zeros((1, 0), np.float32)
 
@@ -286,7 +294,9 @@ class VectorIndex:
         idx = self._fresh(len(live))
         for start in range(0, len(live), 4096):
             part = live[start : start + 4096]
-            idx.add_items(np.asarray(self._index.get_items(part), np.float32), part, num_threads=os.cpu_count() or 1)
+            with native():
+                idx.add_items(np.asarray(self._index.get_items(part), np.float32), part,
+                              num_threads=os.cpu_count() or 1)
         idx.set_num_threads(1)
         self._index, self._deleted, self._label_cache = idx, set(), None
         self.dirty += 1
@@ -299,7 +309,8 @@ class VectorIndex:
         if len(self._deleted) > max(COMPACT_MIN, self.live // 4):
             self.compact()
         tmp = f"{self.path}.tmp"
-        self._index.save_index(tmp)
+        with native():
+            self._index.save_index(tmp)
         meta = {
             "model_id": self.model_id,
             "store_id": self.store_id,

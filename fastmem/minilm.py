@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .exitgate import native
+
 __all__ = ["Bert", "model_dir", "erf"]
 
 
@@ -102,7 +104,7 @@ class Bert:
 
     def token_ids(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Word-piece ids of each text, with [CLS] and [SEP], cut at ``max_tokens``."""
-        with self._lock:
+        with self._lock, native():
             enc = self.tokenizer.encode_batch(list(texts))
         return [np.asarray(e.ids, np.int64) for e in enc]
 

@@ -15,13 +15,12 @@ without importing ``onnx``.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import os
 import threading
 
 import numpy as np
 
+from .exitgate import native as _runtime_call
 from .minilm import Bert
 
 __all__ = ["OnnxBert", "available", "graph_path", "GRAPH_VERSION", "TOKEN_BUDGET"]
@@ -31,41 +30,6 @@ GRAPH_VERSION = 2
 #: Word pieces a batch (ONNX Runtime's products run fastest on small batches here: 512 real
 #: turns on 2 cores, 183 texts/s in batches of 512 word pieces, 146 of 2,048, 96 of 8,192).
 TOKEN_BUDGET = 512
-
-
-# ONNX Runtime runs with the GIL released. A daemon thread (a host's background embedding)
-# still inside it when the interpreter exits is stopped as it takes the GIL back, unwinding C++
-# frames that may not be unwound: the process aborts ("terminate called without an active
-# exception"). So every call into ONNX Runtime is counted, and at exit new calls wait forever
-# (daemon threads, stopped harmlessly) while the ones in flight finish.
-_GATE = threading.Condition()
-_IN_FLIGHT = 0
-_CLOSING = False
-#: Most seconds the exit waits for calls in flight (a batch takes a few).
-EXIT_WAIT_S = 30.0
-
-
-@contextlib.contextmanager
-def _runtime_call():
-    global _IN_FLIGHT
-    with _GATE:
-        while _CLOSING:  # exiting: never enter ONNX Runtime again
-            _GATE.wait()
-        _IN_FLIGHT += 1
-    try:
-        yield
-    finally:
-        with _GATE:
-            _IN_FLIGHT -= 1
-            _GATE.notify_all()
-
-
-@atexit.register
-def _drain_at_exit() -> None:
-    global _CLOSING
-    with _GATE:
-        _CLOSING = True
-        _GATE.wait_for(lambda: _IN_FLIGHT == 0, EXIT_WAIT_S)
 
 
 def available() -> bool:

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .exitgate import native
+
 __all__ = ["StaticMiniLM", "static_dir", "distill"]
 
 log = logging.getLogger("fastmem")
@@ -123,6 +125,8 @@ class StaticMiniLM:
         texts = list(texts)
         if not texts:
             return np.zeros((0, DIM), np.float32)
-        v = np.ascontiguousarray(_load().encode(texts, max_length=None, use_multiprocessing=False), np.float32)
+        model = _load()
+        with native():  # its tokenizer is Rust (see fastmem.exitgate)
+            v = np.ascontiguousarray(model.encode(texts, max_length=None, use_multiprocessing=False), np.float32)
         n = np.linalg.norm(v, axis=1, keepdims=True)
         return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
