@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from .exitgate import native as _runtime_call
+from .exitgate import native
 from .minilm import Bert
 
 __all__ = ["OnnxBert", "available", "graph_path", "GRAPH_VERSION", "TOKEN_BUDGET"]
@@ -33,7 +33,7 @@ TOKEN_BUDGET = 512
 
 
 def available() -> bool:
-    """Whether ONNX Runtime is installed (``fastmem[onnx]``, a default dependency)."""
+    """Whether ONNX Runtime is installed (a dependency of fastmem; a user may remove it)."""
     import importlib.util
 
     return importlib.util.find_spec("onnxruntime") is not None  # without importing it (0.17 s)
@@ -110,12 +110,14 @@ def _build(bert: Bert):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="fastmem")
 
 
-def _write(model_bytes_or_fn, path: str) -> None:
+def _write(write, path: str) -> None:
+    """``write(tmp)``, then the file renamed to ``path`` (atomic: a concurrent first use reads a
+    whole file or none)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
-        model_bytes_or_fn(tmp)
-        os.replace(tmp, path)  # atomic: a concurrent first use reads a whole file or none
+        write(tmp)
+        os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -140,7 +142,7 @@ class OnnxBert(Bert):
         import onnxruntime as ort
 
         self.quantized = bool(quantized)
-        with _runtime_call():
+        with native():
             self.session = self._session(ort, path, threads)
         # the weights live in the session now: only the tokenizer and shapes are needed here
         self.layers, self.word = [], None
@@ -177,5 +179,5 @@ class OnnxBert(Bert):
 
     def forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feed = {"ids": np.ascontiguousarray(ids, np.int64), "mask": np.ascontiguousarray(mask, np.int64)}
-        with _runtime_call():
+        with native():
             return self.session.run(["pooled"], feed)[0]
