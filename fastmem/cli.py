@@ -504,12 +504,16 @@ def cmd_eval(a) -> int:
             rep = P.fit(a.path, folds=a.cv or 5, out=out)
             if rep is None:
                 raise FileNotFoundError(f"no ProPara-Logy silver CSV at {a.path}")
+            if a.mc:
+                rep["multiple choice"] = P.multiple_choice(a.path)
             if a.json:
                 _out(rep)
             else:
                 _slot_table(rep, f"slot, {rep['folds']}-fold cv by process")
                 print(f"target above its own distractor in the ranker's probability: "
                       f"{rep['learned (cv)']['target_beats_distractor']:.3f}")
+                if a.mc:
+                    _print_mc(rep["multiple choice"])
                 if out:
                     print(f"ranker written to {out}")
             return 0
@@ -527,10 +531,13 @@ def cmd_eval(a) -> int:
             print(f"target outscores its own distractor: {f['target_beats_distractor']:.3f} of rows in the slot's score "
                   f"(ties {f['ties']:.3f}), {f['target_beats_distractor_similarity']:.3f} in structural_similarity")
             if a.mc:
-                mc = rep["multiple choice"]
-                print(f"multiple choice: structural_similarity {mc['structural_similarity']:.3f}, "
-                      f"MiniLM cosine {mc['MiniLM cosine']:.3f} (chance 0.25)")
+                _print_mc(rep["multiple choice"])
     return 0
+
+
+def _print_mc(mc: dict) -> None:
+    print(f"multiple choice: structural_similarity {mc['structural_similarity']:.3f}, "
+          f"MiniLM cosine {mc['MiniLM cosine']:.3f} (chance 0.25)")
 
 
 # -- parser --------------------------------------------------------------------------------

@@ -199,8 +199,9 @@ def test_eval_proparalogy_on_a_slice_of_the_dev_data(tmp_path):
     assert fm("eval", "proparalogy", str(tmp_path / "none.csv")).returncode == 1
     # the learned ranker: cross-validated by source process, refitted and written where asked
     out = tmp_path / "weights.py"
-    rep = js("eval", "proparalogy", str(part), "--cv", "2", "--fit", "--out", str(out))
+    rep = js("eval", "proparalogy", str(part), "--cv", "2", "--fit", "--out", str(out), "--mc")
     assert rep["folds"] == 2 and rep["turns"] == 24 and rep["examples"] >= rep["positives"] > 0
+    assert rep["multiple choice"]["items"] == 24  # --mc beside --cv, as the command asks
     assert {"learned (cv)", "hand-set (cv folds)"} <= set(rep) and 0 <= rep["learned (cv)"]["precision"] <= 1
     ns = {}
     exec(out.read_text(), ns)
