@@ -45,8 +45,9 @@ def main() -> int:
     for name, s in rep.items():
         print(f"{name:48s} {s['fire']:6.3f} {s['precision']:6.3f} {s['precision_strict']:6.3f} {s['distractor']:6.3f} "
               f"{s['hit']:6.3f}" + (f"   {s['ms/recall']:.1f} ms/recall, repeats a hit on {s['dup']:.3f} of fires, "
-                                    f"target beats its distractor on {s['target_beats_distractor']:.3f} of rows "
-                                    f"(ties {s['ties']:.3f}), {s['target_beats_distractor_similarity']:.3f} in "
+                                    f"target outranks its distractor on {s['target_beats_distractor']:.3f} of rows "
+                                    f"(score ties {s['ties']:.3f}, {s['ties_left']:.3f} left after the mapping), "
+                                    f"{s['target_beats_distractor_similarity']:.3f} in "
                                     f"structural_similarity" if "ms/recall" in s else ""))
     if a.mc:
         mc = P.multiple_choice(SILVER)

@@ -205,7 +205,7 @@ class AnalogySlot:
             seen += 1
             z = (encoder.expected_score(sq, align, n_terms) - mean) / std
             use = weights.get(mid, (1.0, 0, 0))[0]
-            if matched and z >= z_min and (learned or self.trace is not None or best is None or align * use > best[0]):
+            if matched and z >= z_min and (learned or self.trace is not None or best is None or align * use >= best[0]):
                 # a lone shared verb is not a structure: the mapping must cover min_units
                 mp = self.mapper.map(turn.events, mev) if self.mapping else None
                 if mp is None or mp.units >= self.min_units:
@@ -226,16 +226,27 @@ class AnalogySlot:
                                 p = self.ranker.prob(f)
                                 why["p"] = p
                                 key = p * use if p >= self.ranker.threshold else None
-                    if key is not None and (best is None or key > best[0]):
-                        best = (key, mid, text, mscope, why)
+                    if key is not None and (best is None or key > best[0] or (
+                            key == best[0] and mp is not None and best[5] is not None
+                            and self.mapping_fit(mp, mev) > self.mapping_fit(best[5], best[6]))):
+                        best = (key, mid, text, mscope, why, mp, mev)
             if seen >= self.rerank:
                 break
         if best is None:
             return None
-        score, mid, text, mscope, why = best
+        score, mid, text, mscope, why = best[:5]
         if session:
             self._recent.setdefault(session, deque(maxlen=self.repeat_window)).append(mid)
         return Analogy(mid, text, score, why, mscope)
+
+    def mapping_fit(self, mp, mev) -> float:
+        """How much of a candidate's own structure the turn's mapping ``mp`` onto its events
+        ``mev`` covers (its score over the candidate's self-mapping, the turn's share being the
+        same for every candidate). Breaks exact ties of the slot's score: between two candidates
+        the turn's terms align with equally, the one whose events correspond in order wins,
+        not the one written first."""
+        own = self.mapper.map(mev, mev).score
+        return mp.score / math.sqrt(own) if own > 0 else 0.0
 
     def _describe(self, events, mev, mp, self_turn: float, *, z: float, code_z: float) -> np.ndarray:
         """:func:`fastmem.ranker.features` of a turn's events and a candidate's, given their mapping."""

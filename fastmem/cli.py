@@ -528,8 +528,9 @@ def cmd_eval(a) -> int:
         else:
             _slot_table(rep, "method")
             f = rep["fastmem"]
-            print(f"target outscores its own distractor: {f['target_beats_distractor']:.3f} of rows in the slot's score "
-                  f"(ties {f['ties']:.3f}), {f['target_beats_distractor_similarity']:.3f} in structural_similarity")
+            print(f"target outranks its own distractor: {f['target_beats_distractor']:.3f} of rows in the slot's order "
+                  f"(score ties {f['ties']:.3f}, broken by the structure mapping, {f['ties_left']:.3f} left), "
+                  f"{f['target_beats_distractor_similarity']:.3f} in structural_similarity")
             if a.mc:
                 _print_mc(rep["multiple choice"])
     return 0

@@ -255,3 +255,30 @@ def test_a_store_too_small_for_the_slot_skips_the_parse(tmp_path):
         m.remember(texts[m.slot.min_store - 1])
         r = m.recall("Who moved to Lisbon?", record=False)
         assert m.slot.can_fire() and "parse" in r.timings_ms
+
+
+def test_a_tie_in_the_slot_score_does_not_go_to_the_memory_written_first(tmp_path):
+    """ProPara-Logy silver row 5: the turn's terms align exactly as well with the target as
+    with its distractor (same events, other links). The slot breaks that tie by the structure
+    mapping, so the analogy is the same whichever of the two was written first (it was the
+    first written before: the eval's row order favoured every target)."""
+    import os
+
+    from fastmem.evaluate import proparalogy as P
+
+    data = os.environ.get("FASTMEM_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
+    rows = P.load_rows(os.path.join(data, "proparalogy-silver"))
+    if rows is None:
+        pytest.skip("ProPara-Logy silver data not found")
+    r = rows[5]
+    t, d = r["target_paragraph"].strip(), r["distractor_target_paragraph"].strip()
+    fill = [o["random_target_paragraph"].strip() for o in rows if o["source_subject"] != r["source_subject"]][:40]
+    picked = []
+    for i, order in enumerate(((t, d), (d, t))):
+        with fastmem.Memory(str(tmp_path / f"{i}.db")) as m:
+            ids = m.remember_many(fill + list(order), progress=False)
+            st, sd = m.slot.exact_scores(r["source_paragraph"], ids[-2:], m.extractor)
+            assert st == pytest.approx(sd, abs=1e-12)  # the tie this test is about
+            a = m.recall(r["source_paragraph"], record=False).analogy
+            picked.append(a and a.text)
+    assert picked[0] in (t, d) and picked[0] == picked[1]
