@@ -226,10 +226,16 @@ class AnalogySlot:
                                 p = self.ranker.prob(f)
                                 why["p"] = p
                                 key = p * use if p >= self.ranker.threshold else None
-                    if key is not None and (best is None or key > best[0] or (
-                            key == best[0] and mp is not None and best[5] is not None
-                            and self.mapping_fit(mp, mev) > self.mapping_fit(best[5], best[6]))):
-                        best = (key, mid, text, mscope, why, mp, mev)
+                    if key is None:
+                        pass
+                    elif best is None or key > best[0]:
+                        best = [key, mid, text, mscope, why, mp, mev, None]
+                    elif key == best[0] and mp is not None and best[5] is not None:
+                        if best[7] is None:  # the fit of the best so far, once per pick
+                            best[7] = self.mapping_fit(best[5], best[6])
+                        fit = self.mapping_fit(mp, mev)
+                        if fit > best[7]:
+                            best = [key, mid, text, mscope, why, mp, mev, fit]
             if seen >= self.rerank:
                 break
         if best is None:
