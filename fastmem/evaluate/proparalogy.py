@@ -1,8 +1,9 @@
 """The analogy slot on ProPara-Logy (silver set, paragraphs).
 
 Protocol: every target, distractor and random paragraph is a memory (written in a shuffled
-order, see :func:`build_memories`); each source paragraph is the current turn. Per turn the slot fires or not; a fire is *correct* when it is a target
-whose row has the same ``source_subject`` as the turn's row (the set holds several paragraphs
+order, see :func:`build_memories`); each source paragraph is the current turn. Per turn the
+slot fires or not; a fire is *correct* when it is a target whose row has the same
+``source_subject`` as the turn's row (the set holds several paragraphs
 per source process, and an analog of one is an analog of the others; ``strict``: a target of
 the same ``source_id``), a *distractor* when it is any row's distractor (same events, another
 order or other links). Reported: fire rate (fires / turns), precision (correct / fires),
