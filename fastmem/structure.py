@@ -288,6 +288,9 @@ class CodeStats:
         self.m = np.zeros((2 * dim, 2 * dim))
         self.n = 0
         self.id_sum = 0
+        #: how many times :meth:`add` or :meth:`remove` changed the sums (a save can be skipped
+        #: when this has not moved since the sums were read or written)
+        self.changes = 0
 
     def _weighted(self, q8: np.ndarray, scale) -> np.ndarray:
         return K.dequantize(np.ascontiguousarray(q8)) * np.asarray(scale, np.float64).reshape(-1, 1)
@@ -297,12 +300,14 @@ class CodeStats:
             K.stats_add(self.s, self.m, self._weighted(q8, scale))
             self.n += len(ids)
             self.id_sum += int(np.sum(ids))
+            self.changes += 1
 
     def remove(self, ids, q8: np.ndarray, scale) -> None:
         if len(ids):
             K.stats_remove(self.s, self.m, self._weighted(q8, scale))
             self.n -= len(ids)
             self.id_sum -= int(np.sum(ids))
+            self.changes += 1
 
     def z_stats(self, qu: np.ndarray) -> tuple[float, float]:
         """Exact mean and std of the scaled score of ``qu`` over every row."""

@@ -72,6 +72,9 @@ class StructureIndex:
         #: The change-log position these sums are known to include (set by the owner after it
         #: caught up); saved with them, so a later change by anyone forces a recount on open.
         self.seq = 0
+        #: (the sums, their change count, the log position) as last read from or written to
+        #: hrr_stats; None when the sums in memory were never stored
+        self._stored: tuple | None = None
         self._scope_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
     @property
@@ -100,8 +103,10 @@ class StructureIndex:
             stats.s = np.frombuffer(st[2], np.float64).copy()
             stats.m = np.frombuffer(st[3], np.float64).reshape(d2, d2).copy()
             stats.n, stats.id_sum = n, id_sum
+            self._stored = (stats, stats.changes, int(st[4]))
         else:
             stats = self.recompute_stats()
+            self._stored = None
         self.stats = stats
         self.df = dict(self.db.execute("SELECT word, n FROM event_df"))
 
@@ -140,6 +145,15 @@ class StructureIndex:
             "INSERT OR REPLACE INTO hrr_stats(dim, n, id_sum, s, m, seq) VALUES (?,?,?,?,?,?)",
             (self.dim, c.n, c.id_sum, c.s.tobytes(), c.m.tobytes(), self.seq),
         )
+        self._stored = (c, c.changes, self.seq)
+
+    def stats_stored(self, trim_to: int) -> bool:
+        """Whether the sums in memory are the stored ones and the stored row stays usable once
+        the change log is trimmed to ``trim_to`` (its position is not older): then a save
+        would rewrite the same megabytes (8 MB at D=512) and can be skipped. Call it after
+        catching up with the log, so that no other writer's change is missing."""
+        st = self._stored
+        return st is not None and st[0] is self.stats and st[1] == self.stats.changes and st[2] >= trim_to
 
     # -- reading ---------------------------------------------------------------------------
     def idf(self, word: str) -> float:

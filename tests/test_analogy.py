@@ -243,6 +243,36 @@ def test_the_live_statistics_equal_a_recount_after_writes_updates_and_forgets(st
     assert std == pytest.approx(st.stats.z_stats(sq.vector)[1], abs=1e-6)
 
 
+def test_a_close_after_reading_only_does_not_rewrite_the_statistics(tmp_path):
+    """The slot's running sums (8 MB at D=512) are written at close only when they changed,
+    or when the change log's trim would outdate the stored row; a process that only read (a
+    ``fastmem recall``) rewrote them at every close. The next open still finds sums equal to
+    a recount, read from the stored row."""
+    from numpy.testing import assert_allclose
+
+    path = str(tmp_path / "s.db")
+    with fastmem.Memory(path) as m:
+        m.remember_many(FACTS)
+    with fastmem.Memory(path) as m:
+        m.recall("My friend Bob owns a red car.", record=False)
+        before = m.db.total_changes()
+        m.flush()
+        assert m.db.total_changes() == before  # nothing rewritten
+        stored = m.structure._stored[2]
+        assert m.structure.stats_stored(stored) and not m.structure.stats_stored(stored + 1)
+        m.remember("Lena sold her kayak to Tom and bought a canoe.")
+        before = m.db.total_changes()
+        m.flush()
+        assert m.db.total_changes() > before  # changed sums are saved
+    with fastmem.Memory(path) as m:
+        st = m.structure
+        assert st._stored is not None  # read from the row, not recounted
+        again = st.recompute_stats()
+        assert (st.stats.n, st.stats.id_sum) == (again.n, again.id_sum)
+        assert_allclose(st.stats.s, again.s, atol=1e-9)
+        assert_allclose(st.stats.m, again.m, atol=1e-9)
+
+
 def test_a_store_too_small_for_the_slot_skips_the_parse(tmp_path):
     """Under ``min_store`` coded memories no turn can get an analogy, so a recall does not parse
     it (in a new process that is spaCy's load, about a second); from ``min_store`` on it does."""
