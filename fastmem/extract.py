@@ -221,8 +221,8 @@ _BEFORE_MARKERS = {"after", "once", "since", "following", "when", "whenever"}
 #: ... and by one of these, after it.
 _AFTER_MARKERS = {"before", "until", "till", "prior"}
 _TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "madam", "st", "mt"}
-#: Verbs that carry little meaning of their own beside a noun naming the action ("make a
-#: decision", "take a walk", "undergo photosynthesis").
+#: Verbs that carry little meaning of their own beside a noun naming the action ("take a
+#: walk", "undergo a transformation").
 _LIGHT_VERBS = {"make", "take", "give", "have", "do", "get", "perform", "undergo", "carry", "conduct", "go"}
 #: Suffixes of nouns made from verbs: such a noun after a light verb names the event.
 _NOMINAL_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "sis", "ure", "al", "ing", "age")
@@ -252,10 +252,11 @@ class SpacyExtractor:
     repairs : iterable of str, optional
         Rules that repair the parse before a text's events (the analogy slot's structure) are
         read; default :data:`REPAIRS`. One of :data:`ALL_REPAIRS`: ``"pronoun"`` (a subject or
-        object "it"/"they"/"them" stands for the nearest earlier event's subject or object of
-        the same number), ``"copula"`` ("lungs are organs": an event ``be``), ``"light"`` ("make
-        a decision", "undergo photosynthesis": the noun is the event), ``"conj"`` ("absorbs and
-        stores water": both verbs take the object). Facts (triples) are read without them.
+        object "it"/"they"/"them" stands for a noun of its number among the two events before,
+        subjects first), ``"copula"`` ("lungs are organs": an event ``be``), ``"light"`` ("took a
+        walk", "undergoes a transformation": the action the noun names is the event, where the
+        lemmatiser's verb table gives its verb), ``"conj"`` ("collect and carry pollen": both
+        verbs take the object). Facts (triples) are read without them.
     """
 
     def __init__(self, *, batch_size: int = 64, max_triples: int = 64, repairs: Iterable[str] | None = None) -> None:
@@ -549,9 +550,10 @@ class SpacyExtractor:
         return []
 
     def _light(self, verb, lemma: str, objs: list) -> tuple[str, list]:
-        """"make a decision about X" -> decide X: a light verb's direct object that names an
-        action (a noun made from a verb, or "a walk"/"a look") is the event; its prepositional
-        objects become the event's objects."""
+        """"undergo a transformation" -> transform, "take a walk in the park" -> walk (park): a
+        light verb's direct object that names an action (a noun made from a verb the
+        lemmatiser's table knows, or "a walk"/"a look") is the event; its prepositional objects
+        become the event's objects. A noun without such a verb ("a decision") changes nothing."""
         for c in verb.children:
             if c.dep_ != "dobj" or c.pos_ != "NOUN":
                 continue
