@@ -6,9 +6,10 @@ keyed by fastmem's schema and structure versions and the model).
 Groups (medians; compile time excluded; baselines run in the same process):
 
 * ``recall N``: a recall with a new query each round (embedding included), next to MiniLM's
-  own query embedding (the baseline: the target is recall <= 1.5x it), and the same recall
-  with the embedding cached (everything but the embedding); ``extra_info`` has the median of
-  each stage of ``Recall.timings_ms``;
+  own query embedding (the baseline: the target is recall <= 1.5x it), the same recall with
+  ONNX Runtime's threads spinning between runs (its default, off in fastmem), and the same
+  recall with the embedding cached (everything but the embedding); ``extra_info`` has the
+  median of each stage of ``Recall.timings_ms``;
 * ``write N``: ``remember`` of one new text, next to embedding plus parse of the same text (the
   target: at most 3 ms more), and ``remember_many`` of 256 texts (memories per second in
   ``extra_info``);
@@ -71,6 +72,27 @@ def test_recall_new_query(benchmark, store):
     for key in ("embed", "parse", "keyword", "vector", "graph", "fuse", "analogy"):
         vals = sorted(t.get(key, 0.0) for t in runs)
         benchmark.extra_info[f"{key}_ms"] = round(vals[len(vals) // 2], 3)
+
+
+def test_recall_new_query_onnx_spinning(benchmark, store):
+    """The same recall with ONNX Runtime's worker threads busy-waiting after each forward pass
+    (``OnnxBert(spin=True)``, ONNX Runtime's own default; fastmem's is off): the baseline for
+    that choice, swapped in for this test only."""
+    from fastmem import embedder as E
+    from fastmem.minilm import model_dir
+    from fastmem.onnx_minilm import OnnxBert
+
+    m, n, _ = store
+    benchmark.group = f"recall {n // 1000}k"
+    qs = iter(B.queries(400, seed=5 + n))
+    if not m.embedder.loaded or False not in E._ONNX:
+        pytest.skip("the store's embedder does not run on ONNX Runtime")
+    ours = E._ONNX[False]
+    E._ONNX[False] = OnnxBert(model_dir(), spin=True)
+    try:
+        benchmark.pedantic(lambda: m.recall(next(qs), k=10, record=False), rounds=60, warmup_rounds=3)
+    finally:
+        E._ONNX[False] = ours
 
 
 def test_minilm_query_alone(benchmark, store):
