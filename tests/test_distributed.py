@@ -2,6 +2,7 @@
 2 worker CPUs): the same store as ``remember_many`` on real conversation turns, a worker
 killed mid-import loses and duplicates nothing, a killed driver resumes."""
 
+import itertools
 import json
 import os
 import re
@@ -24,13 +25,24 @@ N = 320  # five batches of 64 over two derive actors
 
 
 def _turns(n):
+    """``n`` conversation turns with a source per session: the LoCoMo dev conversations when
+    ../shared/data has them, else the bench's synthetic memories in sessions of 8-29 turns (the
+    same paths either way: extraction, grouping by source, the context channel)."""
     out = []
     for f in sorted(DATA.glob("*.json")):
         d = json.load(open(f))
         for k, v in d.items():
             if re.fullmatch(r"session_\d+", k) and isinstance(v, list):
                 out += [{"text": f"{t['speaker']}: {t['text']}", "source": f"locomo-{f.stem}-{k}"} for t in v]
-    assert len(out) >= n, "LoCoMo dev turns are missing from ../shared/data"
+    if len(out) < n:
+        from fastmem.benchmark import texts
+
+        out, sizes = [], itertools.cycle((17, 8, 29, 12, 23))
+        synthetic = texts(n, seed=3)
+        while len(out) < n:
+            session, size = len(out), next(sizes)
+            out += [{"text": f"{('Ana', 'Ben')[i % 2]}: {t}", "source": f"synthetic-{session}"}
+                    for i, t in enumerate(synthetic[len(out) : len(out) + size])]
     return out[:n]
 
 
