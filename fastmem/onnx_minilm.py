@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from .exitgate import native
+from .exitgate import drain_first, native
 from .minilm import Bert
 
 __all__ = ["OnnxBert", "available", "graph_path", "GRAPH_VERSION", "TOKEN_BUDGET"]
@@ -148,12 +148,13 @@ class OnnxBert(Bert):
     def __init__(self, path: str, *, threads: int | None = None, quantized: bool = False, spin: bool = False,
                  **kw) -> None:
         super().__init__(path, **kw)
-        import onnxruntime as ort
-
         self.quantized = bool(quantized)
         self.spin = bool(spin)
-        with native():
+        with native():  # its import starts C++ libraries; the session is built outside the GIL
+            import onnxruntime as ort
+
             self.session = self._session(ort, path, threads)
+        drain_first()  # before any exit handler ONNX Runtime registered (see fastmem.exitgate)
         # the weights live in the session now: only the tokenizer and shapes are needed here
         self.layers, self.word = [], None
 

@@ -188,12 +188,14 @@ print(json.dumps([[h.id for h in r.hits], [round(h.score, 6) for h in r.hits],
     assert got["beside"][4] is True and got["first"][4] is False
 
 
-@pytest.mark.parametrize("work", ["embed", "tokenize", "write"])
+@pytest.mark.parametrize("work", ["embed", "tokenize", "write", "load", "parse"])
 def test_a_process_exits_cleanly_while_a_daemon_thread_works(tmp_path, work):
     """Regression: a host's background thread inside ONNX Runtime, hnswlib or the tokenizer
     (native code that runs without the GIL) when the interpreter exited aborted the process
     ("terminate called without an active exception" / "FATAL: exception not rethrown", exit
-    code 134) after its work was done; measured 3 to 4 runs in 6 before fastmem.exitgate."""
+    code 134) after its work was done; measured 3 to 4 runs in 6 before fastmem.exitgate.
+    ``load``: the model's load (the tokenizer's Rust reader), which aborted one-shot ``hermes
+    chat -q`` runs whose warm-up thread was still loading MiniLM at exit; ``parse``: spaCy."""
     code = f"""
 import sys, threading, time
 import fastmem
@@ -207,6 +209,13 @@ if sys.argv[2] == "embed":
 elif sys.argv[2] == "tokenize":
     b = Bert(model_dir())
     step = lambda: b.token_ids([t * 3 for t in texts] * 6)
+elif sys.argv[2] == "load":
+    step = lambda: Bert(model_dir())
+elif sys.argv[2] == "parse":
+    from fastmem.extract import SpacyExtractor
+    x = SpacyExtractor()
+    x.events_many(["warm up"])
+    step = lambda: x.parse_many(texts[:50])
 else:
     m = fastmem.Memory({str(tmp_path / "w.db")!r}, extractor=None, progress=False)
     m.remember_many(texts[:40])
@@ -218,6 +227,6 @@ threading.Thread(target=work, daemon=True).start()
 time.sleep(float(sys.argv[1]))
 print("bye")
 """
-    for pause in ("0.1", "0.3", "0.5"):
+    for pause in ("0.1", "0.3", "0.5", "0.2", "0.4", "0.6"):
         out = subprocess.run([sys.executable, "-c", code, pause, work], capture_output=True, text=True, timeout=300)
         assert out.returncode == 0 and out.stdout.strip() == "bye", (pause, out.returncode, out.stderr[-500:])
