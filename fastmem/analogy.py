@@ -1,20 +1,38 @@
-"""The analogy slot: at most one memory with the turn's structure in other clothes.
+"""The analogy slot: at most one memory with the turn's structure in other clothes, or silence.
 
-For each turn (:meth:`AnalogySlot.prepare`, then :meth:`AnalogySlot.pick`):
+Two stages (MAC/FAC: many are called, few are chosen), then a calibrated gate:
 
-1. Candidates: the memories whose exact alignment with the turn (the IDF-weighted terms they
-   share) can clear the gate, found on the term index (:mod:`fastmem.term_index`), heaviest
-   first; the store's mean and std for the turn are exact from the running sums.
-2. In alignment order, drop those that fail the surface condition (``surface_rule``,
-   ``surface_names``, ``surface_max``), the scope or the session's repeat window; align the
-   first ``rerank`` survivors exactly with the turn (the IDF-weighted terms they share).
-3. The gate: a survivor qualifies when its exact alignment, on the store's score scale
-   (:meth:`~fastmem.structure.StructureEncoder.expected_score`), stands ``z_min`` standard
-   deviations above the store's mean. The analogy is the qualifier with the largest
-   alignment x use weight; ``Analogy.score`` is that product, ``Analogy.why`` explains it.
+1. **Candidates** (:meth:`AnalogySlot.candidates`): the memories that share structural terms
+   with the turn, heaviest alignment first, from the term index
+   (:mod:`fastmem.term_index`: the cost follows the turn's terms' postings, not the store's
+   size). Skeleton verbs ("have", "let", "know", see :mod:`fastmem.lexicon`) weigh nothing.
+2. **Structure mapping** (:mod:`fastmem.mapping`) of the first ``rerank`` candidates that
+   pass the surface condition: a one-to-one, order-preserving correspondence of their content
+   events, scored in bits of information (how rare each corresponding relation is among the
+   store's events) plus systematicity (fillers that correspond consistently).
+3. **The gate**: the slot picks the best of N memories, so a match must beat what the best of
+   N would reach by chance. The mapping's *surprise* (its bits less the bits of choosing which
+   events correspond) gives the E-value ``N * 2 ** -surprise``, the expected number of
+   memories of the store (or the scope) that would map at least this well by chance; the slot
+   fires only when it is at most ``alpha``. A bigger store needs more evidence.
+
+The **surface condition** keeps what is only the same story in the same or other words out:
+a candidate whose embedding cosine to the turn stands ``surface_z`` standard deviations or
+more above the turn's mean cosine over the store (the top of the turn's own surface
+neighbourhood: a paraphrase, a retelling), one at cosine ``surface_max`` or more (a copy of
+the turn: short chat turns spread so widely that a copy can stand only 3-4 standard
+deviations up), one that names what the turn names (``surface_names``), and one whose
+corresponding roles are mostly filled by the same nouns (``literal_max``: literal
+similarity, not analogy). ``surface_rule="recall"`` also excludes
+what ordinary recall already ranks first; ``"neighbours"`` the turn's nearest surface
+neighbours above ``surface_floor`` (the rule of earlier versions).
+
+Among the candidates that pass, the analogy is the most surprising mapping times its use
+weight; ``Analogy.why["reason"]`` says in one line which events and entities correspond,
+with the bits and the p-value.
 
 :meth:`AnalogySlot.explore` is ``Memory.analogies``: the structurally closest memories
-without the surface condition or the session rules.
+without the surface condition, the gate or the session rules.
 """
 
 from __future__ import annotations
@@ -30,22 +48,26 @@ from dataclasses import dataclass
 import apsw
 import numpy as np
 
+from .bounded import Bounded
 from .errors import InvalidInput
 from .extract import parse_turn
-from .bounded import Bounded
-from .mapping import Mapper
+from .mapping import Mapper, Mapping
 from .ranker import features
 from .results import Analogy
 from .structure import StructQuery
 from .structure_index import StructureIndex
 from .vectors import ids_json
 
-__all__ = ["AnalogySlot", "Turn", "SURFACE_RULES"]
+__all__ = ["AnalogySlot", "Turn", "SURFACE_RULES", "reason"]
 
 #: Sessions whose repeat window a process keeps.
 SESSIONS = 10_000
 #: Values of ``Memory(surface_rule=...)``.
-SURFACE_RULES = ("neighbours", "recall")
+SURFACE_RULES = ("band", "recall", "neighbours")
+#: Stored vectors sampled to estimate the spread of a turn's cosines over the store (all of a
+#: store this small or smaller; 6 MB). With 256 the estimate moved silver targets across the
+#: band's edge: distractor picks 0.125 against 0.116 with every vector.
+SURFACE_SAMPLE = 4096
 
 
 def _mentions(names: Sequence[str]):
@@ -67,25 +89,64 @@ class Turn:
     prep_ms: float = 0.0
 
 
+@dataclass
+class _Candidate:
+    """One stage-2 candidate: its row and what the slot learned of it."""
+
+    id: int
+    text: str
+    scope: str
+    events: list
+    code: bytes
+    nterms: int
+    surface: float
+    surface_z: float
+    surface_rank: int | None
+    recall_rank: int | None
+
+
+def reason(mp: Mapping, p: float) -> str:
+    """The one-line ``why["reason"]`` of an analogy: its corresponding events, entities,
+    information and p-value."""
+    events = " then ".join(mp.labels)
+    ents = "; ".join(mp.fillers[:3])
+    return (f"same structure: {events} ({len(mp.pairs)} corresponding event{'s' * (len(mp.pairs) != 1)} in order, "
+            f"{mp.score:.1f} bits, p={p:.2g})" + (f"; {ents}" if ents else ""))
+
+
 class AnalogySlot:
     """The slot's settings and state (the repeat window per session); see the module
-    docstring for the algorithm and :class:`fastmem.Memory` for each setting."""
+    docstring for the algorithm and :class:`fastmem.Memory` for each setting.
 
-    #: At most this many candidates (heaviest alignment first) are considered per turn.
+    ``sample_vectors()`` returns a sample of the store's embeddings, (n, dim) float32
+    (for the surface band); ``verb_vectors`` embeds verbs for graded relation similarity.
+    """
+
+    #: At most this many stage-1 candidates (heaviest alignment first) are read per turn.
     CANDIDATES = 256
 
-    def __init__(self, db: apsw.Connection, structures: StructureIndex, *, z_min: float = 2.0,
-                 surface_exclude: int = 10, surface_fraction: float = 0.05, surface_max: float | None = None,
-                 surface_floor: float = 0.5, surface_rule: str = "neighbours", surface_names: bool = True,
-                 repeat_window: int = 20, rerank: int = 16, min_store: int = 8, mapping: bool = True,
-                 min_units: int = 3, verb_vectors=None, ranker=None) -> None:
+    def __init__(self, db: apsw.Connection, structures: StructureIndex, *, alpha: float = 0.05,
+                 z_min: float = 2.0, surface_z: float = 6.0, literal_max: float = 0.5,
+                 surface_exclude: int = 10, surface_fraction: float = 0.05, surface_max: float | None = 0.9,
+                 surface_floor: float = 0.5, surface_rule: str = "band", surface_names: bool = True,
+                 repeat_window: int = 20, rerank: int = 32, min_store: int = 8, min_units: int = 3,
+                 verb_vectors=None, ranker=None, sample_vectors=None) -> None:
         if surface_rule not in SURFACE_RULES:
             raise InvalidInput(f"surface_rule must be one of {SURFACE_RULES}, not {surface_rule!r}")
         if isinstance(rerank, bool) or not isinstance(rerank, int) or rerank < 1:
             raise InvalidInput(f"analogy_rerank must be an int >= 1, got {rerank!r}")
+        for name, v, lo, hi in (("analogy_alpha", alpha, 0.0, math.inf), ("surface_z", surface_z, 0.0, math.inf),
+                                ("analogy_literal_max", literal_max, 0.0, 1.0)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (lo < v <= hi if name == "analogy_alpha"
+                                                                              else lo <= v <= hi):
+                raise InvalidInput(f"{name} must be a number in {'(' if name == 'analogy_alpha' else '['}{lo}, {hi}], "
+                                   f"got {v!r}")
         self.db = db
         self.structures = structures
+        self.alpha = float(alpha)
         self.z_min = z_min
+        self.surface_z = float(surface_z)
+        self.literal_max = float(literal_max)
         self.surface_exclude = surface_exclude
         self.surface_fraction = surface_fraction
         self.surface_max = surface_max
@@ -95,13 +156,15 @@ class AnalogySlot:
         self.repeat_window = repeat_window
         self.rerank = rerank
         self.min_store = min_store
-        self.mapping = bool(mapping)
         self.min_units = min_units
-        self.mapper = Mapper(lambda w: self.structures.idf(w), verb_vectors)
-        #: the learned ranker (:mod:`fastmem.ranker`); None: the largest alignment x use, no threshold
+        self.verb_vectors = verb_vectors
+        self.sample_vectors = sample_vectors
+        #: the structure mapping of the whole store's verb counts (explore, ties, features)
+        self.mapper = Mapper(structures.verb_bits(), verb_vectors)
+        #: the learned ranker (:mod:`fastmem.ranker`); None: the most surprising mapping
         self.ranker = ranker
-        #: when a list, each pick appends ``(memory id, features, alignment)`` of every candidate
-        #: that passes the gate (what ``fastmem eval proparalogy --fit`` learns from)
+        #: when a list, each pick appends ``(memory id, features, surprise)`` of every
+        #: candidate that passes the gate (what ``fastmem eval proparalogy --fit`` learns from)
         self.trace: list | None = None
         #: the last analogies of each session (at most SESSIONS sessions; an evicted one starts afresh)
         self._recent: dict[str, deque] = Bounded(SESSIONS)
@@ -113,7 +176,7 @@ class AnalogySlot:
         about a second of a new process)."""
         return self.structures.n >= self.min_store
 
-    # -- step 1: the turn and its candidates -----------------------------------------------
+    # -- the turn and its candidates -------------------------------------------------------
     def prepare(self, text: str, extractor, z_min: float, parsed=None, members=None) -> Turn:
         """The turn's structural query (parsed here unless ``parsed`` gives its events and
         names), weighted by the word counts of the store or of the scope's ``members``."""
@@ -125,140 +188,173 @@ class AnalogySlot:
         return Turn(sq, tuple(names), tuple(events), parse_ms, (time.perf_counter() - t1) * 1e3)
 
     def candidates(self, sq: StructQuery, z_min: float, members=None):
-        """``(mean, std, ids, alignments)``: the exact statistics for the query over the store
-        (over the scope's ``members`` when given: see :meth:`StructureIndex.z_stats`), and the
-        memories (of the scope) whose exact alignment can clear the gate, heaviest first (the
-        term index: the cost follows the turn's terms' postings, not the store's size)."""
+        """``(mean, std, n, ids, alignments)``: the exact statistics of the turn's code score
+        over the store (over the scope's ``members`` when given: see
+        :meth:`StructureIndex.z_stats`), its population n, and the memories (of the scope)
+        whose exact alignment reaches ``z_min`` standard deviations over the mean, heaviest
+        first (stage 1)."""
         st = self.structures
         mean, std, n = st.z_stats(sq, members)
         if n < self.min_store or std <= 1e-9:
-            return mean, std, np.zeros(0, np.int64), np.zeros(0)
+            return mean, std, n, np.zeros(0, np.int64), np.zeros(0)
         ids, align = st.candidates(sq, mean + z_min * std, self.CANDIDATES, members)
-        return mean, std, ids, align
+        return mean, std, n, ids, align
 
-    # -- steps 2 and 3: surface condition, alignment, gate ---------------------------------
+    # -- the surface condition -------------------------------------------------------------
+    def _band(self, vec: np.ndarray) -> tuple[float, float]:
+        """Mean and std of the turn's embedding cosine over (a sample of) the store."""
+        sample = self.sample_vectors() if self.sample_vectors is not None else None
+        if sample is None or len(sample) < 2:
+            return 0.0, 1.0
+        c = sample @ np.asarray(vec, np.float32)
+        return float(c.mean()), max(float(c.std()), 1e-6)
+
+    def _superficial(self, c: _Candidate, n_surface: int, same_names) -> bool:
+        """Whether a candidate is the turn's own story or topic rather than an analogy."""
+        if c.surface_z >= self.surface_z:
+            return True  # the top of the turn's surface neighbourhood: a paraphrase, a retelling
+        if self.surface_max is not None and c.surface > self.surface_max:
+            return True
+        if self.surface_rule == "neighbours" and c.surface_rank is not None and c.surface_rank <= n_surface \
+                and c.surface >= self.surface_floor:
+            return True
+        if self.surface_rule == "recall" and c.recall_rank is not None and c.recall_rank <= n_surface:
+            return True  # ordinary recall already ranks it first for this turn
+        return same_names is not None and same_names.search(c.text) is not None  # the same story by name
+
+    def _rows(self, ids: Sequence[int], vec, band, surface_labels, recall_ids) -> list[_Candidate]:
+        """The stage-2 rows of ``ids`` (in that order), with their surface figures."""
+        mu, sd = band
+        srank = {int(x): r + 1 for r, x in enumerate(surface_labels)}
+        rrank = {int(x): r + 1 for r, x in enumerate(recall_ids)}
+        got = {}
+        for r in self.db.execute(
+            "SELECT m.id, m.text, m.scope, e.vec, ev.events, c.code, c.nterms FROM memories m "
+            "JOIN embeddings e ON e.memory_id=m.id JOIN events ev ON ev.memory_id=m.id "
+            "JOIN codes c ON c.memory_id=m.id WHERE m.id IN (SELECT value FROM json_each(?))",
+            (ids_json(ids),),
+        ):
+            s = float(np.dot(np.frombuffer(r[3], np.float32), vec))
+            got[r[0]] = _Candidate(r[0], r[1], r[2], json.loads(r[4]), r[5], r[6], s, (s - mu) / sd,
+                                   srank.get(r[0]), rrank.get(r[0]))
+        return [got[i] for i in ids if i in got]
+
+    # -- the pick --------------------------------------------------------------------------
     def pick(self, turn: Turn, vec: np.ndarray, *, scope: str | None, session: str | None, z_min: float,
              surface_labels: np.ndarray, recall_ids: Sequence[int], n_live: int, weights,
              members=None) -> Analogy | None:
         """The analogy for a prepared turn, or None.
 
-        ``members``: the ids of ``scope`` when the store holds other scopes (candidates and
-        statistics come from the scope alone); None when every memory is in it.
-        ``surface_labels``: the turn's nearest memories by embedding (the vector channel's
-        labels); ``recall_ids``: ordinary recall's ranking; ``n_live``: memories in the store;
-        ``weights``: the usage ledger's ``{id: (weight, engaged, ignored)}``.
+        ``members``: the ids of ``scope`` when the store holds other scopes (candidates,
+        statistics and verb counts come from the scope alone); None when every memory is in
+        it. ``surface_labels``: the turn's nearest memories by embedding (the vector
+        channel's labels); ``recall_ids``: ordinary recall's ranking; ``n_live``: memories
+        in the store or scope; ``weights``: the usage ledger's ``{id: (weight, engaged,
+        ignored)}``.
         """
         sq = turn.query
         if sq is None:
             return None
-        mean, std, cids, aligns = self.candidates(sq, z_min, members)
+        mean, std, n, cids, aligns = self.candidates(sq, z_min, members)
         if len(cids) == 0:
             return None
-        n_surface = min(self.surface_exclude, math.ceil(self.surface_fraction * max(n_live, 1)))
-        too_close = {int(x): r + 1 for r, x in enumerate(surface_labels)}
-        in_recall = {int(x): r + 1 for r, x in enumerate(recall_ids)}
-        by_recall = self.surface_rule == "recall"
-        same_names = _mentions(turn.names) if self.surface_names else None
         recent = self._recent.get(session, ()) if session else ()
-        info: dict[int, tuple] = {}
-        fetched = 0
-
-        def fetch_more() -> None:  # candidate rows in code-score order, a few at a time
-            nonlocal fetched
-            part = [int(m) for m in cids[fetched : fetched + 16]]  # cids are highest first
-            fetched += len(part)
-            for r in self.db.execute(
-                "SELECT m.id, m.text, m.scope, e.vec, ev.events, c.code, c.nterms FROM memories m "
-                "JOIN embeddings e ON e.memory_id=m.id JOIN events ev ON ev.memory_id=m.id "
-                "JOIN codes c ON c.memory_id=m.id WHERE m.id IN (SELECT value FROM json_each(?))",
-                (ids_json(part),),
-            ):
-                info[r[0]] = r[1:]
-
-        encoder = self.structures.encoder
-        best = None
-        seen = 0
-        self_turn = None  # the turn's self-mapping score, once a candidate needs it
-        learned = self.ranker is not None and self.mapping
-        for pos in range(len(cids)):
-            if pos >= fetched:
-                fetch_more()
-            mid = int(cids[pos])
-            if mid not in info or mid in recent:
-                continue
-            text, mscope, v, ev, code, nterms = info[mid]
-            if scope is not None and mscope != scope:
-                continue
-            surface = float(np.dot(np.frombuffer(v, np.float32), vec))
-            srank = too_close.get(mid)
-            if srank is not None and srank <= n_surface and surface >= self.surface_floor:
-                continue  # among the turn's nearest surface neighbours: same topic, not an analogy
-            rrank = in_recall.get(mid)
-            if by_recall and rrank is not None and rrank <= n_surface:
-                continue  # ordinary recall already ranks it first for this turn
-            if self.surface_max is not None and surface > self.surface_max:
-                continue
-            if same_names is not None and same_names.search(text):
-                continue  # mentions what the turn is about by name: the same story, not an analogy
-            mev = json.loads(ev)
-            align, matched, n_terms = encoder.alignment(sq, mev)
-            seen += 1
-            z = (encoder.expected_score(sq, align, n_terms) - mean) / std
-            use = weights.get(mid, (1.0, 0, 0))[0]
-            if matched and z >= z_min and (learned or self.trace is not None or best is None or align * use >= best[0]):
-                # a lone shared verb is not a structure: the mapping must cover min_units
-                mp = self.mapper.map(turn.events, mev) if self.mapping else None
-                if mp is None or mp.units >= self.min_units:
-                    structural = self.structures.code_scores(sq, [(mid, code, nterms)])[mid]
-                    why = {"z": z, "structural": structural, "store_mean": mean, "store_std": std,
-                           "alignment": align, "surface": surface, "surface_rank": srank, "recall_rank": rrank,
-                           "matched": matched, "use": use}
-                    key = align * use
-                    if mp is not None:
-                        why |= {"mapping": list(mp.labels), "units": mp.units}
-                        if learned or self.trace is not None:
-                            if self_turn is None:
-                                self_turn = self.mapper.map(turn.events, turn.events).score
-                            f = self._describe(turn.events, mev, mp, self_turn, z=z, code_z=(structural - mean) / std)
-                            if self.trace is not None:
-                                self.trace.append((mid, f, align))
-                            if learned:
-                                p = self.ranker.prob(f)
-                                why["p"] = p
-                                key = p * use if p >= self.ranker.threshold else None
-                    if key is None:
-                        pass
-                    elif best is None or key > best[0]:
-                        best = [key, mid, text, mscope, why, mp, mev, None]
-                    elif key == best[0] and mp is not None and best[5] is not None:
-                        if best[7] is None:  # the fit of the best so far, once per pick
-                            best[7] = self.mapping_fit(best[5], best[6])
-                        fit = self.mapping_fit(mp, mev)
-                        if fit > best[7]:
-                            best = [key, mid, text, mscope, why, mp, mev, fit]
-            if seen >= self.rerank:
-                break
+        bits = self.structures.verb_bits(members)
+        scored = self._map(turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live, bits)
+        # the best of how many: the memories the slot chooses from that have content events
+        # (a small scope borrows the store's counts, not its population)
+        population = bits.memories() if members is None else min(bits.memories(), self.structures.coded(members))
+        best = self._choose(turn, scored, max(population, 1), weights, (mean, std))
         if best is None:
             return None
-        score, mid, text, mscope, why = best[:5]
         if session:
-            self._recent.setdefault(session, deque(maxlen=self.repeat_window)).append(mid)
-        return Analogy(mid, text, score, why, mscope)
+            self._recent.setdefault(session, deque(maxlen=self.repeat_window)).append(best.id)
+        return best
 
-    def mapping_fit(self, mp, mev) -> float:
-        """How much of a candidate's own structure the turn's mapping ``mp`` onto its events
-        ``mev`` covers (its score over the candidate's self-mapping, the turn's share being the
-        same for every candidate). Breaks exact ties of the slot's score: between two candidates
-        the turn's terms align with equally, the one whose events correspond in order wins,
-        not the one written first."""
-        own = self.mapper.map(mev, mev).score
-        return mp.score / math.sqrt(own) if own > 0 else 0.0
+    def _map(self, turn: Turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live,
+             bits) -> list[tuple[_Candidate, Mapping, float]]:
+        """Stage 2: the first ``rerank`` candidates that pass the surface condition, each
+        with its structure mapping (and stage-1 alignment), in stage-1 order."""
+        n_surface = min(self.surface_exclude or 0, math.ceil(self.surface_fraction * max(n_live, 1)))
+        same_names = _mentions(turn.names) if self.surface_names else None
+        band = self._band(vec)
+        mapper = Mapper(bits, self.verb_vectors)
+        mapper._vec, mapper._sim = self.mapper._vec, self.mapper._sim  # share the verb caches
+        align_of = dict(zip((int(x) for x in cids), aligns.tolist()))
+        out = []
+        start = 0
+        while start < len(cids) and len(out) < self.rerank:
+            part = [int(m) for m in cids[start : start + 2 * self.rerank] if int(m) not in recent]
+            start += 2 * self.rerank
+            for c in self._rows(part, vec, band, surface_labels, recall_ids):
+                if (scope is not None and c.scope != scope) or self._superficial(c, n_surface, same_names):
+                    continue
+                out.append((c, mapper.map(turn.events, c.events), align_of[c.id]))
+                if len(out) >= self.rerank:
+                    break
+        return out
 
-    def _describe(self, events, mev, mp, self_turn: float, *, z: float, code_z: float) -> np.ndarray:
+    def _choose(self, turn: Turn, scored, n: int, weights, stats) -> Analogy | None:
+        """The gate and the choice: the most surprising mapping (times its use weight) whose
+        E-value over the population of ``n`` is at most ``alpha``."""
+        gate = math.log2(self.alpha)
+        best, best_key = None, None
+        for c, mp, align in scored:
+            if (not mp.pairs or mp.units < self.min_units or mp.literal > self.literal_max
+                    or mp.log2_expected(n) > gate):
+                continue
+            use = weights.get(c.id, (1.0, 0, 0))[0]
+            # a tie: the more structural terms shared, then the text (never the order written)
+            key = (mp.surprise + math.log2(max(use, 1e-9)), align, c.text)
+            learned = None
+            if self.ranker is not None or self.trace is not None:
+                learned = self._learned(turn, c, mp, stats)
+                if learned is None:
+                    continue
+                key = (learned * use, align, c.text) if self.ranker is not None else key
+            if best_key is None or key > best_key:
+                best, best_key = (c, mp, align, use, learned if self.ranker is not None else None), key
+        if best is None:
+            return None
+        c, mp, align, use, learned = best
+        z = (self.structures.encoder.expected_score(turn.query, align, c.nterms) - stats[0]) / stats[1]
+        return self._analogy(c, mp, align, z, use, n, learned)
+
+    def _learned(self, turn: Turn, c: _Candidate, mp: Mapping, stats) -> float | None:
+        """The learned ranker's probability for a candidate (None when below its threshold),
+        and the trace of its features."""
+        mean, std = stats
+        sq = turn.query
+        structural = self.structures.code_scores(sq, [(c.id, c.code, c.nterms)])[c.id]
+        align, _, n_terms = self.structures.encoder.alignment(sq, c.events)
+        z = (self.structures.encoder.expected_score(sq, align, n_terms) - mean) / std
+        f = self._describe(turn.events, c.events, mp, z=z, code_z=(structural - mean) / std)
+        if self.trace is not None:
+            self.trace.append((c.id, f, mp.surprise))
+        if self.ranker is None:
+            return 1.0
+        p = self.ranker.prob(f)
+        return p if p >= self.ranker.threshold else None
+
+    def _analogy(self, c: _Candidate, mp: Mapping, align: float, z: float, use: float, n: int,
+                 learned: float | None = None) -> Analogy:
+        p = mp.p_value(n)
+        why = {"reason": reason(mp, p), "p": p, "e_value": 2.0 ** mp.log2_expected(n), "bits": mp.score,
+               "surprise": mp.surprise, "mapping": list(mp.labels), "matched": list(mp.labels),
+               "fillers": list(mp.fillers), "events": [list(pair) for pair in mp.pairs], "literal": mp.literal,
+               "units": mp.units, "population": n, "alignment": align, "z": z, "surface": c.surface,
+               "surface_z": c.surface_z, "surface_rank": c.surface_rank, "recall_rank": c.recall_rank, "use": use}
+        if learned is not None:
+            why["ranker_p"] = learned
+            return Analogy(c.id, c.text, learned * use, why, c.scope)
+        return Analogy(c.id, c.text, mp.surprise * use, why, c.scope)
+
+    # -- evaluation hooks (the learned ranker's features) ----------------------------------
+    def _describe(self, events, mev, mp: Mapping, *, z: float, code_z: float) -> np.ndarray:
         """:func:`fastmem.ranker.features` of a turn's events and a candidate's, given their mapping."""
-        self_cand = self.mapper.map(mev, mev).score
-        norm = mp.score / math.sqrt(self_turn * self_cand) if self_turn * self_cand > 0 else 0.0
-        return features(z=z, code_z=code_z, mapping=norm, n_turn=len(events), n_cand=len(mev), pairs=mp.pairs,
+        own = math.sqrt(self.mapper.map(events, events).score * self.mapper.map(mev, mev).score)
+        norm = mp.score / own if own > 0 else 0.0
+        return features(z=z, code_z=code_z, mapping=norm, n_turn=mp.n, n_cand=mp.m, pairs=mp.pairs,
                         labels=mp.labels)
 
     def features_of(self, text: str, ids: Sequence[int], extractor) -> list[np.ndarray | None]:
@@ -270,7 +366,6 @@ class AnalogySlot:
             return [None] * len(ids)
         mean, std, _ = self.structures.z_stats(sq)
         std = max(std, 1e-9)
-        self_turn = self.mapper.map(events, events).score
         enc = self.structures.encoder
         out = []
         for mid in ids:
@@ -287,25 +382,20 @@ class AnalogySlot:
                 continue
             align, _, n_terms = enc.alignment(sq, mev)
             structural = self.structures.code_scores(sq, [(int(mid), code, nterms)])[int(mid)]
-            out.append(self._describe(events, mev, mp, self_turn, z=(enc.expected_score(sq, align, n_terms) - mean) / std,
+            out.append(self._describe(events, mev, mp, z=(enc.expected_score(sq, align, n_terms) - mean) / std,
                                       code_z=(structural - mean) / std))
         return out
 
     def exact_scores(self, text: str, ids: Sequence[int], extractor) -> list[float]:
-        """The slot's exact structural score of each memory against ``text`` (on the store's
-        score scale; 0 for a memory without events or a text without events)."""
-        sq = self.structures.query(parse_turn(extractor, text)[0])
-        if sq is None:
+        """The slot's structural score of each memory against ``text``: the surprise of its
+        structure mapping, in bits (0 for a memory without events or a text without events)."""
+        events = parse_turn(extractor, text)[0]
+        if not events:
             return [0.0] * len(ids)
-        enc = self.structures.encoder
         out = []
         for mid in ids:
             ev = self.structures.events(int(mid))
-            if not ev:
-                out.append(0.0)
-                continue
-            align, _, n_terms = enc.alignment(sq, ev)
-            out.append(enc.expected_score(sq, align, n_terms))
+            out.append(self.mapper.map(events, ev).surprise if ev else 0.0)
         return out
 
     # -- exploration -----------------------------------------------------------------------
@@ -314,12 +404,13 @@ class AnalogySlot:
         """The ``k`` memories structurally closest to ``text`` by the slot's exact z (see
         ``Memory.analogies``); ``embed_query(text)`` gives ``why["surface"]``; ``members`` as
         in :meth:`pick`."""
-        sq = self.structures.query(parse_turn(extractor, text)[0], members)
+        events = parse_turn(extractor, text)[0]
+        sq = self.structures.query(events, members)
         st = self.structures
         if sq is None or st.n == 0:
             return []
         encoder = st.encoder
-        mean, std, _ = st.z_stats(sq, members)
+        mean, std, n = st.z_stats(sq, members)
         # the memories (of the scope) sharing a term, heaviest first
         ids, _ = st.candidates(sq, -math.inf, k * 4 + 16, members)
         rows = self.db.execute("SELECT memory_id, code, nterms FROM codes WHERE memory_id IN (SELECT value FROM "
@@ -334,14 +425,17 @@ class AnalogySlot:
         ):
             if scope is not None and mscope != scope:
                 continue
-            align, matched, n_terms = encoder.alignment(sq, json.loads(ev))
+            mev = json.loads(ev)
+            align, matched, n_terms = encoder.alignment(sq, mev)
             z = (encoder.expected_score(sq, align, n_terms) - mean) / std if std > 1e-9 else 0.0
             if z < z_min:
                 continue
+            mp = self.mapper.map(events, mev)
             code_z = (code_score[mid] - mean) / std if std > 1e-9 else 0.0
             why = {"z": z, "code_z": code_z, "structural": code_score[mid], "store_mean": mean, "store_std": std,
                    "alignment": align, "surface": float(np.dot(np.frombuffer(v, np.float32), vec)),
-                   "matched": matched}
+                   "matched": matched, "mapping": list(mp.labels), "surprise": mp.surprise,
+                   "p": mp.p_value(n) if mp.pairs else 1.0}
             out.append(Analogy(mid, mtext, z, why, mscope))
         out.sort(key=lambda a: (-a.score, a.id))
         return out[:k]

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import usage as U
-from .structure import event_words
+from .structure import event_counts
 from .vectors import stored_vectors
 
 __all__ = ["Problem", "CheckReport", "check"]
@@ -146,8 +146,8 @@ def _structure(mem) -> list[Problem]:
         out.append(Problem("structure", f"{no_code} memories with events have no structural code"))
     df: dict[str, int] = {}
     for ev, in db.execute("SELECT events FROM events"):
-        for w in event_words(json.loads(ev)):
-            df[w] = df.get(w, 0) + 1
+        for w, c in event_counts(json.loads(ev)).items():
+            df[w] = df.get(w, 0) + c
     stored = dict(db.execute("SELECT word, n FROM event_df"))
     if stored != df:
         diff = len(set(stored.items()) ^ set(df.items()))

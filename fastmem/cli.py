@@ -70,8 +70,7 @@ def _print_recall(res) -> None:
     if res.analogy is not None:
         a = res.analogy
         print(f"  analogy [{a.id}] {a.text}")
-        print(f"     z={a.why['z']:.2f} structural={a.why['structural']:.3f} surface={a.why['surface']:.2f} "
-              f"matched: {', '.join(a.why['matched'])}")
+        print(f"     {a.why['reason']}; surface {a.why['surface']:.2f}")
 
 
 def _db(a) -> str:
@@ -495,7 +494,7 @@ def cmd_eval(a) -> int:
 
         if a.cv == 1 or a.cv < 0:
             raise UsageError("fastmem eval: --cv needs at least 2 folds")
-        if a.fit or a.cv:
+        if a.fit or (a.cv and a.ranker):
             out = None
             if a.fit:
                 from . import ranker
@@ -517,7 +516,7 @@ def cmd_eval(a) -> int:
                 if out:
                     print(f"ranker written to {out}")
             return 0
-        rep = P.run(a.path, baselines=not a.no_baselines,
+        rep = P.run(a.path, baselines=not a.no_baselines, connectives=not a.no_connectives, folds=a.cv or None,
                     memory_kw={"analogy_ranker": True} if a.ranker else None)
         if rep is None:
             raise FileNotFoundError(f"no ProPara-Logy silver CSV at {a.path}")
@@ -526,10 +525,10 @@ def cmd_eval(a) -> int:
         if a.json:
             _out(rep)
         else:
-            _slot_table(rep, "method")
+            _slot_table(rep, "method" + (" (connectives removed)" if a.no_connectives else ""))
             f = rep["fastmem"]
             print(f"target outranks its own distractor: {f['target_beats_distractor']:.3f} of rows in the slot's order "
-                  f"(score ties {f['ties']:.3f}, broken by the structure mapping, {f['ties_left']:.3f} left), "
+                  f"(score ties {f['ties']:.3f}, broken by the stage-1 alignment, {f['ties_left']:.3f} left), "
                   f"{f['target_beats_distractor_similarity']:.3f} in structural_similarity")
             if a.mc:
                 _print_mc(rep["multiple choice"])
@@ -670,9 +669,13 @@ def _tool_commands(add) -> None:
     p.add_argument("--fusion", default="score", choices=["score", "rrf"])
     p.add_argument("--no-baselines", action="store_true")
     p.add_argument("--mc", action="store_true", help="proparalogy: also the four-way multiple choice")
+    p.add_argument("--no-connectives", action="store_true",
+                   help="proparalogy: remove the sequence connectives (after, then, finally...) from every paragraph "
+                        "and turn (the set's distractors carry them, its targets rarely)")
     p.add_argument("--ranker", action="store_true", help="proparalogy: the slot with the learned ranker")
     p.add_argument("--cv", type=int, default=0, metavar="N",
-                   help="proparalogy: cross-validate the learned ranker over N folds grouped by source process")
+                   help="proparalogy: the slot's figures as means over N folds grouped by source process (with "
+                        "--ranker: the learned ranker cross-validated, refitted per fold)")
     p.add_argument("--fit", action="store_true",
                    help="proparalogy: also fit the ranker on every row and write it (default: the installed "
                         "fastmem/ranker_weights.py)")

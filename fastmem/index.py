@@ -71,6 +71,7 @@ class VectorIndex:
         self.params = {"M": M, "ef_construction": ef_construction, "ef": ef, "seed": seed}
         self._index: hnswlib.Index | None = None
         self._label_cache: tuple[int, set[int]] | None = None
+        self._sample: tuple | None = None  # (live count when drawn, vectors, (n, seed))
         #: The store's change-log position the vectors are current with (saved in the sidecar).
         self.seq = 0
         self.live = 0
@@ -268,6 +269,21 @@ class VectorIndex:
         if self._label_cache is None or self._label_cache[0] != self._index.get_current_count():
             self._label_cache = (self._index.get_current_count(), set(self._index.get_ids_list()))
         return self._label_cache[1]
+
+    def sample(self, n: int, seed: int = 0) -> np.ndarray:
+        """Up to ``n`` of the indexed vectors (n, dim), chosen at random once and kept until the
+        live count has changed by a tenth (the analogy slot's estimate of a turn's cosine
+        spread over the store)."""
+        live = self.live
+        got = self._sample
+        if got is not None and got[0] > 0 and got[2] == (n, seed) and abs(live - got[0]) <= 0.1 * got[0]:
+            return got[1]
+        labels = self.labels()
+        if len(labels) > n:
+            labels = np.random.default_rng(seed).choice(labels, n, replace=False)
+        vecs = self.get(labels) if len(labels) else np.zeros((0, self.dim), np.float32)
+        self._sample = (live, vecs, (n, seed))
+        return vecs
 
     def get(self, ids) -> np.ndarray:
         """The indexed vectors of ``ids`` (n, dim) (labels the index has)."""

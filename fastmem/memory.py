@@ -32,7 +32,7 @@ import numpy as np
 
 from . import vectors as V
 from . import writes as W
-from .analogy import SURFACE_RULES, AnalogySlot
+from .analogy import SURFACE_RULES, SURFACE_SAMPLE, AnalogySlot
 from .channels import DERIVED
 from .channels import NAMES as CHANNELS
 from .channels import Scopes
@@ -86,67 +86,61 @@ class Memory(RowsMixin, PassesMixin):
     hrr_dim : int
         Dimension D of structural codes (fixed per store; persisted). Scan cost is linear in
         D and bundling noise falls as 1/sqrt(D); compare with ``bench/analogy_quality.py --dim``.
+    analogy_alpha : float
+        The analogy gate: a memory is shown only when the expected number of memories of the
+        store (or the scope) that would map onto the turn at least as well *by chance* (the
+        E-value of its structure mapping, see :mod:`fastmem.analogy`) is at most this. Lower
+        it for fewer, surer analogies; a bigger store needs more evidence by itself (the
+        README has the measured figures).
     z_min : float
-        Analogy gate: the candidate's exact structural alignment with the turn, on the store's
-        score scale, at least this many standard deviations above the store's mean score for
-        the turn. Raise it to trade fire rate for precision (see the README's figures).
-    surface_exclude : int or None
-        Analogy surface condition: a candidate must not be among the turn's
-        ``min(surface_exclude, ceil(surface_fraction * N))`` nearest surface neighbours.
-    surface_fraction : float
-        See ``surface_exclude``; makes the condition relative to the store's size.
-    surface_floor : float
-        A near neighbour below this embedding cosine still counts as superficially different
-        (in a tiny store the nearest memory can be off topic). 0.5 measured on ProPara-Logy
-        silver (0.4: precision 0.31, 0.5: 0.33, 0.6: 0.36 at z_min 2) while short same-topic
-        facts ("Bob owns a red car" / "Bob bought a used red car") sit at 0.75.
-    surface_rule : {"neighbours", "recall"}
-        What "superficially different" excludes. ``"neighbours"`` (default): the turn's
-        nearest surface neighbours (see ``surface_exclude``) at cosine >= ``surface_floor``.
-        ``"recall"``: those, and also the first ``min(surface_exclude, ceil(surface_fraction *
-        N))`` results of ordinary recall for the turn whatever their cosine, so the analogy
-        never repeats one of them. Measured (``bench/analogy_quality.py --short``): on LoCoMo
-        questions, with the name rule below, the neighbours rule lets a same-topic evidence
-        turn through on 1% of fires and repeats a hit on 16%, the recall rule on 0% and 0%;
-        but analogs often share their relation words with the turn ("owns"), so ordinary
-        recall ranks them high too: the recall rule halves precision on ProPara-Logy
-        paragraphs (0.33 -> 0.18) and, in a small store of unrelated facts, drops the analogy
-        that recall already ranks first. Prefer ``"recall"`` for conversational turns where
-        repeats of the hits are unwanted.
+        Stage 1's floor: a candidate's exact structural alignment with the turn, on the
+        store's score scale, at least this many standard deviations above the store's mean
+        score for the turn (a cheap filter before the structure mapping; not the gate).
+    surface_z : float
+        Surface condition: a memory whose embedding cosine to the turn is this many standard
+        deviations or more above the turn's mean cosine over the store (estimated on a sample
+        of the store's vectors) is the top of the turn's own surface neighbourhood (a
+        paraphrase, a retelling), never the analogy.
+    analogy_literal_max : float
+        Surface condition: a mapping whose corresponding roles are filled by the same nouns in
+        more than this share is literal similarity (the same things doing the same), not an
+        analogy.
+    surface_rule : {"band", "recall", "neighbours"}
+        What else "superficially different" excludes. ``"band"`` (default): nothing beyond
+        ``surface_z``, ``surface_names`` and ``analogy_literal_max``. ``"recall"``: also the
+        first ``min(surface_exclude, ceil(surface_fraction * N))`` results of ordinary
+        recall for the turn, so the analogy never repeats one of them. ``"neighbours"``: also
+        the turn's nearest surface neighbours as many at cosine >= ``surface_floor`` (the rule
+        of earlier versions, which also drops analogs of the same field).
+    surface_exclude, surface_fraction, surface_floor : int, float, float
+        See ``surface_rule``.
     surface_names : bool
         A memory that mentions one of the turn's names (people, organisations, places,
         products...; as the extractor reports them) is the same story in the same clothes,
-        never the analogy: an analogy shares relations, not what they are about. Measured
-        (``bench/analogy_quality.py --short``): on LoCoMo questions it cuts analogies that are
-        the question's own evidence turn from 17% of fires to 1% and repeats of a hit from 41%
-        to 16% (fire rate 0.72 -> 0.46); ProPara-Logy precision is about unchanged (0.334 ->
-        0.329), as paragraphs about processes rarely name anything.
+        never the analogy: an analogy shares relations, not what they are about.
     surface_max : float or None
-        Optional absolute ceiling on the embedding cosine between turn and analogy.
+        Surface condition: a memory at this embedding cosine to the turn or above is a copy of
+        it, never its analogy. Needed beside ``surface_z``: among short chat turns, whose
+        cosines to a mixed store spread widely, the turn's own stored copy stands only 3-4
+        standard deviations above its mean. None: no ceiling.
     analogy_repeat_window : int
         An analogy is not surfaced again within this many turns of the same session.
     analogy_rerank : int
-        How many qualifiers (highest code score first) are compared by exact structural
-        alignment; the best, times its use weight, is the analogy. 1 = the highest score.
+        How many stage-1 candidates (heaviest structural alignment first) that pass the
+        surface condition are compared by structure mapping.
     min_store : int
         The analogy slot stays empty while fewer memories have structural codes.
     analogy_mapping : bool
-        Check the qualifier by structure mapping (:mod:`fastmem.mapping`: a one-to-one,
-        order-preserving correspondence of events) and require ``analogy_min_units`` of matched
-        structure, so the slot does not fire on a lone shared verb. The ranking stays by
-        alignment: ranking by the mapping was measured worse on ProPara-Logy silver
-        (precision 0.473 -> 0.445-0.450).
+        Kept for compatibility: the structure mapping is the slot's score, so only True is
+        accepted.
     analogy_min_units : int
-        The matched structure a fire needs (relation plus the roles both events fill, summed
-        over corresponding events): 3 = one full subject-relation-object correspondence; a
-        lone shared verb is 1 or 2. Measured: LoCoMo questions fire 0.46 -> 0.23 (leak 0,
-        repeats of a hit 0.16 -> 0.08), silver unchanged.
+        The matched structure a fire needs besides its E-value (relation plus the roles both
+        events fill, summed over corresponding events): 3 = one full subject-relation-object
+        correspondence.
     analogy_ranker : bool or Ranker
         Opt in to the learned ranker (:mod:`fastmem.ranker`, fitted on ProPara-Logy silver):
-        among the gate's candidates the most probable analog is shown, and only when its
-        probability reaches 0.5. Cross-validated on silver: precision 0.644 against 0.42, at a
-        fire rate of 0.26 against 0.98. Off by default: it was fitted on paragraphs, and on
-        short conversation turns it also silences analogies a reader would accept.
+        among the candidates that pass the gate the most probable analog is shown, and only
+        when its probability reaches the ranker's threshold.
     reembed : bool
         Re-embed every memory when the store's model differs from ``embedder``.
     progress : bool or None
@@ -173,15 +167,18 @@ class Memory(RowsMixin, PassesMixin):
         embedder: Embedder | str | None = None,
         extractor: Extractor | None | object = _DEFAULT_EXTRACTOR,
         hrr_dim: int = 512,
+        analogy_alpha: float = 0.05,
         z_min: float = 2.0,
+        surface_z: float = 6.0,
+        analogy_literal_max: float = 0.5,
         surface_exclude: int = 10,
         surface_fraction: float = 0.05,
-        surface_max: float | None = None,
+        surface_max: float | None = 0.9,
         surface_floor: float = 0.5,
-        surface_rule: str = "neighbours",
+        surface_rule: str = "band",
         surface_names: bool = True,
         analogy_repeat_window: int = 20,
-        analogy_rerank: int = 16,
+        analogy_rerank: int = 32,
         min_store: int = 8,
         analogy_mapping: bool = True,
         analogy_min_units: int = 3,
@@ -211,12 +208,17 @@ class Memory(RowsMixin, PassesMixin):
                 stored_dim = hrr_dim
             self.hrr_dim = int(stored_dim)
             self.structure = StructureIndex(self.db, StructureEncoder(self.hrr_dim, embed=self.embedder.encode))
+            if analogy_mapping is not True:
+                raise InvalidInput("analogy_mapping: the structure mapping is the analogy slot's score; only True "
+                                   "is accepted")
             self.slot = AnalogySlot(
-                self.db, self.structure, z_min=z_min, surface_exclude=surface_exclude,
+                self.db, self.structure, alpha=analogy_alpha, z_min=z_min, surface_z=surface_z,
+                literal_max=analogy_literal_max, surface_exclude=surface_exclude,
                 surface_fraction=surface_fraction, surface_max=surface_max, surface_floor=surface_floor,
                 surface_rule=surface_rule, surface_names=surface_names, repeat_window=analogy_repeat_window,
-                rerank=analogy_rerank, min_store=min_store, mapping=analogy_mapping, min_units=analogy_min_units,
-                verb_vectors=self.embedder.encode, ranker=resolve_ranker(analogy_ranker))
+                rerank=analogy_rerank, min_store=min_store, min_units=analogy_min_units,
+                verb_vectors=self.embedder.encode, ranker=resolve_ranker(analogy_ranker),
+                sample_vectors=lambda: self.index.sample(SURFACE_SAMPLE))
             other = V.other_models(self.db, self.embedder)
             if other and not reembed:
                 raise V.model_mismatch(self.path, self.embedder, other)
@@ -454,7 +456,7 @@ class Memory(RowsMixin, PassesMixin):
         analogy : bool
             Fill ``.analogy`` (structural match) when one qualifies.
         z_min : float, optional
-            Override the slot's gate for this call.
+            Override the slot's stage-1 floor for this call (see ``Memory(z_min=...)``).
         record : bool
             Record what was surfaced in the usage ledger (default True).
         channels : sequence of str

@@ -35,8 +35,8 @@ import numpy as np
 from . import kernels as K
 from .bounded import Bounded
 
-__all__ = ["StructureEncoder", "CodeStats", "TermWeights", "query_facts", "event_words", "label",
-           "StructQuery"]
+__all__ = ["StructureEncoder", "CodeStats", "TermWeights", "query_facts", "event_words", "event_counts", "label",
+           "StructQuery", "VERB_KEY"]
 
 
 def query_facts(triples):
@@ -77,6 +77,29 @@ def event_words(events) -> set[str]:
     return out
 
 
+#: Prefix of the word counts that count a verb's content events (every occurrence, not
+#: memories); the prefix alone counts all content events. No lemma holds a tab.
+VERB_KEY = "\t"
+
+
+def event_counts(events) -> dict[str, int]:
+    """What one memory adds to the store's word counts (table ``event_df``): 1 for each
+    distinct verb and filler (:func:`event_words`), and for each content verb (not a
+    skeleton verb, see :mod:`fastmem.lexicon`) its number of events under
+    ``VERB_KEY + verb``, and their total under ``VERB_KEY`` (the analogy slot's
+    :class:`~fastmem.mapping.VerbBits`), and 1 under ``VERB_KEY * 2`` when it has any."""
+    from .lexicon import is_skeleton
+
+    out = dict.fromkeys(event_words(events), 1)
+    for v, _, _ in events:
+        if not is_skeleton(v):
+            out[VERB_KEY + v] = out.get(VERB_KEY + v, 0) + 1
+            out[VERB_KEY] = out.get(VERB_KEY, 0) + 1
+    if VERB_KEY in out:
+        out[VERB_KEY * 2] = 1  # the memories with content events
+    return out
+
+
 class StructureEncoder:
     """Encode event lists (see :data:`fastmem.extract.Event`) into FHRR codes.
 
@@ -99,7 +122,7 @@ class StructureEncoder:
         Family weights of the query.
     """
 
-    version = 3  # bump when codes or their stored terms change meaning; stores re-encode on open
+    version = 4  # bump when codes or their stored terms change meaning; stores re-encode on open
 
     def __init__(self, dim: int = 512, *, order_window: int = 8, length_power: float = 0.5,
                  synonyms: float = 0.0, embed: Callable | None = None,

@@ -20,9 +20,10 @@ import apsw
 import numpy as np
 
 from . import kernels as K
-from .extract import Triple, events_from_triples
+from .extract import EVENTS_VERSION, Triple, events_from_triples
 from .progress import bar
-from .structure import CodeStats, StructQuery, StructureEncoder, event_words
+from .mapping import VerbBits
+from .structure import VERB_KEY, CodeStats, StructQuery, StructureEncoder, event_counts
 from .term_index import TermIndex, term_hashes
 
 __all__ = ["StructureIndex", "Pending"]
@@ -160,6 +161,24 @@ class StructureIndex:
         """``ln(1 + N / (df + 0.5))`` over the memories with events (rare words weigh more)."""
         return math.log1p(self.stats.n / (self.df.get(word, 0) + 0.5))
 
+    def coded(self, members: set[int] | frozenset[int] | None = None) -> int:
+        """Memories with a structural code, in the store or among ``members``."""
+        if members is None:
+            return self.stats.n
+        return self.terms.count_of(members)
+
+    def verb_bits(self, members: set[int] | frozenset[int] | None = None) -> VerbBits:
+        """The information of verbs among the store's content events, or a scope's
+        (``members``, as in :meth:`query`)."""
+        if members is not None and len(members) <= SCOPE_EXACT:
+            q8, _, df = self._scope_codes(members)
+            if len(q8) >= SCOPE_OWN_MIN:
+                return VerbBits(lambda v: df.get(VERB_KEY + v, 0), lambda: df.get(VERB_KEY, 0),
+                                lambda: df.get(VERB_KEY * 2, 0))
+        # the store's counts as they are when asked (a reload replaces the dict)
+        return VerbBits(lambda v: self.df.get(VERB_KEY + v, 0), lambda: self.df.get(VERB_KEY, 0),
+                        lambda: self.df.get(VERB_KEY * 2, 0))
+
     def query(self, events, members: set[int] | frozenset[int] | None = None) -> StructQuery | None:
         """The turn's events prepared against this store's word weights, or a scope's
         (``members``, up to :data:`SCOPE_EXACT`: its own memory and word counts); None without
@@ -216,8 +235,8 @@ class StructureIndex:
             q8 = np.frombuffer(b"".join(r[0] for r in rows), np.int8).reshape(len(rows), 2 * self.dim)
             df: dict[str, int] = {}
             for r in rows:
-                for w in event_words(json.loads(r[2])):
-                    df[w] = df.get(w, 0) + 1
+                for w, c in event_counts(json.loads(r[2])).items():
+                    df[w] = df.get(w, 0) + c
             got = (q8, np.asarray(self.encoder.scale(np.asarray([r[1] for r in rows])), np.float64), df)
             self._scope_cache[key] = got
             while len(self._scope_cache) > SCOPE_CACHE:
@@ -259,16 +278,16 @@ class StructureIndex:
         db.execute("INSERT OR REPLACE INTO codes(memory_id, dim, code, nterms, terms) VALUES (?,?,?,?,?)",
                    (mid, self.dim, q8.tobytes(), nterms, hashes.tobytes()))
         pending.codes.append((mid, q8, nterms, hashes))
-        for w in event_words(ev):
-            pending.df[w] = pending.df.get(w, 0) + 1
+        for w, c in event_counts(ev).items():
+            pending.df[w] = pending.df.get(w, 0) + c
 
     def stage_forget(self, db: apsw.Connection, mid: int, pending: Pending, *, delete: bool = False) -> None:
         """Uncount a memory's words and code (its rows go with the memory by cascade, or now
         when ``delete``: the memory stays and gets new events)."""
         row = db.execute("SELECT events FROM events WHERE memory_id=?", (mid,)).fetchone()
         if row:
-            for w in event_words(json.loads(row[0])):
-                pending.df[w] = pending.df.get(w, 0) - 1
+            for w, c in event_counts(json.loads(row[0])).items():
+                pending.df[w] = pending.df.get(w, 0) - c
         code = db.execute("SELECT code, nterms FROM codes WHERE memory_id=? AND dim=?", (mid, self.dim)).fetchone()
         if code is not None:
             pending.removed.append((mid, np.frombuffer(code[0], np.int8), code[1]))
@@ -320,14 +339,20 @@ class StructureIndex:
     # -- maintenance -----------------------------------------------------------------------
     def ensure_version(self, store, parse, progress) -> None:
         """Stores written by an older encoder are re-encoded once, from their stored events
-        (or, for stores older than events, from their stored facts)."""
+        (or, for stores older than events, from their stored facts); stores whose events were
+        read by older rules (:data:`fastmem.extract.EVENTS_VERSION`) are parsed again once,
+        when a parser is given (a progress bar shows it: about 300 memories a second)."""
         want = str(StructureEncoder.version)
-        if store.get_setting("struct_version") == want:
+        events = str(EVENTS_VERSION)
+        reparse = parse is not None and store.get_setting("events_version") != events
+        if store.get_setting("struct_version") == want and not reparse:
             return
         if self.db.execute("SELECT count(*) FROM memories").fetchone()[0]:
-            self.rebuild(store, parse, reparse=False, progress=progress)
+            self.rebuild(store, parse, reparse=reparse, progress=progress)
         with store.atomic():
             store.set_setting("struct_version", want)
+            if parse is not None:
+                store.set_setting("events_version", events)
 
     def rebuild(self, store, parse, *, reparse: bool, progress: bool | None) -> int:
         """Recompute every code, term list and the word counts; returns how many memories have
@@ -335,15 +360,21 @@ class StructureIndex:
         (None: keep stored events); memories without stored events get them from their facts.
         """
         rows = self.db.execute(
-            "SELECT m.id, m.text, ev.events FROM memories m LEFT JOIN events ev ON ev.memory_id=m.id ORDER BY m.id"
+            "SELECT m.id, m.text, ev.events FROM memories m LEFT JOIN events ev ON ev.memory_id=m.id "
+            "WHERE m.id NOT IN (SELECT memory_id FROM pending) ORDER BY m.id"  # pending: derived later
         ).fetchall()
-        b = bar(len(rows), "re-encoding structure", progress)
         parsed: dict[int, list] = {}
         if reparse and parse is not None:
+            pb = bar(len(rows), "reading events again", progress)
             for start in range(0, len(rows), 256):
                 part = rows[start : start + 256]
                 for (mid, _, _), (_, ev) in zip(part, parse([t for _, t, _ in part])):
                     parsed[mid] = ev
+                if pb:
+                    pb.update(len(part))
+            if pb:
+                pb.close()
+        b = bar(len(rows), "re-encoding structure", progress)
         todo = [(mid, parsed[mid] if mid in parsed else json.loads(ev) if ev is not None else self.events_from_edges(mid))
                 for mid, _, ev in rows]
         pending = Pending()

@@ -75,6 +75,10 @@ class TermIndex:
         """Memories in the index."""
         return len(self._slot)
 
+    def count_of(self, ids) -> int:
+        """How many of ``ids`` are in the index."""
+        return sum(1 for i in ids if i in self._slot)
+
     @property
     def postings(self) -> int:
         return self._base_n + self._delta_n

@@ -1,4 +1,4 @@
-"""The analogy slot: structure that rhymes, surface that differs, a gate from the whole store."""
+"""The analogy slot: structure that rhymes, surface that differs, a gate calibrated on the store."""
 
 import pytest
 
@@ -38,8 +38,8 @@ def test_ownership_analogy_surfaces(store):
     res = store.recall("My friend Bob owns a red car.", k=5)
     assert res.analogy is not None and res.analogy.id == target
     why = res.analogy.why
-    assert why["z"] >= 2.0 and why["structural"] > why["store_mean"]
-    assert any("own" in m for m in why["matched"])
+    assert why["p"] <= store.slot.alpha and why["e_value"] <= store.slot.alpha and why["mapping"] == ["own"]
+    assert why["reason"].startswith("same structure: own (1 corresponding event") and "p=" in why["reason"]
     assert res.analogy.id != same_topic
 
 
@@ -65,19 +65,18 @@ def test_no_qualifier_leaves_slot_empty(store):
     assert store.recall("hello", k=3).analogy is None  # no facts in the turn at all
 
 
-def test_gate_uses_whole_store_statistics(store):
+def test_gate_is_calibrated_on_the_whole_store(store):
     target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
     turn = "My friend Bob owns a red car."
     before = store.recall(turn, k=5, record=False).analogy
     assert before is not None and before.id == target
-    # many more owners: ownership is now ordinary in this store, so the same memory stands
-    # fewer standard deviations above the mean and no longer passes the gate
+    # many more owners: ownership is now ordinary in this store, so the best of the store's
+    # memories would map this well by chance, and the slot stays silent
     store.remember_many([f"Person number {i} owns a house in town {i}." for i in range(60)])
-    after_z = store.analogies(turn, k=80)
-    z_target = next(a.why["z"] for a in after_z if a.id == target)
-    assert z_target < before.why["z"]
-    stats_before = before.why["store_mean"]
-    assert after_z[0].why["store_mean"] > stats_before
+    assert store.recall(turn, k=5, record=False).analogy is None
+    after = store.analogies(turn, k=80)
+    mine = next(a for a in after if a.id == target)
+    assert mine.why["z"] < before.why["z"] and mine.why["p"] > before.why["p"]
 
 
 def test_analogies_report_the_slots_z(store):
@@ -97,15 +96,15 @@ def test_analogies_report_the_slots_z(store):
 
 def test_a_memory_naming_what_the_turn_is_about_is_never_the_analogy(store):
     # a short question and the turn that answers it: same topic, but short texts sit at low
-    # embedding cosine (here below the 0.5 floor), so the cosine rule alone lets it through
-    answer = store.remember("Jon: I lost my job at the bank last month, so I am starting my own dance studio.")
+    # embedding cosine, so the surface band alone lets it through
+    answer = store.remember("Jon: I lost my wallet at the bank last month, so I am starting my own dance studio.")
     question = "Where did Jon lose his job?"
     res = store.recall(question, k=5, record=False)
     assert res.hits[0].id == answer
     assert res.analogy is None or res.analogy.id != answer  # it names Jon
     store.slot.surface_names = False
     loose = store.recall(question, k=5, record=False).analogy
-    assert loose is not None and loose.id == answer and loose.why["surface"] < store.slot.surface_floor
+    assert loose is not None and loose.id == answer and loose.why["surface_z"] < store.slot.surface_z
     assert loose.why["recall_rank"] == 1
     store.slot.surface_rule = "recall"  # ordinary recall's first results are never the analogy either
     strict = store.recall(question, k=5, record=False).analogy
@@ -114,9 +113,32 @@ def test_a_memory_naming_what_the_turn_is_about_is_never_the_analogy(store):
 
 def test_names_exclude_only_what_they_name(store):
     # the same structure about someone else still rhymes; "Jonathan" is not "Jon"
-    other = store.remember("Jonathan: Mia lost her job at the bakery in spring.")
+    other = store.remember("Jonathan: Mia lost her keys at the station in spring.")
     an = store.recall("Where did Jon lose his job?", k=5, record=False).analogy
     assert an is not None and an.id == other
+
+
+def test_the_same_things_doing_the_same_are_literal_similarity_not_analogy(store):
+    """A retelling keeps its objects: the same relation with the same things on the same
+    roles is literal similarity (``analogy_literal_max``), whoever does it."""
+    same = store.remember("Jonathan: Mia lost her job at the bakery in spring.")
+    assert store.recall("Where did Jon lose his job?", k=5, record=False).analogy is None
+    store.slot.literal_max = 1.0
+    assert store.recall("Where did Jon lose his job?", k=5, record=False).analogy.id == same
+
+
+def test_a_paraphrase_is_never_the_analogy(mem):
+    """The top of the turn's own surface neighbourhood (``surface_z``) is the same story in
+    other words, however well its structure maps."""
+    mem.remember_many(FACTS * 3)
+    retold = mem.remember("The pump pulls water out of the well; the filter cleans that water; the tank then stores it.")
+    turn = "The pump pulls water from the well, the filter cleans the water and the tank stores it."
+    mem.slot.literal_max, mem.slot.surface_max = 1.0, None  # the surface band alone
+    res = mem.recall(turn, k=5, record=False)
+    assert res.analogy is None or res.analogy.id != retold
+    mem.slot.surface_z = 99.0
+    an = mem.recall(turn, k=5, record=False, session="other").analogy
+    assert an is not None and an.id == retold and an.why["surface_z"] > 6.0
 
 
 def test_extractor_reports_names():
@@ -287,28 +309,33 @@ def test_a_store_too_small_for_the_slot_skips_the_parse(tmp_path):
         assert m.slot.can_fire() and "parse" in r.timings_ms
 
 
-def test_a_tie_in_the_slot_score_does_not_go_to_the_memory_written_first(tmp_path):
-    """ProPara-Logy silver row 5: the turn's terms align exactly as well with the target as
-    with its distractor (same events, other links). The slot breaks that tie by the structure
-    mapping, so the analogy is the same whichever of the two was written first (it was the
-    first written before: the eval's row order favoured every target)."""
+def test_the_analogy_does_not_depend_on_the_order_written(tmp_path):
+    """ProPara-Logy silver row 5 (a target and its distractor: the same events, other order and
+    links), and two tellings of one story with the same events (an exact tie of the slot's
+    score): the analogy is the same whichever was written first (the first written won ties
+    in earlier versions, and the eval's row order favoured every target)."""
     import os
 
     from fastmem.evaluate import proparalogy as P
 
+    source = "The pump pulls water from the well, the filter cleans the water and the tank stores it."
+    twins = ("The server pulls records from the feed, the parser cleans the records and the database stores them.",
+             "The server pulls records from the feed; the parser cleans the records, and the database stores them.")
+    cases = [(source, twins, [f"Note {i}: the {w} was repaired on Tuesday." for i, w in enumerate(("roof", "bike") * 20)])]
     data = os.environ.get("FASTMEM_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
     rows = P.load_rows(os.path.join(data, "proparalogy-silver"))
-    if rows is None:
-        pytest.skip("ProPara-Logy silver data not found")
-    r = rows[5]
-    t, d = r["target_paragraph"].strip(), r["distractor_target_paragraph"].strip()
-    fill = [o["random_target_paragraph"].strip() for o in rows if o["source_subject"] != r["source_subject"]][:40]
-    picked = []
-    for i, order in enumerate(((t, d), (d, t))):
-        with fastmem.Memory(str(tmp_path / f"{i}.db")) as m:
-            ids = m.remember_many(fill + list(order), progress=False)
-            st, sd = m.slot.exact_scores(r["source_paragraph"], ids[-2:], m.extractor)
-            assert st == pytest.approx(sd, abs=1e-12)  # the tie this test is about
-            a = m.recall(r["source_paragraph"], record=False).analogy
-            picked.append(a and a.text)
-    assert picked[0] in (t, d) and picked[0] == picked[1]
+    if rows is not None:
+        r = rows[5]
+        cases.append((r["source_paragraph"], (r["target_paragraph"].strip(), r["distractor_target_paragraph"].strip()),
+                      [o["random_target_paragraph"].strip() for o in rows if o["source_subject"] != r["source_subject"]][:40]))
+    for k, (turn, pair, fill) in enumerate(cases):
+        picked = []
+        for i, order in enumerate((pair, pair[::-1])):
+            with fastmem.Memory(str(tmp_path / f"{k}-{i}.db")) as m:
+                ids = m.remember_many(fill + list(order), progress=False)
+                if k == 0:
+                    a, b = m.slot.exact_scores(turn, ids[-2:], m.extractor)
+                    assert a == pytest.approx(b, abs=1e-12)  # the tie this case is about
+                a = m.recall(turn, record=False).analogy
+                picked.append(a and a.text)
+        assert picked[0] in pair and picked[0] == picked[1], k

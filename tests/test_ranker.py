@@ -42,12 +42,13 @@ def test_the_ranker_decides_whether_and_what_the_slot_shows(tmp_path):
         m.remember_many(FACTS)
         target = m.remember(OWNS)
         hand = m.recall(TURN, k=5, record=False).analogy
-        assert hand is not None and hand.id == target and "p" not in hand.why
+        assert hand is not None and hand.id == target and "ranker_p" not in hand.why
     with fastmem.Memory(db, analogy_ranker=_ranker(1.0)) as m:  # a probability of 1 is never reached
         assert m.recall(TURN, k=5, record=False).analogy is None
     with fastmem.Memory(db, analogy_ranker=_ranker(0.0)) as m:
         a = m.recall(TURN, k=5, record=False).analogy
-        assert a is not None and a.id == target and 0 < a.why["p"] <= 1 and a.score == pytest.approx(a.why["p"])
+        assert a is not None and a.id == target and 0 < a.why["ranker_p"] <= 1
+        assert a.score == pytest.approx(a.why["ranker_p"])
     with fastmem.Memory(db, analogy_ranker=True) as m:  # the shipped one: shown only from its threshold
         a = m.recall(TURN, k=5, record=False).analogy
-        assert a is None or (a.id == target and a.why["p"] >= default_ranker().threshold)
+        assert a is None or (a.id == target and a.why["ranker_p"] >= default_ranker().threshold)

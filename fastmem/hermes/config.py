@@ -16,6 +16,7 @@ __all__ = ["DEFAULTS", "SCHEMA", "hermes_home", "load", "save", "db_path", "scop
 DEFAULTS: dict[str, Any] = {
     "db_path": "$HERMES_HOME/fastmem/memory.db",
     "z_min": 2.0,
+    "analogy_alpha": 0.05,
     "analogy": True,
     "prefetch_k": 6,
     "prefetch_chars": 2000,
@@ -25,7 +26,9 @@ DEFAULTS: dict[str, Any] = {
 #: ``get_config_schema()``: what ``hermes memory setup`` asks.
 SCHEMA: list[dict[str, Any]] = [
     {"key": "db_path", "description": "fastmem store file ($HERMES_HOME is expanded)", "default": DEFAULTS["db_path"]},
-    {"key": "z_min", "description": "Analogy gate: standard deviations above the store's mean structural score",
+    {"key": "analogy_alpha", "description": "Analogy gate: most chance matches expected in the store (E-value)",
+     "default": str(DEFAULTS["analogy_alpha"])},
+    {"key": "z_min", "description": "Analogy candidates: standard deviations above the store's mean structural score",
      "default": str(DEFAULTS["z_min"])},
     {"key": "analogy", "description": "Show an analogy line in the recalled context", "default": "true",
      "choices": ["true", "false"]},
@@ -69,6 +72,7 @@ def load(home: Path) -> dict[str, Any]:
             cfg.update(mine)
     cfg["z_min"] = float(cfg["z_min"])
     cfg["analogy"] = _bool(cfg["analogy"])
+    cfg["analogy_alpha"] = float(cfg["analogy_alpha"])
     cfg["prefetch_k"] = max(1, int(cfg["prefetch_k"]))
     cfg["prefetch_chars"] = max(200, int(cfg["prefetch_chars"]))
     if cfg["sync_turn"] not in ("both", "user", "none"):

@@ -76,11 +76,6 @@ def _shorten(text: str, limit: int) -> str:
     return line[: cut if cut > limit // 2 else limit - 1] + "…"
 
 
-def _plain(label: str) -> str:
-    """A shared structural term in words: ``person -own->`` -> ``person own``."""
-    return label.replace(" -", " ").replace("-> ", " ").replace("->", "").lstrip("-").strip()
-
-
 class FastmemProvider(MemoryProvider):
     """fastmem behind hermes-agent's memory-provider interface (see the module docstring).
 
@@ -175,7 +170,8 @@ class FastmemProvider(MemoryProvider):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # turns are committed at once and derived only once the models are loaded, on the
             # warm-up thread's word: a process that exits while they load loses nothing
-            self._mem = Memory(self.path, z_min=self._cfg["z_min"], progress=False, derive_in_background=False)
+            self._mem = Memory(self.path, z_min=self._cfg["z_min"], analogy_alpha=self._cfg["analogy_alpha"],
+                               progress=False, derive_in_background=False)
         except Exception as exc:
             self._mem = None
             self.unavailable_reason = f"{type(exc).__name__}: {exc}"
@@ -343,7 +339,7 @@ class FastmemProvider(MemoryProvider):
         tail = ""
         an = res.analogy
         if an is not None:
-            because = ", ".join(_plain(m) for m in an.why["matched"][:3])
+            because = str(an.why["reason"]).removeprefix("same structure: ")
             tail = f'Reminds me of [m{an.id}] "{_shorten(an.text, 160)}" because both: {because}.'
             budget -= len(tail) + 1
         lines = []

@@ -29,11 +29,9 @@ def hit_metadata(h) -> dict[str, Any]:
 
 
 def analogy_reason(an) -> str:
-    """One line saying why a memory is the turn's analogy (from its ``why``)."""
-    w = an.why
-    shared = ", ".join(w["matched"][:4]) or "its event structure"
-    return (f"same structure in other words: alignment {w['z']:.1f} standard deviations above the store's mean, "
-            f"surface similarity only {w['surface']:.2f}; shared: {shared}")
+    """One line saying why a memory is the turn's analogy: its corresponding events and
+    entities, their information and the p-value (``why["reason"]``)."""
+    return str(an.why["reason"])
 
 
 def analogy_metadata(an) -> dict[str, Any]:
