@@ -16,7 +16,7 @@ or replaced by another of its class.
 
 from __future__ import annotations
 
-__all__ = ["SKELETON", "CLASSES", "is_skeleton"]
+__all__ = ["SKELETON", "CLASSES", "is_skeleton", "is_skeleton_word"]
 
 #: The classes of :data:`SKELETON`, each a set of verb lemmas.
 CLASSES: dict[str, frozenset[str]] = {
@@ -39,3 +39,25 @@ def is_skeleton(verb: str) -> bool:
     """Whether an event's verb (a lemma, or ``not_`` + a lemma) is a skeleton verb."""
     return (verb[4:] if verb.startswith("not_") else verb) in SKELETON
 
+
+#: Irregular forms of skeleton verbs (the regular ones are recognised by their endings).
+_IRREGULAR = frozenset(("am is are was were been being has had having does did done went gone got gotten made took "
+                        "taken gave given came kept held brought put set let began begun knew known thought "
+                        "understood meant saw seen heard felt found said told spoke spoken stood became").split())
+_ENDINGS = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("es", ""), ("s", ""),
+            ("d", ""))
+
+
+def is_skeleton_word(word: str) -> bool:
+    """Whether a lower-case word of running text is a form of a skeleton verb ("hoping",
+    "knew", "sounds"); nouns that share a spelling ("help", "love") count too."""
+    if word in SKELETON or word in _IRREGULAR:
+        return True
+    for end, add in _ENDINGS:
+        if word.endswith(end) and len(word) > len(end) + 1 and word[: -len(end)] + add in SKELETON:
+            return True
+    for end in ("ing", "ed"):  # a doubled consonant before the ending: "stopping", "planned"
+        stem = word[: -len(end)]
+        if word.endswith(end) and len(stem) > 2 and stem[-1] == stem[-2] and stem[:-1] in SKELETON:
+            return True
+    return False

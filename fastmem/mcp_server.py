@@ -171,13 +171,16 @@ def _reading_tools(server, t: _Tenant) -> None:
     async def recall(query: Annotated[str, Field(description="The user's message, or what you need to know.")],
                      k: Annotated[int, Field(ge=1, le=50, description="How many memories to return.")] = 5,
                      analogy: Annotated[bool, Field(description="Also look for a structural analogy.")] = True,
+                     floor: Annotated[bool, Field(description="Return no hits when none is grounded in the "
+                                                              "message (chit-chat gets nothing).")] = True,
                      ) -> dict[str, Any]:
         """Recall memories for a message: keyword, meaning and knowledge-graph matches fused and
         ranked by past usefulness (`hits`, best first; `channels` says which search found each
         and at what rank), plus at most one `analogy`: a past memory with the same structure in
-        other words, with the `reason` it was chosen. `analogy` is null when nothing stands out."""
+        other words, with the `reason` it was chosen. `analogy` is null when nothing stands out;
+        `hits` is empty when nothing recalled is grounded in the message (`floor`)."""
         def work():
-            res = mem.recall(query, k=k, scope=t.scope, analogy=analogy, record=not t.read_only)
+            res = mem.recall(query, k=k, scope=t.scope, analogy=analogy, record=not t.read_only, floor=floor)
             return {"hits": [_hit(h) for h in res.hits],
                     "analogy": None if res.analogy is None else _analogy(res.analogy)}
         return await _run(work)

@@ -438,7 +438,7 @@ class Memory(RowsMixin, PassesMixin):
     # -- recall ----------------------------------------------------------------------------
     def recall(self, query: str, *, k: int = 10, scope: str | None = None, session: str | None = None,
                analogy: bool = True, z_min: float | None = None, record: bool = True,
-               channels: Sequence[str] = CHANNELS, exclude: Collection[int] = ()) -> Recall:
+               channels: Sequence[str] = CHANNELS, exclude: Collection[int] = (), floor: bool = False) -> Recall:
         """Hybrid recall: keyword (FTS5 bm25), vector (hnswlib), graph, context and speaker channels, fused by
         relative score (``fusion="score"``, default) or reciprocal rank (``"rrf"``), each
         memory's fused score times its use weight; plus the analogy slot.
@@ -465,6 +465,13 @@ class Memory(RowsMixin, PassesMixin):
         exclude : collection of int
             Memories never returned as hits and left out of fusion (a host's turns that its
             model still sees in the conversation); the analogy slot may still pick one.
+        floor : bool
+            The evidence floor (:mod:`fastmem.evidence`): return no hits when none is
+            grounded in the turn (shares an informative word with it, names an entity it
+            names, or is closer to it than the best of N random memories), so a chit-chat turn
+            gets nothing rather than the store's best chance matches. ``Recall.grounding``
+            says why. The analogy is decided apart. Hosts (hermes, MCP, the adapters) turn it
+            on by default.
 
         Returns
         -------
@@ -473,11 +480,12 @@ class Memory(RowsMixin, PassesMixin):
             (:class:`~fastmem.Analogy` or None) and ``.timings_ms`` per stage.
         """
         return self.recall_many([query], k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
-                                record=record, channels=channels, exclude=exclude)[0]
+                                record=record, channels=channels, exclude=exclude, floor=floor)[0]
 
     def recall_many(self, queries: Sequence[str], *, k: int = 10, scope: str | None = None, session: str | None = None,
                     analogy: bool = True, z_min: float | None = None, record: bool = True,
-                    channels: Sequence[str] = CHANNELS, exclude: Collection[int] = ()) -> list[Recall]:
+                    channels: Sequence[str] = CHANNELS, exclude: Collection[int] = (),
+                    floor: bool = False) -> list[Recall]:
         """:meth:`recall` for several queries (embedded in one batch)."""
         self._check_open()
         if isinstance(queries, str) or not isinstance(queries, Sequence):
@@ -488,8 +496,8 @@ class Memory(RowsMixin, PassesMixin):
         _check_scope(scope)
         ok = isinstance(channels, (list, tuple, set, frozenset)) and all(isinstance(c, str) for c in channels)
         use = frozenset(channels) if ok else frozenset()
-        if not isinstance(analogy, bool) or not isinstance(record, bool):
-            raise InvalidInput("analogy and record must be True or False")
+        if not isinstance(analogy, bool) or not isinstance(record, bool) or not isinstance(floor, bool):
+            raise InvalidInput("analogy, record and floor must be True or False")
         if not use or use - set(CHANNELS):
             raise InvalidInput(f"channels must be a non-empty subset of {', '.join(CHANNELS)}; got {channels!r}")
         if z_min is not None and (isinstance(z_min, bool) or not isinstance(z_min, (int, float)) or not math.isfinite(z_min)):
@@ -525,7 +533,7 @@ class Memory(RowsMixin, PassesMixin):
                     got = (lambda qi=qi: (parsed[qi], 0.0))
                 res = self.pipeline.run(query, vec, extractor=self.extractor, k=int(k), scope=scope, session=session,
                                         use=use, analogy=analogy, z_min=gate, record=record, parsed=got,
-                                        exclude=skip)
+                                        exclude=skip, floor=floor)
                 res.timings_ms["embed"] = embed_ms
                 out.append(res)
         return out

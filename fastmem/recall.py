@@ -19,7 +19,8 @@ import numpy as np
 
 from . import channels as C
 from . import chunks
-from .analogy import AnalogySlot
+from .analogy import SURFACE_SAMPLE, AnalogySlot
+from .evidence import grounded
 from .bounded import Bounded
 from .fusion import REF_DEPTH, drop_boundary_ties
 from .index import VectorIndex
@@ -68,7 +69,7 @@ class RecallPipeline:
 
     def run(self, query: str, vec: np.ndarray | None, *, extractor, k: int, scope: str | None, session: str | None,
             use: frozenset[str], analogy: bool, z_min: float, record: bool, parsed=None,
-            exclude: frozenset[int] = frozenset()) -> Recall:
+            exclude: frozenset[int] = frozenset(), floor: bool = False, floor_share: float = 0.05) -> Recall:
         """One recall of ``query`` (embedded as ``vec``; None when neither the vector channel
         nor the slot is wanted). ``parsed()``, when given, returns the turn's (events, names)
         and the parse's milliseconds (the front parses several turns in one batch); otherwise
@@ -126,6 +127,11 @@ class RecallPipeline:
         ranked = sorted(fused.items(), key=lambda x: (-x[1], -x[0]))
         top, stood_in = chunks.stand_in(self.db, ranked, k)  # a chunk stands for its members
         hits = self._hits(top, found, entities, stood_in, weights)
+        grounding: dict = {}
+        if floor:  # nothing above chance for this turn: no hits (see fastmem.evidence)
+            grounding = self._grounded(query, hits, vec, scope, floor_share)
+            if not grounding["grounded"]:
+                hits = []
         t["fuse"] = (time.perf_counter() - t0) * 1e3 - t["vector"] - t["keyword"] - t["graph"] - t.get("context", 0.0) \
             - t.get("speaker", 0.0)
         # the analogy slot: the turn's structure
@@ -143,7 +149,19 @@ class RecallPipeline:
             t["analogy"] = (time.perf_counter() - t3) * 1e3 - turn.parse_ms
         if record:
             self.ledger.record(hits, an, session)
-        return Recall(query, tuple(hits), an, t)
+        return Recall(query, tuple(hits), an, t, grounding)
+
+    def _grounded(self, query: str, hits, vec, scope: str | None, share: float) -> dict:
+        n = self.index.live if scope is None else len(self.scopes.allowed(scope) or ()) or self.index.live
+        kw = self.keyword
+
+        def df(w: str) -> int:
+            term = '"' + w.replace('"', '""') + '"'
+            c = kw.df(term, self.index.live)
+            return c if c <= kw.CAP else kw.exact_df(term, self.index.live)
+
+        sample = self.index.sample(SURFACE_SAMPLE) if vec is not None else None
+        return grounded(self.db, query, hits, df=df, n=n, vec=vec, sample=sample, share=share)
 
     def _hits(self, top, found: dict[str, C.Channel], entities: list[str], stood_in: dict[int, dict],
               weights) -> list[Hit]:

@@ -63,12 +63,17 @@ class Analogy(Hit):
 
 @dataclass(frozen=True, slots=True)
 class Recall:
-    """What ``recall`` returns: ranked ``hits`` and at most one ``analogy`` (or None)."""
+    """What ``recall`` returns: ranked ``hits`` and at most one ``analogy`` (or None).
+
+    ``grounding`` is filled when the recall asked for the evidence floor (``floor=True``,
+    :mod:`fastmem.evidence`): ``{"grounded", "by", "words", "vector_z", "chance_z"}``; when
+    ``grounded`` is False the hits are empty."""
 
     query: str
     hits: tuple[Hit, ...]
     analogy: Analogy | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
+    grounding: dict[str, Any] = field(default_factory=dict)
 
     def __iter__(self):
         return iter(self.hits)

@@ -179,6 +179,21 @@ def test_block_is_bounded_and_shows_the_analogy_apart(home):
     mm.shutdown_all()
 
 
+def test_chit_chat_gets_an_empty_block_and_a_question_its_evidence(home):
+    """The evidence floor in hermes' own order: nothing recalled is grounded in "Let me know how
+    it goes.", so the model sees no memory lines rather than the store's best chance matches."""
+    mm, p = _manager(home, agent_context="primary")
+    for f in ["Maria teaches chemistry at the local high school.", "The museum closes at six on weekdays.",
+              "Kenji plays the cello in a community orchestra.", "Lena is allergic to peanuts and shellfish.",
+              "Grandpa was born in a small village near Krakow.", "The bakery sells sourdough on Fridays."]:
+        mm.handle_tool_call("fact_store", {"action": "add", "content": f})
+    assert p.wait(timeout=300)
+    assert mm.prefetch_all("Let me know how it goes.", session_id="s1").strip() == ""
+    block = mm.prefetch_all("When does the museum close?", session_id="s1")
+    assert "- [m" in block and "closes at six" in block
+    mm.shutdown_all()
+
+
 def test_session_end_and_pre_compress_return_text(home):
     mm, p = _manager(home, agent_context="primary")
     mm.sync_all("My sister Ana lives in Porto.", "Got it.", session_id="s1")

@@ -18,6 +18,7 @@ DEFAULTS: dict[str, Any] = {
     "z_min": 2.0,
     "analogy_alpha": 0.05,
     "analogy": True,
+    "evidence_floor": True,
     "prefetch_k": 6,
     "prefetch_chars": 2000,
     "sync_turn": "both",
@@ -30,6 +31,8 @@ SCHEMA: list[dict[str, Any]] = [
      "default": str(DEFAULTS["analogy_alpha"])},
     {"key": "z_min", "description": "Analogy candidates: standard deviations above the store's mean structural score",
      "default": str(DEFAULTS["z_min"])},
+    {"key": "evidence_floor", "description": "Show recalled memories only when one is grounded in the message "
+     "(no chance matches for chit-chat)", "default": "true", "choices": ["true", "false"]},
     {"key": "analogy", "description": "Show an analogy line in the recalled context", "default": "true",
      "choices": ["true", "false"]},
     {"key": "prefetch_k", "description": "Memories recalled before each turn", "default": str(DEFAULTS["prefetch_k"])},
@@ -73,6 +76,7 @@ def load(home: Path) -> dict[str, Any]:
     cfg["z_min"] = float(cfg["z_min"])
     cfg["analogy"] = _bool(cfg["analogy"])
     cfg["analogy_alpha"] = float(cfg["analogy_alpha"])
+    cfg["evidence_floor"] = _bool(cfg["evidence_floor"])
     cfg["prefetch_k"] = max(1, int(cfg["prefetch_k"]))
     cfg["prefetch_chars"] = max(200, int(cfg["prefetch_chars"]))
     if cfg["sync_turn"] not in ("both", "user", "none"):

@@ -316,10 +316,12 @@ class FastmemProvider(MemoryProvider):
                 seen = frozenset(self._in_context)
                 if full:
                     res = self._mem.recall(query, k=2 * k, scope=self._ctx.scope, session=sid or None,
-                                           analogy=self._cfg["analogy"], record=False, exclude=seen)
+                                           analogy=self._cfg["analogy"], record=False, exclude=seen,
+                                           floor=self._cfg["evidence_floor"])
                 else:
                     res = self._mem.recall(query, k=2 * k, scope=self._ctx.scope, session=sid or None,
-                                           analogy=False, channels=_MODEL_FREE, record=False, exclude=seen)
+                                           analogy=False, channels=_MODEL_FREE, record=False, exclude=seen,
+                                           floor=self._cfg["evidence_floor"])
             # (the analogy may be one of them: that this turn rhymes with an earlier one is news)
             res = replace(res, hits=tuple(h for h in res.hits if not is_chatter(h.text))[:k])
             # what is shown counts as surfaced, less an analogy the model has in its context

@@ -61,8 +61,9 @@ class FastmemRetriever(BaseRetriever):
 
     Attributes: ``memory`` (an open :class:`fastmem.Memory`), ``k`` (hits), ``scope`` (only
     this scope), ``session`` (the conversation, for inferred engagement and the analogy's
-    repeat rule), ``analogy`` (append the analogy document) and ``record`` (count the recall
-    in the usage ledger).
+    repeat rule), ``analogy`` (append the analogy document), ``record`` (count the recall
+    in the usage ledger) and ``floor`` (no documents when none is grounded in the query, see
+    :mod:`fastmem.evidence`).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -73,10 +74,11 @@ class FastmemRetriever(BaseRetriever):
     session: str | None = None
     analogy: bool = True
     record: bool = True
+    floor: bool = True
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         return documents(self.memory.recall(query, k=self.k, scope=self.scope, session=self.session,
-                                            analogy=self.analogy, record=self.record))
+                                            analogy=self.analogy, record=self.record, floor=self.floor))
 
 
 # -- LangGraph ------------------------------------------------------------------------------

@@ -53,16 +53,17 @@ class FastmemRetriever(BaseRetriever):
 
     ``memory`` is an open :class:`fastmem.Memory`; ``k`` hits; ``scope`` only this scope;
     ``session`` the conversation (inferred engagement, the analogy's repeat rule);
-    ``analogy`` appends the analogy node; ``record`` counts the recall in the usage ledger.
+    ``analogy`` appends the analogy node; ``record`` counts the recall in the usage ledger;
+    ``floor`` returns no nodes when none is grounded in the query (:mod:`fastmem.evidence`).
     Other keywords go to LlamaIndex's ``BaseRetriever`` (``callback_manager``, ``verbose``).
     """
 
     def __init__(self, memory, *, k: int = 5, scope: str | None = None, session: str | None = None,
-                 analogy: bool = True, record: bool = True, **kwargs) -> None:
+                 analogy: bool = True, record: bool = True, floor: bool = True, **kwargs) -> None:
         super().__init__(**kwargs)
         self.memory, self.k, self.scope, self.session = memory, k, scope, session
-        self.analogy, self.record = analogy, record
+        self.analogy, self.record, self.floor = analogy, record, floor
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return nodes(self.memory.recall(query_bundle.query_str, k=self.k, scope=self.scope, session=self.session,
-                                        analogy=self.analogy, record=self.record))
+                                        analogy=self.analogy, record=self.record, floor=self.floor))
