@@ -268,6 +268,7 @@ def cmd_stats(a) -> int:
             "path": os.path.abspath(path),
             "memories": count("memories"),
             "scopes": db.execute("SELECT count(DISTINCT scope) FROM memories").fetchone()[0],
+            "pending": m.pending_count(),
             "entities": count("nodes"), "facts": count("edges"), "codes": count("codes"), "chunks": count("chunks"),
             "categories": dict(db.execute("SELECT status, count(*) FROM categories GROUP BY status").fetchall()),
             "bytes": {"db": size(path), "wal": size(path + "-wal"), "index": size(path + ".hnsw")},
@@ -280,6 +281,9 @@ def cmd_stats(a) -> int:
     else:
         for k, v in out.items():
             print(f"{k:16s} {v}")
+        if out["pending"]:
+            print(f"({out['pending']} memories are pending: committed and found by keyword recall, their vectors, "
+                  "facts and codes not derived yet; `fastmem check` or the next process with the models derives them)")
     return 0
 
 
@@ -376,7 +380,11 @@ def cmd_check(a) -> int:
             print(f"repaired  {p.part}: {p.detail}")
         for p in rep.problems:
             print(f"PROBLEM   {p.part}: {p.detail}" + ("" if p.repairable else " (not repairable: restore a backup)"))
-        print("ok" if rep.ok else f"{len(rep.problems)} problem(s); run with --repair" if not a.repair else "problems remain")
+        pending = rep.counts.get("pending", 0)
+        note = f" ({pending} memories pending: not derived yet, derived by the next process with the models)" \
+            if pending else ""
+        print(("ok" + note) if rep.ok else f"{len(rep.problems)} problem(s); run with --repair" if not a.repair
+              else "problems remain")
     return 0 if rep.ok else 1
 
 
@@ -413,7 +421,12 @@ def cmd_hermes(a) -> int:
     else:
         gone = I.uninstall(a.hermes_home)
         home = I.C.hermes_home(a.hermes_home)
-        print("removed the fastmem plugin folder (the store is kept)" if gone else "not installed")
+        store = I.C.db_path(I._settings(home), home)
+        if a.json:
+            _out({"removed": gone, "store": str(store), "store_exists": store.exists()})
+            return 0
+        print("removed the fastmem plugin folder" if gone else "not installed")
+        print(f"the store is kept: {store}" + ("" if store.exists() else " (not written yet)"))
         print(f"hermes now needs another memory provider: in {home / 'config.yaml'} set memory.provider "
               "(for example `provider: holographic`) or remove the memory section")
     return 0
@@ -541,24 +554,35 @@ def _print_mc(mc: dict) -> None:
 
 
 # -- parser --------------------------------------------------------------------------------
-def _parser() -> argparse.ArgumentParser:
+def _common(defaults: bool) -> argparse.ArgumentParser:
+    """The options every command takes, before or after its name. The command's own copies
+    default to nothing (``argparse.SUPPRESS``), so ``fastmem --json stats`` keeps the ``--json``
+    given before the command instead of the command's default overwriting it."""
+    d = (lambda v: v) if defaults else (lambda v: argparse.SUPPRESS)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--db", default=None, help="the store file (default: $FASTMEM_DB)")
-    common.add_argument("--json", action="store_true", help="machine-readable output")
-    common.add_argument("--debug", action="store_true", help="show tracebacks")
-    common.add_argument("--quiet", action="store_true", help="no progress bars")
-    common.add_argument("--embedder", default=None, choices=["minilm", "minilm-int8", "static"],
+    common.add_argument("--db", default=d(None), help="the store file (default: $FASTMEM_DB)")
+    common.add_argument("--json", action="store_true", default=d(False), help="machine-readable output")
+    common.add_argument("--debug", action="store_true", default=d(False), help="show tracebacks")
+    common.add_argument("--quiet", action="store_true", default=d(False), help="no progress bars")
+    common.add_argument("--embedder", default=d(None), choices=["minilm", "minilm-int8", "static"],
                         help="the embedding model of a new store (an existing one keeps its own): MiniLM "
                              "(default), MiniLM with int8 weights (faster, not the model's vectors) or static, "
                              "MiniLM distilled by model2vec (fastmem[static])")
+    return common
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = _common(defaults=False)
     ap = _Parser(prog="fastmem", description="Fast local memory for AI agents: one SQLite file, hybrid recall, "
-                                             "a knowledge graph and an analogy slot.", parents=[common])
+                                             "a knowledge graph and an analogy slot.", parents=[_common(defaults=True)])
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     def add(name, fn, help, **kw):
         p = sub.add_parser(name, help=help, description=help, parents=[common], **kw)
         p.set_defaults(fn=fn)
         return p
+
+    add.common = common
 
     for commands in (_writing_commands, _reading_commands, _store_commands, _tool_commands):
         commands(add)
@@ -645,9 +669,16 @@ def _store_commands(add) -> None:
 def _tool_commands(add) -> None:
     """The hermes installer, the bench and the evaluations."""
     p = add("hermes", cmd_hermes, "install or remove the hermes-agent memory provider")
-    p.add_argument("action", choices=["install", "uninstall"])
-    p.add_argument("--hermes-home", default=None)
-    p.add_argument("--no-import", action="store_true", help="do not copy the holographic provider's facts")
+    acts = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    inst = acts.add_parser("install", parents=[add.common], help="install the provider plugin into a hermes home",
+                           description="write $HERMES_HOME/plugins/fastmem/, copy the holographic provider's facts "
+                                       "once, compile the kernels, and print the config line that switches to it")
+    inst.add_argument("--hermes-home", default=None, help="the hermes home (default: hermes' own, $HERMES_HOME, "
+                                                          "~/.hermes)")
+    inst.add_argument("--no-import", action="store_true", help="do not copy the holographic provider's facts")
+    rm = acts.add_parser("uninstall", parents=[add.common], help="remove the provider plugin (the store is kept)",
+                         description="remove $HERMES_HOME/plugins/fastmem/; the store stays where it is and is named")
+    rm.add_argument("--hermes-home", default=None, help="the hermes home (default as for install)")
     p = add("mcp", cmd_mcp, "serve the store to MCP clients (Claude Desktop, Cursor, agent frameworks); "
                             "needs fastmem[mcp]")
     p.add_argument("--transport", default="stdio", choices=["stdio", "http"],

@@ -167,9 +167,11 @@ def test_no_repeat_within_session(store):
 
 def test_scope_limits_the_analogy(mem):
     mem.remember_many(FACTS, scope="a")
-    mem.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.", scope="b")
-    res = mem.recall("My friend Bob owns a red car.", scope="a")
-    assert res.analogy is None or res.analogy.scope == "a"
+    mem.remember_many(FACTS[:10], scope="b")
+    target = mem.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.", scope="b")
+    # the analogy lives in scope b: found there, never shown to scope a
+    assert mem.recall("My friend Bob owns a red car.", scope="b", record=False).analogy.id == target
+    assert mem.recall("My friend Bob owns a red car.", scope="a", record=False).analogy is None
 
 
 def test_structural_similarity_prefers_same_structure():

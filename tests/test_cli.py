@@ -143,8 +143,34 @@ def test_remember_reads_stdin_and_reembed(tmp_path):
 def test_hermes_install_and_uninstall(tmp_path):
     out = js("hermes", "install", "--hermes-home", str(tmp_path))
     assert os.path.isdir(out["plugin_dir"]) and "provider: fastmem" in out["config"]
-    assert fm("hermes", "uninstall", "--hermes-home", str(tmp_path)).returncode == 0
-    assert not os.path.exists(out["plugin_dir"])
+    gone = fm("hermes", "uninstall", "--hermes-home", str(tmp_path))
+    assert gone.returncode == 0 and not os.path.exists(out["plugin_dir"])
+    assert f"the store is kept: {out['db_path']}" in gone.stdout  # where the memories still are
+    help_install = fm("hermes", "install", "--help")
+    assert help_install.returncode == 0 and "--no-import" in help_install.stdout and "uninstall" not in help_install.stdout
+    assert "--no-import" not in fm("hermes", "uninstall", "--help").stdout
+
+
+def test_options_before_the_command_count(store):
+    """``fastmem --json stats`` is ``fastmem stats --json`` (the command's defaults used to
+    overwrite what came before its name)."""
+    _, db = store
+    out = subprocess.run([BIN, "--json", "--db", db, "stats"], capture_output=True, text=True, env=ENV, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["memories"] == 11
+
+
+def test_stats_and_check_say_when_memories_are_pending(tmp_path):
+    import fastmem
+
+    db = str(tmp_path / "p.db")
+    with fastmem.Memory(db, derive_in_background=False) as m:
+        m.remember_many(["Nadia booked a flight to Lisbon.", "Omar signed a lease in Oslo."], wait=False)
+    stats = fm("stats", db=db)
+    assert stats.returncode == 0 and "2 memories are pending" in stats.stdout
+    assert js("stats", db=db)["pending"] == 2
+    check = fm("check", db=db)
+    assert check.returncode == 0 and check.stdout.strip().startswith("ok (2 memories pending")
 
 
 def test_bench_writes_json_and_a_png_plot(tmp_path):

@@ -68,7 +68,14 @@ def test_recall_and_analogies(store, text, k, scope):
     attempt(store, lambda: store.recall(text, k=k, scope=scope, record=False))
     attempt(store, lambda: store.recall("parcel", k=3, scope=scope, channels=(text,) if isinstance(text, str) else text))
     attempt(store, lambda: store.analogies(text, k=k if isinstance(k, int) and 0 < k < 50 else 3, scope=scope))
-    attempt(store, lambda: store.recall("parcel", z_min=text if not isinstance(text, str) else float("nan")))
+    # what must be refused is refused (a silently accepted NaN gate or a float k would pass unseen)
+    bad_k = isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 10_000
+    assert attempt(store, lambda: store.recall("parcel", k=k, record=False)) is not bad_k, k
+    gate = text if not isinstance(text, str) else float("nan")
+    bad_gate = gate is not None and (isinstance(gate, bool) or not isinstance(gate, (int, float))
+                                     or not math.isfinite(gate))
+    assert attempt(store, lambda: store.recall("parcel", z_min=gate, record=False)) is not bad_gate, gate
+    assert attempt(store, lambda: store.recall("parcel", floor=text, record=False)) is (text is False or text is True)
 
 
 @SETTINGS

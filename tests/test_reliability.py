@@ -201,7 +201,7 @@ def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path):
                     per_batch[b] = per_batch.get(b, 0) + 1
             # an acknowledged batch is whole, less what was forgotten; a kill can land between a
             # forget's commit and its acknowledgement, so each forget run may hide one
-            slack = sum(1 for o in ops[: rnd + 1] if o == "forget") if op else 0
+            slack = sum(1 for o in ops[: rnd + 1] if o == "forget")
             missing = 0
             for b, c in per_batch.items():
                 assert c + lost.get(b, 0) <= 20, (op, b, c)
