@@ -10,6 +10,7 @@ Groups (medians; compile time excluded; baselines run in the same process):
   ONNX Runtime's threads spinning between runs (its default, off in fastmem), and the same
   recall with the embedding cached (everything but the embedding); ``extra_info`` has the
   median of each stage of ``Recall.timings_ms``;
+* ``slot N``: the analogy slot alone on prepared turns (:func:`test_slot_stage`);
 * ``write N``: ``remember`` of one new text, next to embedding plus parse of the same text (the
   target: at most 3 ms more), and ``remember_many`` of 256 texts (memories per second in
   ``extra_info``);
@@ -118,6 +119,34 @@ def test_recall_slot_off_embedding_cached(benchmark, store):
     qs = B.queries(20, seed=4)
     it = itertools.cycle(qs)
     benchmark.pedantic(lambda: m.recall(next(it), k=10, record=False, analogy=False), rounds=60, warmup_rounds=2)
+
+
+def test_slot_stage(benchmark, store):
+    """The analogy slot alone on prepared turns: stage-1 candidates, surface condition, the
+    structure mapping of up to ``analogy_rerank`` candidates and the gate (the channels, the
+    embedding and the parse excluded). ``extra_info["fires"]``: the share of turns answered."""
+    m, n, _ = store
+    benchmark.group = f"slot {n // 1000}k"
+    from fastmem import channels as C
+
+    prepared = []
+    for q in B.queries(20, seed=6):
+        vec = m.embedder.encode([q])[0]
+        _, labels = C.vector(m.index, vec, 40, None)
+        r = m.recall(q, k=10, record=False, analogy=False)
+        turn = m.slot.prepare(q, m.extractor, m.slot.z_min)
+        prepared.append((turn, vec, labels, [h.id for h in r.hits]))
+    it = itertools.cycle(prepared)
+    fired = []
+
+    def one():
+        turn, vec, labels, ids = next(it)
+        a = m.slot.pick(turn, vec, scope=None, session=None, z_min=m.slot.z_min, surface_labels=labels,
+                        recall_ids=ids, n_live=m.index.live, weights={})
+        fired.append(a is not None)
+
+    benchmark.pedantic(one, rounds=100, warmup_rounds=5)
+    benchmark.extra_info["fires"] = round(sum(fired) / len(fired), 3)
 
 
 def test_remember_one(benchmark, store):
