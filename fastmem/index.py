@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable
 
 import hnswlib
@@ -324,21 +325,29 @@ class VectorIndex:
             return
         if len(self._deleted) > max(COMPACT_MIN, self.live // 4):
             self.compact()
-        tmp = f"{self.path}.tmp"
-        with native():
-            self._index.save_index(tmp)
-        meta = {
-            "model_id": self.model_id,
-            "store_id": self.store_id,
-            "deleted": sorted(self._deleted),
-            "seq": self.seq,
-            "dim": self.dim,
-            "capacity": int(self._index.get_max_elements()),
-            "size": os.path.getsize(tmp),
-            **self.params,
-        }
-        with open(f"{self._meta_path()}.tmp", "w") as f:
-            json.dump(meta, f)
-        os.replace(tmp, self.path)
-        os.replace(f"{self._meta_path()}.tmp", self._meta_path())
+        # temporary names of this process and thread: processes closing one store at the same
+        # moment each write their own and rename it (a shared name was renamed away under one)
+        tag = f"{os.getpid()}.{threading.get_ident()}.tmp"
+        tmp, tmp_meta = f"{self.path}.{tag}", f"{self._meta_path()}.{tag}"
+        try:
+            with native():
+                self._index.save_index(tmp)
+            meta = {
+                "model_id": self.model_id,
+                "store_id": self.store_id,
+                "deleted": sorted(self._deleted),
+                "seq": self.seq,
+                "dim": self.dim,
+                "capacity": int(self._index.get_max_elements()),
+                "size": os.path.getsize(tmp),  # an index renamed in by another process fails this check
+                **self.params,
+            }
+            with open(tmp_meta, "w") as f:
+                json.dump(meta, f)
+            os.replace(tmp, self.path)
+            os.replace(tmp_meta, self._meta_path())
+        finally:
+            for leftover in (tmp, tmp_meta):
+                if os.path.exists(leftover):
+                    os.remove(leftover)
         self.dirty = 0

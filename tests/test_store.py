@@ -371,3 +371,41 @@ def test_deleted_labels_are_reclaimed_on_save(tmp_path):
     assert again.open(np.arange(3 * COMPACT_MIN + 2, n + 1), lambda ids: vecs[ids - 1]) == "loaded"
     assert again.query(vecs[-1], 5)[0].tolist() == before and before[0] == n
     assert set(again.labels().tolist()) == set(range(3 * COMPACT_MIN + 2, n + 1))
+
+
+def test_processes_closing_one_store_at_once_each_save_the_index(tmp_path):
+    """Regression (../shared/acceptance/concurrency.sh): every writer saved the vector index
+    through one temporary name, so two closing at the same moment renamed it away from under
+    each other (FileNotFoundError at close). Four threads save two indexes of one file at once."""
+    import threading
+
+    import numpy as np
+
+    from fastmem.index import VectorIndex
+
+    rng = np.random.default_rng(1)
+    vecs = rng.standard_normal((300, 32)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    path = str(tmp_path / "shared.hnsw")
+    errors, start = [], threading.Barrier(4)
+
+    def save(part):
+        ix = VectorIndex(path, dim=32, model_id="m")
+        ix.open(np.zeros(0, np.int64), lambda ids: vecs[ids - 1])
+        ix.add(np.arange(1, 301), vecs)
+        start.wait()
+        try:
+            for _ in range(15):
+                ix.save()
+        except Exception as exc:  # noqa: BLE001 - the test reports what any thread hit
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=save, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]  # no temporary file left behind
+    again = VectorIndex(path, dim=32, model_id="m")
+    assert again.open(np.arange(1, 301), lambda ids: vecs[ids - 1]) == "loaded"
