@@ -278,8 +278,7 @@ class AnalogySlot:
         n_surface = min(self.surface_exclude or 0, math.ceil(self.surface_fraction * max(n_live, 1)))
         same_names = _mentions(turn.names) if self.surface_names else None
         band = self._band(vec)
-        mapper = Mapper(bits, self.verb_vectors)
-        mapper._vec, mapper._sim = self.mapper._vec, self.mapper._sim  # share the verb caches
+        mapper = self.mapper.using(bits)
         align_of = dict(zip((int(x) for x in cids), aligns.tolist()))
         out = []
         start = 0

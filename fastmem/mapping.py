@@ -176,6 +176,14 @@ class Mapper:
         self._vec: dict[str, np.ndarray] = Bounded(20_000)  # verb vectors
         self._sim: dict[tuple[str, str], float] = Bounded(200_000)
 
+    def using(self, bits: Callable[..., float]) -> Mapper:
+        """A mapper with these settings and verb caches, weighing verbs by ``bits`` (a scope's
+        counts, the store's as they are now)."""
+        other = Mapper(bits, self.verb_vectors, synonym_floor=self.synonym_floor, diagonal=self.diagonal,
+                       systematicity=self.systematicity)
+        other._vec, other._sim = self._vec, self._sim
+        return other
+
     def verb_sim(self, a: str, b: str) -> float:
         """How far two relations correspond: 1 when equal, the cosine of their embeddings
         rescaled above ``synonym_floor``, else 0 (never across a negation)."""
