@@ -36,11 +36,11 @@ from .fusion import normalised
 from .index import VectorIndex
 from .text import STOPWORDS, fts_terms, words
 
-__all__ = ["NAMES", "Channel", "vector", "Keyword", "Graph", "Scopes", "SCOPE_EXACT"]
+__all__ = ["NAMES", "Channel", "vector", "Keyword", "Graph", "Scopes", "KEYWORD_SCOPE_OWN_STATS"]
 
 #: A scope of at most this many memories, in a store that holds others, is ranked by the
 #: keyword channel with its own word statistics.
-SCOPE_EXACT = 2048
+KEYWORD_SCOPE_OWN_STATS = 2048
 #: Texts whose FTS5 tokens the keyword channel keeps (the texts it scores again and again).
 TOKEN_CACHE = 20_000
 
@@ -278,9 +278,9 @@ class Keyword:
 
     def __call__(self, query: str, pool: int, scope: str | None, n: int, extra=(), members=None) -> Channel:
         """The ``pool`` best memories of ``scope`` for ``query``. ``members``: the scope's ids
-        when the store holds other scopes; a scope of at most :data:`SCOPE_EXACT` memories is
+        when the store holds other scopes; a scope of at most :data:`KEYWORD_SCOPE_OWN_STATS` memories is
         then ranked with its own statistics (see :meth:`scoped`)."""
-        if members is not None and len(members) <= SCOPE_EXACT:
+        if members is not None and len(members) <= KEYWORD_SCOPE_OWN_STATS:
             return self.scoped(query, pool, scope, members)
         match, rescore = self.terms(query, n)
         if not match and not rescore:
@@ -307,7 +307,7 @@ class Keyword:
         """bm25 over the scope alone: its memory count, average length and each word's count
         among its memories, so the ranking is the one a store holding only this scope gives
         (FTS5's statistics count every scope's words). Every memory of the scope with a query
-        word is scored (at most :data:`SCOPE_EXACT`)."""
+        word is scored (at most :data:`KEYWORD_SCOPE_OWN_STATS`)."""
         terms = fts_terms(query)
         if not terms or not members:
             return {}

@@ -38,7 +38,7 @@ import numpy as np
 from . import writes as W
 from .canon import fold_name
 from .errors import InvalidInput
-from .structure_index import Pending, StructureIndex
+from .structure_index import StructuralChanges, StructureIndex
 from .progress import bar
 from .text import MAX_TEXT_CHARS, STOPWORDS, words
 
@@ -83,13 +83,13 @@ class Cluster:
     chunk_id: int | None = None
 
 
-def run(db: apsw.Connection, store, synced, *, embedder, extractor, index, scopes, structures: StructureIndex,
+def run(db: apsw.Connection, store, synced, transaction, *, embedder, extractor, structures: StructureIndex,
         scope: str | None, summarizer, progress: bool | None, budget: int) -> ConsolidationReport:
     """The consolidation pass (:meth:`fastmem.Memory.consolidate`): plan the clusters of every
     scope (or of ``scope``), then summarise, embed and parse the new and changed ones in
-    batches outside the lock and write each chunk in its own transaction, keeping the vector
-    ``index``, the ``scopes`` bookkeeping and the ``structures`` in step. ``synced()`` holds
-    the store's lock, caught up with other processes' commits."""
+    batches outside the lock and write each chunk in its own ``transaction()`` (the memory's:
+    the in-process index, scopes and codes follow each COMMIT). ``synced()`` holds the store's
+    lock, caught up with other processes' commits."""
     t0 = time.perf_counter()
     with synced(), store.snapshot():  # one state of the file: another process may forget meanwhile
         names = [scope] if scope is not None else [r[0] for r in db.execute("SELECT DISTINCT scope FROM memories")]
@@ -115,19 +115,18 @@ def run(db: apsw.Connection, store, synced, *, embedder, extractor, index, scope
         prep = W.prepare(texts, [None] * len(texts), embedder, extractor, False)
         for i, cl in enumerate(part):
             one = W.Prepared([texts[i]], prep.vecs[i : i + 1], [prep.facts[i]], [prep.events[i]])
-            with synced():  # one transaction per chunk
-                if not _intact(db, cl):
+            with transaction() as tx:  # one transaction per chunk
+                if not _intact(tx.db, cl):
                     continue
                 if cl.action == "create":
                     cl.chunk_id, pending = create(store, one, cl, summarizer=name, model_id=embedder.model_id,
                                                   structures=structures)
-                    index.add(np.asarray([cl.chunk_id], np.int64), one.vecs)
-                    scopes.added(cl.scope, [cl.chunk_id])
+                    tx.added([cl.chunk_id], one.vecs, cl.scope)
                 else:
                     pending = update(store, one, cl, summarizer=name, model_id=embedder.model_id,
                                      structures=structures)
-                    index.update(np.asarray([cl.chunk_id], np.int64), one.vecs)
-                structures.apply(pending)
+                    tx.revectored([cl.chunk_id], one.vecs)
+                tx.structure(pending)
             done[cl.action].append(cl.chunk_id)
         if b:
             b.update(len(batch))
@@ -334,7 +333,7 @@ def _link(db: apsw.Connection, cid: int, cluster: Cluster) -> list[int]:
 
 
 def create(store, prep: W.Prepared, cluster: Cluster, *, summarizer: str, model_id: str,
-           structures: StructureIndex) -> tuple[int, Pending]:
+           structures: StructureIndex) -> tuple[int, StructuralChanges]:
     """Write a new chunk (its memory, copied facts and bookkeeping) in one transaction."""
     prep.facts = [[]]  # the chunk's facts are its members', copied below: no new entities
     with store.atomic() as db:
@@ -349,7 +348,7 @@ def create(store, prep: W.Prepared, cluster: Cluster, *, summarizer: str, model_
 
 
 def update(store, prep: W.Prepared, cluster: Cluster, *, summarizer: str, model_id: str,
-           structures: StructureIndex) -> Pending:
+           structures: StructureIndex) -> StructuralChanges:
     """Give an existing chunk new members and a new text, in one transaction."""
     cid = cluster.chunk_id
     prep.facts = [[]]

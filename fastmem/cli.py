@@ -261,19 +261,15 @@ def cmd_stats(a) -> int:
 
     path = _db(a)
     with _open_existing(a) as m:
-        db = m.db
-        count = lambda t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # noqa: E731
+        st = m.stats()
         size = lambda p: os.path.getsize(p) if os.path.exists(p) else 0  # noqa: E731
         out = {
             "path": os.path.abspath(path),
-            "memories": count("memories"),
-            "scopes": db.execute("SELECT count(DISTINCT scope) FROM memories").fetchone()[0],
-            "pending": m.pending_count(),
-            "entities": count("nodes"), "facts": count("edges"), "codes": count("codes"), "chunks": count("chunks"),
-            "categories": dict(db.execute("SELECT status, count(*) FROM categories GROUP BY status").fetchall()),
+            **{k: st[k] for k in ("memories", "scopes", "pending", "entities", "facts", "codes", "chunks",
+                                  "categories")},
             "bytes": {"db": size(path), "wal": size(path + "-wal"), "index": size(path + ".hnsw")},
-            "model": m.embedder.model_id, "dimensions": m.embedder.dim, "hrr_dim": m.hrr_dim,
-            "schema_version": m.store.schema_version, "schema_supported": SCHEMA_VERSION,
+            "model": st["model"], "dimensions": st["dimensions"], "hrr_dim": st["hrr_dim"],
+            "schema_version": st["schema_version"], "schema_supported": SCHEMA_VERSION,
             "fastmem": fastmem.__version__,
         }
     if a.json:
@@ -421,7 +417,7 @@ def cmd_hermes(a) -> int:
     else:
         gone = I.uninstall(a.hermes_home)
         home = I.C.hermes_home(a.hermes_home)
-        store = I.C.db_path(I._settings(home), home)
+        store = I.C.db_path(I.settings(home), home)
         if a.json:
             _out({"removed": gone, "store": str(store), "store_exists": store.exists()})
             return 0

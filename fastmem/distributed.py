@@ -35,6 +35,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import quote
 
+import numpy as np
+
 from .errors import InvalidInput
 from .text import check_str, check_text, to_epoch
 
@@ -42,8 +44,6 @@ __all__ = ["IngestReport", "commit_batch", "derive_batch", "ingest", "reembed", 
 
 #: Texts per derived batch (one Ray task; one transaction per store file).
 BATCH = 256
-_LOG = ("CREATE TABLE IF NOT EXISTS ingest_log(job TEXT NOT NULL, batch INTEGER NOT NULL, rows INTEGER NOT NULL, "
-        "at REAL NOT NULL, PRIMARY KEY(job, batch)) WITHOUT ROWID")
 
 
 def _ray():
@@ -162,31 +162,17 @@ class _Deriver:
 
 # -- commit ---------------------------------------------------------------------------------
 def commit_batch(mem, job: str, batch: int, prep, rows: dict) -> list[int] | None:
-    """The commit step: one transaction of precomputed rows and the ``(job, batch)`` mark.
-    None (and nothing written) when this batch was committed before."""
-    with mem._lock, mem.store.atomic() as db:
-        db.execute(_LOG)
-        if db.execute("SELECT 1 FROM ingest_log WHERE job=? AND batch=?", (job, batch)).fetchone():
-            return None
-        ids = mem._commit(prep, scope=rows["scope"], source=rows["source"], meta_json=rows["meta"], at=rows["at"],
-                          speaker=rows["speaker"])
-        db.execute("INSERT INTO ingest_log(job, batch, rows, at) VALUES (?,?,?,?)", (job, batch, len(ids), time.time()))
-    return ids
+    """The commit step: one transaction of precomputed rows and the ``(job, batch)`` mark
+    (:meth:`fastmem.Memory.commit_prepared`). None (and nothing written) when this batch was
+    committed before."""
+    return mem.commit_prepared(prep, scope=rows["scope"], source=rows["source"], meta=rows["meta"], at=rows["at"],
+                               speaker=rows["speaker"], mark=(job, int(batch)))
 
 
 def _done(path: str, job: str) -> set[int]:
-    if not os.path.exists(path):
-        return set()
-    import apsw
+    from .writes import batches_done_in_file
 
-    con = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
-    try:
-        con.setbusytimeout(30_000)
-        if not con.execute("SELECT 1 FROM sqlite_master WHERE name='ingest_log'").fetchone():
-            return set()
-        return {b for (b,) in con.execute("SELECT batch FROM ingest_log WHERE job=?", (job,))}
-    finally:
-        con.close()
+    return batches_done_in_file(path, job)
 
 
 def shard_path(folder: str, scope: str) -> str:
@@ -344,15 +330,13 @@ def reembed(db: str, *, address: str | None = None, batch_size: int = BATCH, wor
     second run of this) and nothing half-written."""
     import fastmem
 
-    from .embedder import default_embedder
     from .progress import bar
 
     if not os.path.exists(db):
         raise FileNotFoundError(f"no store at {db}")
     ray = _connect(address)
-    model = default_embedder()
     with fastmem.Memory(db, progress=False, reembed=True) as mem:
-        rows = mem.db.execute("SELECT id, text FROM memories ORDER BY id").fetchall()
+        rows = mem.texts()
         if not rows:
             return 0
         ds = ray.data.from_items([{"id": i, "text": t} for i, t in rows])
@@ -361,9 +345,8 @@ def reembed(db: str, *, address: str | None = None, batch_size: int = BATCH, wor
                              num_cpus=1)
         b = bar(len(rows), "re-embedding (ray)", progress)
         for part in out.iter_batches(batch_size=batch_size):
-            with mem._lock, mem.store.atomic() as con:
-                con.executemany("INSERT OR REPLACE INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
-                                [(int(i), model.model_id, model.dim, bytes(v)) for i, v in zip(part["id"], part["vec"])])
+            vecs = np.stack([np.frombuffer(v, np.float32) for v in part["vec"]])
+            mem.write_vectors([int(i) for i in part["id"]], vecs)
             if b:
                 b.update(len(part["id"]))
         if b:

@@ -310,3 +310,19 @@ def shortest_path(db: apsw.Connection, a: int, b: int, max_depth: int = 4, scope
         if not frontier:
             break
     return None
+
+
+def conflicts(db, relations, scope: str | None, limit: int) -> list[tuple[int, int, str, str, str, str]]:
+    """Pairs of facts with one subject and one relation (of ``relations``) but different
+    objects, newest pairs first: ``(memory a, memory b, subject, relation, object a, object
+    b)``. Indexed self-join of the edges; both memories of ``scope`` when given."""
+    import json
+
+    join = ("JOIN memories ma ON ma.id=a.memory_id AND ma.scope=:s JOIN memories mb ON mb.id=b.memory_id "
+            "AND mb.scope=:s " if scope is not None else "")
+    return db.execute(
+        "SELECT a.memory_id, b.memory_id, s.name, a.rel, oa.name, ob.name FROM edges a "
+        "JOIN edges b ON b.subj=a.subj AND b.rel=a.rel AND b.obj<>a.obj AND b.memory_id>a.memory_id " + join +
+        "JOIN nodes s ON s.id=a.subj JOIN nodes oa ON oa.id=a.obj JOIN nodes ob ON ob.id=b.obj "
+        "WHERE a.rel IN (SELECT value FROM json_each(:r)) ORDER BY b.memory_id DESC LIMIT :n",
+        {"s": scope, "r": json.dumps(sorted(relations)), "n": limit}).fetchall()

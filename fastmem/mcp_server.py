@@ -147,7 +147,7 @@ def build_server(memory, *, scope: str | None = None, read_only: bool = False, n
     t = _Tenant(memory, scope, bool(read_only))
     if _SDK2:  # pragma: no cover - the extra pins 1.x
         server = _Server(name, instructions=t.instructions, version=_version(), log_level="WARNING")
-        server._fastmem_http = {"host": host, "port": port}
+        server.fastmem_http = {"host": host, "port": port}
     else:
         server = _Server(name, instructions=t.instructions, host=host, port=port, log_level="WARNING")
     _reading_tools(server, t)
@@ -321,7 +321,7 @@ def _resources(server, t: _Tenant) -> None:
     def stats() -> str:
         out = {"memories": mem.count(scope=t.scope), "chunks": len(mem.chunks(scope=t.scope)),
                "scope": t.scope, "read_only": t.read_only, "model": mem.embedder.model_id,
-               "dimensions": mem.embedder.dim, "schema_version": mem.store.schema_version}
+               "dimensions": mem.embedder.dim, "schema_version": mem.stats()["schema_version"]}
         return json.dumps(out)
 
     @server.resource("fastmem://memory/{id}", name="memory", mime_type="application/json",

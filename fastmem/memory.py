@@ -50,6 +50,7 @@ from .store import Store
 from .structure import StructureEncoder
 from .structure_index import StructureIndex
 from .text import check_query, check_str
+from .transaction import Transaction
 from .usage import Ledger, Session
 from .pending import Finisher
 from .args import check_id as _check_id
@@ -194,6 +195,7 @@ class Memory(RowsMixin, PassesMixin):
         self.path = os.fspath(path)
         self.extractor = SpacyExtractor() if extractor is _DEFAULT_EXTRACTOR else extractor
         self._lock = threading.RLock()
+        self._tx: Transaction | None = None
         self._closed = False
         self._finisher = Finisher(self._derive_until)
         self._background = bool(derive_in_background)
@@ -396,11 +398,10 @@ class Memory(RowsMixin, PassesMixin):
         if not texts:
             return []
         if not wait:
-            with self._lock:
-                self._sync()
+            with self.transaction() as tx:
                 ids = W.commit_rows(self.store, list(texts), given, scope=scope, source=source, meta_json=meta_json,
                                     at=when, speaker=speakers)
-                self.scopes.added(scope, ids)
+                tx.added(ids, None, scope)
             if self._background:
                 self._finisher.poke()
             return ids
@@ -412,28 +413,38 @@ class Memory(RowsMixin, PassesMixin):
         return all(getattr(x, "loaded", True) for x in (self.embedder, self.extractor) if x is not None)
 
     def _commit(self, prep: W.Prepared, *, scope, source, meta_json, at, ids=None, speaker=None) -> list[int]:
-        """Write a prepared batch (one transaction), then bring the in-process index, codes
-        and scopes up to date."""
-        with self._lock:
-            self._sync()
+        """Write a prepared batch (one transaction); the in-process index, codes and scopes
+        follow it after COMMIT."""
+        with self.transaction() as tx:
             ids, pending = W.commit(self.store, prep, scope=scope, source=source, meta_json=meta_json,
                                     model_id=self.embedder.model_id, structures=self.structure, at=at, ids=ids,
                                     speaker=speaker)
-            self._committed(ids, prep.vecs, pending, scope)
+            tx.structure(pending)
+            tx.added(ids, prep.vecs, scope)
         return ids
 
-    def _committed(self, ids: list[int], vecs: np.ndarray, pending, scope) -> None:
-        """After a commit of new memories: the in-process index, codes and scopes follow it
-        (the caller holds the lock). Each part is brought up even when another fails."""
-        try:
-            self.structure.apply(pending)
-        finally:
-            self.index.add(np.asarray(ids, np.int64), vecs)
-        self.structure.save_if_due(self.store)
-        for sc in {scope} if isinstance(scope, str) else set(scope):
-            self.scopes.added(sc, [i for i, x in zip(ids, W._each(scope, len(ids))) if x == sc])
-        if self.index.dirty >= 20_000:
-            self.index.save()
+    @contextmanager
+    def transaction(self):
+        """One transaction on the store, and the in-process state brought up after it.
+
+        Yields a :class:`fastmem.transaction.Transaction`: write through ``tx.db`` and record
+        what the process must follow; it is applied after COMMIT, and not at all when the
+        body raises (everything is rolled back). Holds the memory's lock throughout, caught
+        up with other processes' commits first. Nested, it joins the open transaction.
+        Keep the body short: no model runs inside it."""
+        self._check_open()
+        with self._lock:
+            if self._tx is not None:  # nested (this thread holds the lock): one COMMIT for both
+                yield self._tx
+                return
+            self._sync()
+            with self.store.atomic() as db:
+                tx = self._tx = Transaction(self, db)
+                try:
+                    yield tx
+                finally:
+                    self._tx = None
+            tx.apply()
 
     # -- recall ----------------------------------------------------------------------------
     def recall(self, query: str, *, k: int = 10, scope: str | None = None, session: str | None = None,

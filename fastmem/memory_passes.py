@@ -45,8 +45,8 @@ class PassesMixin:
         if not callable(getattr(summ, "summarize", None)):
             raise InvalidInput("summarizer must have a summarize(texts, *, names, budget) method")
         self.derive_pending()  # clusters are found from every memory's facts
-        return CH.run(self.db, self.store, self._synced, embedder=self.embedder, extractor=self.extractor,
-                      index=self.index, scopes=self.scopes, structures=self.structure, scope=scope,
+        return CH.run(self.db, self.store, self._synced, self.transaction, embedder=self.embedder,
+                      extractor=self.extractor, structures=self.structure, scope=scope,
                       summarizer=summ, progress=progress, budget=budget)
 
     def expand(self, chunk_id: int) -> list[Record]:
@@ -103,21 +103,24 @@ class PassesMixin:
 
     def approve_category(self, category_id: int) -> Category:
         """Make a proposal a graph node its members link to (recall's graph channel uses it)."""
-        with self._lock:
-            self.pipeline.graph.reset()
-            return K.approve(self.store, _check_id(category_id, "category"))
+        cid = _check_id(category_id, "category")
+        with self.transaction() as tx:
+            tx.graph_changed()
+            return K.approve(self.store, cid)
 
     def reject_category(self, category_id: int) -> Category:
         """Reject a proposal (later passes leave it out)."""
-        with self._lock:
-            self.pipeline.graph.reset()
-            return K.reject(self.store, _check_id(category_id, "category"))
+        cid = _check_id(category_id, "category")
+        with self.transaction() as tx:
+            tx.graph_changed()
+            return K.reject(self.store, cid)
 
     def revert_category(self, category_id: int) -> Category:
         """Undo an approval or a rejection: back to proposed, no trace left in the graph."""
-        with self._lock:
-            self.pipeline.graph.reset()
-            return K.revert(self.store, _check_id(category_id, "category"))
+        cid = _check_id(category_id, "category")
+        with self.transaction() as tx:
+            tx.graph_changed()
+            return K.revert(self.store, cid)
 
     # -- usage -----------------------------------------------------------------------------
     def feedback(self, memory_id: int, *, engaged: bool = True) -> float:
@@ -202,6 +205,22 @@ class PassesMixin:
         limit = _check_int(limit, "limit", 1, 1_000_000)
         return G.facts_of_node(self.db, self._node(name_or_id, scope), limit, scope)
 
+    def conflicting_facts(self, relations, *, scope: str | None = None,
+                          limit: int = 100) -> list[tuple[int, int, str, str, str, str]]:
+        """Facts that disagree: the same subject with one of ``relations`` (canonical names,
+        e.g. ``{"live_in", "work_for"}``: relations a subject has one object of at a time) to
+        different objects. Newest pairs first: ``(memory a, memory b, subject, relation,
+        object a, object b)``; both memories of ``scope`` when given."""
+        self._check_open()
+        _check_scope(scope)
+        limit = _check_int(limit, "limit", 1, 1_000_000)
+        rels = sorted({check_text(r, "relation") for r in relations}) if not isinstance(relations, str) else None
+        if not rels:
+            raise InvalidInput("relations must be a non-empty collection of relation names")
+        with self._lock:
+            self._sync()
+            return G.conflicts(self.db, rels, scope, limit)
+
     def alias_candidates(self) -> list[dict[str, Any]]:
         """Borderline name pairs awaiting review: ``id, name, other, score``."""
         return G.alias_candidates(self.db)
@@ -211,5 +230,6 @@ class PassesMixin:
         cid = _check_id(candidate_id, "alias candidate")
         if not isinstance(accept, bool):
             raise InvalidInput("accept must be True or False")
-        with self._lock:
+        with self.transaction() as tx:
             G.review_alias(self.store, cid, accept)
+            tx.graph_changed()

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -19,6 +20,7 @@ from .errors import InvalidInput
 from .text import check_str, check_text, to_epoch
 from .pending import BATCH
 from .args import check_id as _check_id
+from .args import check_int as _check_int
 from .args import check_scope as _check_scope
 
 
@@ -73,12 +75,11 @@ class RowsMixin:
             with self._lock:
                 if self._closed:
                     break
-                self._sync()
-                ids, vecs, pending = W.commit_pending(self.store, [r[0] for r in rows], prep,
-                                                      model_id=self.embedder.model_id, structures=self.structure)
-                self.index.update(np.asarray(ids, np.int64), vecs)
-                self.structure.apply(pending)
-                self.structure.save_if_due(self.store)
+                with self.transaction() as tx:
+                    ids, vecs, pending = W.commit_pending(self.store, [r[0] for r in rows], prep,
+                                                          model_id=self.embedder.model_id, structures=self.structure)
+                    tx.structure(pending)
+                    tx.revectored(ids, vecs)
             done += len(ids)
         return done
 
@@ -127,13 +128,10 @@ class RowsMixin:
         """
         self._check_open()
         mid = _check_id(memory_id)
-        with self._lock:
-            self._sync()
-            pending = W.forget(self.store, mid, self.structure)
-            self.index.delete([mid])
-            self.structure.apply(pending)
-            self.ledger.forget(mid)
-            self.scopes.removed(mid)
+        with self.transaction() as tx:
+            tx.structure(W.forget(self.store, mid, self.structure))
+            tx.unvectored([mid])
+            tx.forgotten(mid)
 
     def update(self, memory_id: int, *, text: str | None = None, meta: Mapping[str, Any] | None = None,
                at: datetime | str | None | object = W.KEEP, speaker: str | None | object = W.KEEP,
@@ -158,15 +156,13 @@ class RowsMixin:
             check_text(text, "text")
             if wait:
                 prep = W.prepare([text], [None], self.embedder, self.extractor, False)
-        with self._lock:
-            self._sync()
-            pending = W.update(self.store, mid, text=text, prep=prep, meta_json=meta_json, at=when,
-                               model_id=self.embedder.model_id, structures=self.structure, speaker=who)
+        with self.transaction() as tx:
+            tx.structure(W.update(self.store, mid, text=text, prep=prep, meta_json=meta_json, at=when,
+                                  model_id=self.embedder.model_id, structures=self.structure, speaker=who))
             if prep is not None:
-                self.index.update(np.asarray([mid], np.int64), prep.vecs)
+                tx.revectored([mid], prep.vecs)
             elif text is not None:
-                self.index.delete([mid])
-            self.structure.apply(pending)
+                tx.unvectored([mid])
         if text is not None and not wait and self._background:
             self._finisher.poke()
 
@@ -194,6 +190,148 @@ class RowsMixin:
         with self._lock:
             return self.structure.rebuild(self.store, self._parser(), reparse=reparse, progress=progress)
 
+    # -- for hosts and integrations --------------------------------------------------------
+    def prepare(self, texts: Sequence[str], *, triples=None, progress: bool | None = None) -> W.Prepared:
+        """The models' half of :meth:`remember_many`, without touching the store: each text's
+        embedding, facts and events (a :class:`fastmem.writes.Prepared`). For hosts that derive
+        elsewhere (Ray workers) or outside their own locks; write it with
+        :meth:`commit_prepared`. ``triples`` as in :meth:`remember_many`."""
+        self._check_open()
+        given, _, _ = W.check_batch(texts, scope="", meta=None, triples=triples, extractor=self.extractor)
+        return W.prepare(texts, given, self.embedder, self.extractor, progress)
+
+    def commit_prepared(self, prep: W.Prepared, *, scope: str | Sequence[str] = "",
+                        source: str | None | Sequence[str | None] = None, meta=None, at=None, speaker=None,
+                        mark: tuple[str, int] | None = None,
+                        usage: Sequence[tuple[int, int]] | None = None) -> list[int] | None:
+        """Write prepared memories (:meth:`prepare`, :func:`fastmem.distributed.derive_batch`)
+        in one transaction; returns their ids.
+
+        ``scope``, ``source``, ``speaker`` and ``at`` (unix seconds, datetimes or ISO 8601) are
+        one value for all or one per memory; ``meta`` a mapping for all, or one mapping (or
+        JSON object text) per memory. ``mark=(job, batch)`` records that this batch of a job
+        is written, in the same transaction: when it was recorded before, nothing is written
+        and None is returned (a resumed import writes nothing twice; see
+        :meth:`batches_done`). ``usage``: per memory ``(engaged, ignored)`` counts carried
+        over from another system. The in-process index, codes, scopes and weights follow
+        after COMMIT only."""
+        self._check_open()
+        if not isinstance(prep, W.Prepared):
+            raise InvalidInput("prep must be a Prepared (from prepare() or distributed.derive_batch)")
+        n = len(prep.texts)
+        for name, v in (("scope", scope), ("source", source), ("speaker", speaker)):
+            if not (v is None or isinstance(v, str)) and len(v) != n:
+                raise InvalidInput(f"{name} must be one value or one per memory ({n})")
+        if isinstance(scope, str):
+            _check_scope(scope)
+        metas = W.encode_metas(meta, n)
+        when = [to_epoch(x) if not isinstance(x, (int, float)) or isinstance(x, bool) else float(x)
+                for x in (at if isinstance(at, (list, tuple)) else [at] * n)]
+        if len(when) != n:
+            raise InvalidInput(f"at must be one value or one per memory ({n})")
+        if usage is not None and (len(usage) != n or not all(
+                len(u) == 2 and all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in u)
+                for u in usage)):
+            raise InvalidInput(f"usage must hold one (engaged, ignored) pair of counts >= 0 per memory ({n})")
+        if mark is not None:
+            mark = W.check_mark(mark)
+        with self.transaction() as tx:
+            if mark is not None and W.marked(tx.db, *mark):
+                return None
+            ids = self._commit(prep, scope=scope, source=source, meta_json=metas, at=when,
+                               speaker=speaker)
+            if usage is not None:
+                self.ledger.carry_over(tx.db, ids, usage)
+                tx.usage_changed()
+            if mark is not None:
+                W.mark(tx.db, *mark, rows=len(ids))
+        return ids
+
+    def batches_done(self, job: str) -> set[int]:
+        """The batches of ``job`` written with ``commit_prepared(mark=(job, batch))``."""
+        self._check_open()
+        check_str(job, "job")
+        with self._lock:
+            self._sync()
+            return W.batches_done(self.db, job)
+
+    def write_vectors(self, ids: Sequence[int], vecs: np.ndarray) -> None:
+        """Store new vectors of the current model for existing memories (a re-embedding
+        computed elsewhere), in one transaction; the index follows after COMMIT."""
+        self._check_open()
+        ids = [_check_id(i) for i in ids]
+        vecs = np.asarray(vecs, np.float32)
+        if vecs.shape != (len(ids), self.embedder.dim):
+            raise InvalidInput(f"vecs must be {len(ids)} x {self.embedder.dim}, got {vecs.shape}")
+        with self.transaction() as tx:
+            V.write_vectors(tx.db, ids, vecs, self.embedder.model_id)
+            tx.revectored(ids, vecs)
+
+    def texts(self, *, scope: str | None = None, after: int = 0, limit: int | None = None) -> list[tuple[int, str]]:
+        """``(id, text)`` of the memories (of one scope when given) with ids above ``after``,
+        in id order, at most ``limit`` of them."""
+        self._check_open()
+        _check_scope(scope)
+        with self._lock:
+            self._sync()
+            return W.texts(self.db, scope=scope, after=int(after), limit=limit)
+
+    def ids_with_text(self, text: str, *, scope: str | None = None) -> list[int]:
+        """Ids of the memories whose text is exactly ``text`` (of one scope when given)."""
+        self._check_open()
+        check_str(text, "text")
+        _check_scope(scope)
+        with self._lock:
+            self._sync()
+            return W.ids_with_text(self.db, text, scope)
+
+    def most_used(self, *, scope: str | None = None, limit: int = 100) -> list[int]:
+        """Ids of the memories by use weight, highest first (newest first among equals)."""
+        self._check_open()
+        _check_scope(scope)
+        limit = _check_int(limit, "limit", 1, 1_000_000)
+        with self._lock:
+            self._sync()
+            return self.ledger.most_used(scope, limit)
+
+    def with_meta_key(self, key: str, *, scopes: Collection[str] | None = None) -> list[tuple[int, str, dict[str, Any]]]:
+        """Memories whose metadata has ``key`` (any value), of the given scopes when given,
+        most recently updated first: ``(id, scope, meta)``."""
+        self._check_open()
+        check_str(key, "key")
+        with self._lock:
+            self._sync()
+            return W.with_meta_key(self.db, key, None if scopes is None else sorted(scopes))
+
+    def scopes_in_use(self) -> list[str]:
+        """Every scope that holds a memory, sorted."""
+        self._check_open()
+        with self._lock:
+            self._sync()
+            return W.scopes(self.db)
+
+    def stats(self) -> dict[str, Any]:
+        """What the store holds: memories, scopes, pending, entities, facts, codes, chunks,
+        categories per status, the model and its dimensions, ``hrr_dim`` and the schema
+        version (``fastmem stats`` prints it)."""
+        self._check_open()
+        with self._lock:
+            self._sync()
+            out = self.store.counts()
+        out.update(pending=self.pending_count(), model=self.embedder.model_id, dimensions=self.embedder.dim,
+                   hrr_dim=self.hrr_dim)
+        return out
+
+    @contextmanager
+    def locked(self):
+        """Hold this memory for a short look-up-then-write step: other threads of this
+        process wait (other processes are not stopped; each write is still its own
+        transaction). Verbs may be called inside."""
+        self._check_open()
+        with self._lock:
+            self._sync()
+            yield self
+
     # -- reading rows ----------------------------------------------------------------------
     def get(self, memory_id: int) -> dict[str, Any]:
         """A memory's row: ``id, text, scope, source, created, updated, meta, at, speaker``."""
@@ -203,11 +341,14 @@ class RowsMixin:
     def __len__(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM memories").fetchone()[0])
 
-    def count(self, *, scope: str | None = None) -> int:
-        """Number of memories (in one scope when given)."""
-        if scope is None:
+    def count(self, *, scope: str | None = None, source: str | None = None) -> int:
+        """Number of memories (of one scope, and from one source, when given)."""
+        if scope is None and source is None:
             return len(self)
-        return int(self.db.execute("SELECT count(*) FROM memories WHERE scope=?", (scope,)).fetchone()[0])
+        _check_scope(scope)
+        if source is not None:
+            check_str(source, "source")
+        return W.count(self.db, scope, source)
 
     def events(self, memory_id: int) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
         """The stored narrative events of a memory (what its structural code encodes):

@@ -63,7 +63,6 @@ class RecallPipeline:
         self.db, self.index, self.scopes, self.ledger, self.slot, self.fuse = db, index, scopes, ledger, slot, fuse
         self.keyword = C.Keyword(db)
         #: How much a neighbour's match counts in the context channel (see channels.context).
-        self.context_weights: dict[str, float] = {}  # defaults of channels.context
         self.graph = C.Graph(db)
         self._speakers: dict[str, tuple[str, str | None]] = Bounded(10_000)  # folded speaker names
 
@@ -106,7 +105,7 @@ class RecallPipeline:
             found = {c: _without(v, exclude, pool) for c, v in found.items()}
         if "context" in use:
             t1 = time.perf_counter()
-            found["context"] = C.context(self.db, found, pool, scope, **self.context_weights)
+            found["context"] = C.context(self.db, found, pool, scope)
             t["context"] = (time.perf_counter() - t1) * 1e3
         if "speaker" in use:
             t1 = time.perf_counter()

@@ -460,6 +460,18 @@ class Store:
         row = self.db.execute(f"SELECT max(version) FROM {_MIGRATIONS_TABLE}").fetchone()
         return int(row[0] or 0)
 
+    def counts(self) -> dict:
+        """What the file holds: memories, scopes, entities, facts, codes, chunks, categories
+        per status, and the schema version (for :meth:`fastmem.Memory.stats`)."""
+        db = self.db
+        one = lambda sql: db.execute(sql).fetchone()[0]  # noqa: E731
+        return {"memories": one("SELECT count(*) FROM memories"),
+                "scopes": one("SELECT count(DISTINCT scope) FROM memories"),
+                "entities": one("SELECT count(*) FROM nodes"), "facts": one("SELECT count(*) FROM edges"),
+                "codes": one("SELECT count(*) FROM codes"), "chunks": one("SELECT count(*) FROM chunks"),
+                "categories": dict(db.execute("SELECT status, count(*) FROM categories GROUP BY status").fetchall()),
+                "schema_version": self.schema_version}
+
     # -- transactions ----------------------------------------------------------------------
     @contextlib.contextmanager
     def atomic(self) -> Iterator[apsw.Connection]:

@@ -35,23 +35,8 @@ import numpy as np
 from . import kernels as K
 from .bounded import Bounded
 
-__all__ = ["StructureEncoder", "CodeStats", "TermWeights", "query_facts", "event_words", "event_counts", "label",
+__all__ = ["StructureEncoder", "CodeStats", "TermWeights", "event_words", "event_counts", "label",
            "StructQuery", "VERB_KEY"]
-
-
-def query_facts(triples):
-    """Triples as ``(subject_type, relation, object_type, subject_key, object_key)`` with the
-    relation canonicalised and inverse forms flipped (used by the graph's tests and tools)."""
-    from .canon import canon_relation, fold_name
-
-    out = []
-    for t in triples:
-        rel, flip = canon_relation(t.relation, t.subject_type, t.object_type)
-        s, o, st, ot = fold_name(t.subject), fold_name(t.object), t.subject_type, t.object_type
-        if flip:
-            s, o, st, ot = o, s, ot, st
-        out.append((st, rel, ot, s, o))
-    return out
 
 
 _ROLE_R, _ROLE_S, _ROLE_O, _NEXT = "role:rel", "role:subj", "role:obj", "role:next"
@@ -257,12 +242,6 @@ class StructureEncoder:
         bundle keeps a correlation of ~sqrt(pi/4)/sqrt(T) (exactly 1/sqrt(T) for T = 1)."""
         gain = 1.0 if n_terms <= 1 else math.sqrt(math.pi) / 2
         return float(align * gain * n_terms ** (self.length_power - 0.5) / query.norm)
-
-    def explain(self, events_a, events_b, top: int = 5) -> list[str]:
-        """Labels of the terms two event lists share, heaviest first (uniform word weights)."""
-        keys = self.term_keys(events_a)
-        weights = StructQuery(dict(zip(keys, self.term_weights(keys).tolist())), None, 1.0)
-        return self.alignment(weights, events_b, top=top)[1]
 
 
 class StructQuery:

@@ -26,14 +26,14 @@ from .mapping import VerbBits
 from .structure import VERB_KEY, CodeStats, StructQuery, StructureEncoder, event_counts
 from .term_index import TermIndex, term_hashes
 
-__all__ = ["StructureIndex", "Pending"]
+__all__ = ["StructureIndex", "StructuralChanges"]
 
 #: The running statistics are saved every this many structural changes (and on flush), so
 #: that reopening after a crash recomputes them rarely.
 STATS_SAVE_EVERY = 20_000
 #: A scope of at most this many memories gets the slot's statistics from its own codes (one
 #: read of at most 4 MB per change of the store); a larger one uses the store's.
-SCOPE_EXACT = 4096
+SLOT_SCOPE_OWN_STATS = 4096
 #: A scope with fewer coded memories than this has no statistics of its own (a mean and a
 #: standard deviation of a handful say nothing): it borrows the store's, so a new user's first
 #: memories can already rhyme. Equal to the slot's own minimum store size (``min_store``).
@@ -43,7 +43,7 @@ SCOPE_CACHE = 8
 
 
 @dataclass
-class Pending:
+class StructuralChanges:
     """Structural changes written in a transaction, to apply once it commits."""
 
     codes: list[tuple[int, np.ndarray, int, np.ndarray]] = field(default_factory=list)  # (id, int8 code, n, hashes)
@@ -170,7 +170,7 @@ class StructureIndex:
     def verb_bits(self, members: set[int] | frozenset[int] | None = None) -> VerbBits:
         """The information of verbs among the store's content events, or a scope's
         (``members``, as in :meth:`query`)."""
-        if members is not None and len(members) <= SCOPE_EXACT:
+        if members is not None and len(members) <= SLOT_SCOPE_OWN_STATS:
             q8, _, df = self._scope_codes(members)
             if len(q8) >= SCOPE_OWN_MIN:
                 return VerbBits(lambda v: df.get(VERB_KEY + v, 0), lambda: df.get(VERB_KEY, 0),
@@ -181,11 +181,11 @@ class StructureIndex:
 
     def query(self, events, members: set[int] | frozenset[int] | None = None) -> StructQuery | None:
         """The turn's events prepared against this store's word weights, or a scope's
-        (``members``, up to :data:`SCOPE_EXACT`: its own memory and word counts); None without
+        (``members``, up to :data:`SLOT_SCOPE_OWN_STATS`: its own memory and word counts); None without
         events."""
         if not events:
             return None
-        if members is None or len(members) > SCOPE_EXACT:
+        if members is None or len(members) > SLOT_SCOPE_OWN_STATS:
             return self.encoder.query(events, self.idf)
         q8, _, df = self._scope_codes(members)
         n = len(q8)
@@ -210,10 +210,10 @@ class StructureIndex:
         population, as it would in a store holding only that scope (one of fewer than
         :data:`SCOPE_OWN_MIN` coded memories borrows the store's). The store's from the
         running sums (O(D^2)); a scope's from its codes (read once per change of the store and
-        kept for the last :data:`SCOPE_CACHE` scopes), exact up to :data:`SCOPE_EXACT`
+        kept for the last :data:`SCOPE_CACHE` scopes), exact up to :data:`SLOT_SCOPE_OWN_STATS`
         members; a larger scope uses the store's (documented bound: its z is on the store's
         scale)."""
-        if members is None or len(members) > SCOPE_EXACT:
+        if members is None or len(members) > SLOT_SCOPE_OWN_STATS:
             mean, std = self.stats.z_stats(sq.vector)
             return mean, std, self.stats.n
         q8, scale, _ = self._scope_codes(members)
@@ -265,7 +265,7 @@ class StructureIndex:
         return events_from_triples(ts)
 
     # -- writing (inside the caller's transaction) -----------------------------------------
-    def stage(self, db: apsw.Connection, mid: int, events: list, pending: Pending) -> None:
+    def stage(self, db: apsw.Connection, mid: int, events: list, pending: StructuralChanges) -> None:
         """Write one memory's events, code and terms; count its words into ``pending``."""
         if not events:
             return
@@ -281,7 +281,7 @@ class StructureIndex:
         for w, c in event_counts(ev).items():
             pending.df[w] = pending.df.get(w, 0) + c
 
-    def stage_forget(self, db: apsw.Connection, mid: int, pending: Pending, *, delete: bool = False) -> None:
+    def stage_forget(self, db: apsw.Connection, mid: int, pending: StructuralChanges, *, delete: bool = False) -> None:
         """Uncount a memory's words and code (its rows go with the memory by cascade, or now
         when ``delete``: the memory stays and gets new events)."""
         row = db.execute("SELECT events FROM events WHERE memory_id=?", (mid,)).fetchone()
@@ -307,7 +307,7 @@ class StructureIndex:
         if any(v < 0 for v in delta.values()):
             db.execute("DELETE FROM event_df WHERE n <= 0")
 
-    def apply(self, pending: Pending) -> None:
+    def apply(self, pending: StructuralChanges) -> None:
         """After commit: the in-process terms, statistics and counts catch up with ``pending``."""
         for w, d in pending.df.items():
             n = self.df.get(w, 0) + d
@@ -377,7 +377,7 @@ class StructureIndex:
         b = bar(len(rows), "re-encoding structure", progress)
         todo = [(mid, parsed[mid] if mid in parsed else json.loads(ev) if ev is not None else self.events_from_edges(mid))
                 for mid, _, ev in rows]
-        pending = Pending()
+        pending = StructuralChanges()
         with store.atomic() as db:
             db.execute("DELETE FROM codes")
             db.execute("DELETE FROM event_df")

@@ -204,22 +204,23 @@ def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list
         W.check_speaker(r.get("speaker"), f"memory {r['id']}: speaker")
     prep = _prepared(mem, header, mems, progress)
     scope = [r.get("scope") or "" for r in mems]
-    with mem._lock:
-        mem._sync()
-        with mem.store.atomic() as db:
-            ids, pending = W.commit(mem.store, prep, scope=scope, source=[r.get("source") for r in mems],
-                                    meta_json=[json.dumps(r.get("meta") or {}) for r in mems],
-                                    at=[to_epoch(r.get("at")) for r in mems], speaker=[r.get("speaker") for r in mems],
-                                    model_id=mem.embedder.model_id, structures=mem.structure,
-                                    ids=[r["id"] for r in mems] if len(mem) == 0 else None)
-            _restore_usage(db, mems, ids)
-            new_id = {r["id"]: mid for r, mid in zip(mems, ids)}
-            _restore_chunks(db, mems, new_id)
-            _restore_aliases(db, aliases)
-            _restore_categories(mem.store, cats)
-        mem._committed(ids, prep.vecs, pending, scope)  # in-process structures follow the commit
-        mem.ledger.load()
-        mem.scopes.reset()
+    with mem.transaction() as tx:
+        db = tx.db
+        ids, pending = W.commit(mem.store, prep, scope=scope, source=[r.get("source") for r in mems],
+                                meta_json=[json.dumps(r.get("meta") or {}) for r in mems],
+                                at=[to_epoch(r.get("at")) for r in mems], speaker=[r.get("speaker") for r in mems],
+                                model_id=mem.embedder.model_id, structures=mem.structure,
+                                ids=[r["id"] for r in mems] if len(mem) == 0 else None)
+        _restore_usage(db, mems, ids)
+        new_id = {r["id"]: mid for r, mid in zip(mems, ids)}
+        _restore_chunks(db, mems, new_id)
+        _restore_aliases(db, aliases)
+        _restore_categories(mem.store, cats)
+        tx.structure(pending)
+        tx.added(ids, prep.vecs, scope)
+        tx.usage_changed()
+        tx.scopes_changed()
+        tx.graph_changed()
     return len(mems)
 
 

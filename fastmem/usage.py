@@ -87,9 +87,17 @@ class Ledger:
             for mid, w, e, i in self.db.execute("SELECT memory_id, weight, engaged, ignored FROM usage WHERE engaged>0 OR ignored>0")
         }
 
-    def weight(self, mid: int) -> tuple[float, int, int]:
-        """``(weight, engaged, ignored)`` of a memory (``(1.0, 0, 0)`` when unused)."""
-        return self.weights.get(mid, (1.0, 0, 0))
+    def carry_over(self, db, ids, counts) -> None:
+        """Engagement counted elsewhere (an import from another system), inside the caller's
+        transaction: per memory ``(engaged, ignored)``; weights are read again after it."""
+        db.executemany("UPDATE usage SET engaged=?, ignored=?, weight=? WHERE memory_id=?",
+                       [(e, i, weight(e, i), mid) for mid, (e, i) in zip(ids, counts) if e or i])
+
+    def most_used(self, scope: str | None, limit: int) -> list[int]:
+        """Ids by use weight, highest first (newest first among equals)."""
+        sql = ("SELECT m.id FROM memories m JOIN usage u ON u.memory_id=m.id"
+               + (" WHERE m.scope=?" if scope is not None else "") + " ORDER BY u.weight DESC, m.id DESC LIMIT ?")
+        return [r[0] for r in self.db.execute(sql, ((scope,) if scope is not None else ()) + (limit,))]
 
     def forget(self, mid: int) -> None:
         self.weights.pop(mid, None)

@@ -19,7 +19,7 @@ from .errors import ModelMismatch
 from .index import VectorIndex
 from .progress import bar
 
-__all__ = ["ids_json", "stored_vectors", "open_index", "refresh", "catch_up", "other_models", "model_mismatch", "reembed_rows"]
+__all__ = ["ids_json", "stored_vectors", "write_vectors", "open_index", "refresh", "catch_up", "other_models", "model_mismatch", "reembed_rows"]
 
 
 def ids_json(ids: Iterable[int]) -> str:
@@ -118,3 +118,18 @@ def reembed_rows(store, embedder: Embedder, progress: bool | None) -> None:
             b.update(len(rows))
     if b:
         b.close()
+
+
+def write_vectors(db: apsw.Connection, ids: list[int], vecs: np.ndarray, model_id: str) -> None:
+    """Store ``vecs`` as the vectors of existing memories ``ids`` (inside the caller's
+    transaction); :class:`~fastmem.errors.NotFound` names the first id with no memory."""
+    have = {r[0] for r in db.execute("SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                                     (ids_json(ids),))}
+    missing = [i for i in ids if i not in have]
+    if missing:
+        from .errors import NotFound
+
+        raise NotFound(f"no memory with id {missing[0]}")
+    db.executemany("INSERT OR REPLACE INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
+                   [(int(i), model_id, int(v.shape[0]), np.ascontiguousarray(v, np.float32).tobytes())
+                    for i, v in zip(ids, vecs)])

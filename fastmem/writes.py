@@ -26,7 +26,7 @@ from .embedder import Embedder, checked
 from .errors import InvalidInput, NotFound
 from .extract import Extractor, Triple, events_from_triples, lemmatiser, parse_texts
 from .progress import bar
-from .structure_index import Pending, StructureIndex
+from .structure_index import StructuralChanges, StructureIndex
 from .text import check_str, check_text, from_epoch, to_epoch
 
 __all__ = ["Prepared", "check_batch", "prepare", "commit", "commit_rows", "pending_rows", "commit_pending", "forget",
@@ -188,7 +188,7 @@ def _insert_rows(db, texts: Sequence[str], *, scope, source, meta_json, at, spea
 
 
 def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, structures: StructureIndex,
-                    pending: Pending) -> None:
+                    pending: StructuralChanges) -> None:
     """Embeddings, graph facts, events, codes and word counts of memories whose rows exist."""
     dim = prep.vecs.shape[1]
     db.executemany(
@@ -204,13 +204,13 @@ def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, struc
 
 def commit(store, prep: Prepared, *, scope, source, meta_json, model_id: str, structures: StructureIndex,
            at: Sequence[float | None] | None = None, ids: Sequence[int] | None = None,
-           speaker=None) -> tuple[list[int], Pending]:
+           speaker=None) -> tuple[list[int], StructuralChanges]:
     """Write a prepared batch in one transaction; returns the new ids and the structural
     changes to apply (:meth:`StructureIndex.apply`) once it has committed.
 
     ``scope``, ``source``, ``meta_json`` and ``speaker`` are one value for all or a list (one per text);
     ``ids`` asks for these ids (a restore), otherwise the store assigns them."""
-    pending = Pending()
+    pending = StructuralChanges()
     with store.atomic() as db:
         ids = _insert_rows(db, prep.texts, scope=scope, source=source, meta_json=meta_json, at=at, speaker=speaker,
                            ids=ids, now=time.time())
@@ -249,12 +249,12 @@ def pending_rows(db, limit: int, after: int = 0) -> list[tuple[int, str, list[Tr
 
 
 def commit_pending(store, ids: Sequence[int], prep: Prepared, *, model_id: str,
-                   structures: StructureIndex) -> tuple[list[int], np.ndarray, Pending]:
+                   structures: StructureIndex) -> tuple[list[int], np.ndarray, StructuralChanges]:
     """Finish pending memories in one transaction: those of ``ids`` that are still pending
     with the text ``prep`` was made from (another process may have finished, changed or
     forgotten one meanwhile) get their embedding, facts, events and code, and leave
     ``pending``. Returns the ids finished, their vectors and the structural changes."""
-    pending = Pending()
+    pending = StructuralChanges()
     with store.atomic() as db:
         now = dict(db.execute(
             "SELECT p.memory_id, m.text FROM pending p JOIN memories m ON m.id=p.memory_id "
@@ -269,10 +269,10 @@ def commit_pending(store, ids: Sequence[int], prep: Prepared, *, model_id: str,
     return done, part.vecs, pending
 
 
-def forget(store, mid: int, structures: StructureIndex) -> Pending:
+def forget(store, mid: int, structures: StructureIndex) -> StructuralChanges:
     """Delete one memory with its vector, facts (orphaned entities too), code and usage in
     one transaction; raises :class:`NotFound`. Returns the structural changes to apply."""
-    pending = Pending()
+    pending = StructuralChanges()
     with store.atomic() as db:
         if db.execute("SELECT 1 FROM memories WHERE id=?", (mid,)).fetchone() is None:
             raise NotFound(f"no memory with id {mid}")
@@ -294,13 +294,13 @@ ROW_KEYS = ("id", "text", "scope", "source", "created", "updated", "meta", "at",
 
 def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_json: str | None,
            at: float | None | object, model_id: str, structures: StructureIndex,
-           speaker: str | None | object = KEEP) -> Pending:
+           speaker: str | None | object = KEEP) -> StructuralChanges:
     """Change a memory in place, in one transaction: a new ``text`` (with ``prep``, its
     embedding and parse) replaces the FTS row, vector, facts, events and code (with ``prep``
     None, the old derived parts go and the memory is pending again); ``meta_json``
     replaces the metadata; ``at`` (``KEEP`` to leave it) the time; ``speaker`` likewise (None
     clears it). Raises NotFound."""
-    pending = Pending()
+    pending = StructuralChanges()
     with store.atomic() as db:
         if db.execute("SELECT 1 FROM memories WHERE id=?", (mid,)).fetchone() is None:
             raise NotFound(f"no memory with id {mid}")
@@ -349,3 +349,119 @@ def row(db, mid: int) -> dict[str, Any]:
     d["at"] = from_epoch(d["at"])
     return d
 
+
+
+def encode_metas(meta, n: int) -> str | list[str]:
+    """``meta`` for ``n`` memories as stored: one mapping (or None) for all, or one mapping or
+    JSON object text per memory."""
+    if meta is None or isinstance(meta, dict) or (not isinstance(meta, (list, tuple)) and hasattr(meta, "keys")):
+        return encode_meta(meta)
+    if not isinstance(meta, (list, tuple)) or len(meta) != n:
+        raise InvalidInput(f"meta must be a mapping, or one mapping (or JSON object text) per memory ({n})")
+    out = []
+    for m in meta:
+        if isinstance(m, str):
+            try:
+                ok = isinstance(json.loads(m), dict)
+            except ValueError:
+                ok = False
+            if not ok:
+                raise InvalidInput(f"meta text must be a JSON object, got {m[:80]!r}")
+            out.append(m)
+        else:
+            out.append(encode_meta(m))
+    return out
+
+
+# -- marks of batches written (resumable imports: Ray jobs, a host's one-time import) ---------
+_MARKS = ("CREATE TABLE IF NOT EXISTS ingest_log(job TEXT NOT NULL, batch INTEGER NOT NULL, rows INTEGER NOT NULL, "
+          "at REAL NOT NULL, PRIMARY KEY(job, batch)) WITHOUT ROWID")
+
+
+def check_mark(mark) -> tuple[str, int]:
+    if (not isinstance(mark, tuple) or len(mark) != 2 or not isinstance(mark[1], int) or isinstance(mark[1], bool)
+            or mark[1] < 0):
+        raise InvalidInput(f"mark must be a (job, batch) pair: a str and an int >= 0, got {mark!r}")
+    return check_str(mark[0], "mark's job"), int(mark[1])
+
+
+def _has_marks(db) -> bool:
+    return db.execute("SELECT 1 FROM sqlite_master WHERE name='ingest_log'").fetchone() is not None
+
+
+def _legacy(db, job: str) -> bool:
+    """fastmem 0.x recorded a host's one-time import as a setting named after the job (batch 0)."""
+    return db.execute("SELECT 1 FROM settings WHERE key=?", (job,)).fetchone() is not None
+
+
+def marked(db, job: str, batch: int) -> bool:
+    """Whether ``(job, batch)`` was written (inside the caller's transaction)."""
+    if batch == 0 and _legacy(db, job):
+        return True
+    return _has_marks(db) and db.execute("SELECT 1 FROM ingest_log WHERE job=? AND batch=?",
+                                         (job, batch)).fetchone() is not None
+
+
+def mark(db, job: str, batch: int, *, rows: int) -> None:
+    """Record ``(job, batch)`` as written (inside the caller's transaction)."""
+    db.execute(_MARKS)
+    db.execute("INSERT INTO ingest_log(job, batch, rows, at) VALUES (?,?,?,?)", (job, batch, rows, time.time()))
+
+
+def batches_done(db, job: str) -> set[int]:
+    """The batches of ``job`` recorded by :func:`mark`."""
+    got = {0} if _legacy(db, job) else set()
+    if _has_marks(db):
+        got.update(b for (b,) in db.execute("SELECT batch FROM ingest_log WHERE job=?", (job,)))
+    return got
+
+
+def batches_done_in_file(path: str, job: str) -> set[int]:
+    """:func:`batches_done` read from a store file without opening it as a memory (read-only;
+    an absent file has none)."""
+    import os
+
+    import apsw
+
+    if not os.path.exists(path):
+        return set()
+    con = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        con.setbusytimeout(30_000)
+        return batches_done(con, job)
+    finally:
+        con.close()
+
+
+# -- reads for hosts ------------------------------------------------------------------------
+def texts(db, *, scope: str | None, after: int, limit: int | None) -> list[tuple[int, str]]:
+    sql = "SELECT id, text FROM memories WHERE id>?" + (" AND scope=?" if scope is not None else "") + " ORDER BY id"
+    args: tuple = (after,) + ((scope,) if scope is not None else ())
+    if limit is not None:
+        sql += " LIMIT ?"
+        args += (int(limit),)
+    return [(int(i), t) for i, t in db.execute(sql, args)]
+
+
+def ids_with_text(db, text: str, scope: str | None) -> list[int]:
+    sql = "SELECT id FROM memories WHERE text=?" + (" AND scope=?" if scope is not None else "") + " ORDER BY id"
+    return [r[0] for r in db.execute(sql, (text,) + ((scope,) if scope is not None else ()))]
+
+
+def with_meta_key(db, key: str, scopes: list[str] | None) -> list[tuple[int, str, dict[str, Any]]]:
+    sql = "SELECT id, scope, meta FROM memories WHERE json_extract(meta, '$.' || json_quote(?)) IS NOT NULL"
+    args: tuple = (key,)
+    if scopes is not None:
+        sql += " AND scope IN (SELECT value FROM json_each(?))"
+        args += (json.dumps(scopes),)
+    return [(mid, sc, json.loads(meta)) for mid, sc, meta in db.execute(sql + " ORDER BY updated DESC, id DESC", args)]
+
+
+def scopes(db) -> list[str]:
+    return [r[0] for r in db.execute("SELECT DISTINCT scope FROM memories ORDER BY scope")]
+
+
+def count(db, scope: str | None, source: str | None) -> int:
+    where = [w for w, v in (("scope=?", scope), ("source=?", source)) if v is not None]
+    return int(db.execute("SELECT count(*) FROM memories WHERE " + " AND ".join(where),
+                          tuple(v for v in (scope, source) if v is not None)).fetchone()[0])

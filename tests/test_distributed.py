@@ -210,3 +210,34 @@ def test_an_address_that_does_not_answer_is_a_clear_error(tmp_path):
                           "--ray", "127.0.0.1:9"], capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 1 and "cannot reach a Ray cluster at 127.0.0.1:9" in out.stderr
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_commit_that_fails_before_its_commit_leaves_the_index_and_the_file_agreeing(tmp_path):
+    """The commit step fails after the batch's rows and before COMMIT (its mark cannot be
+    written): nothing of the batch is in the file, and nothing of it is in the process either
+    (vector index, structural codes, scopes); the same batch commits whole afterwards."""
+    path = str(tmp_path / "m.db")
+    items = [{"text": x["text"], "scope": "s", "source": x["source"], "meta": "{}", "at": None, "speaker": None,
+              "triples": None} for x in _turns(24)]
+    with fastmem.Memory(path, progress=False) as m:
+        m.remember("Ana keeps the spare key under the blue flowerpot.", scope="s")
+        prep, rows = distributed.derive_batch(items, m.embedder, m.extractor)
+        other = apsw.Connection(path)  # another connection: the mark's insert aborts
+        other.execute("CREATE TABLE IF NOT EXISTS ingest_log(job TEXT NOT NULL, batch INTEGER NOT NULL, "
+                      "rows INTEGER NOT NULL, at REAL NOT NULL, PRIMARY KEY(job, batch)) WITHOUT ROWID;"
+                      "CREATE TRIGGER no_marks BEFORE INSERT ON ingest_log BEGIN SELECT RAISE(ABORT, 'disk full'); END;")
+        with pytest.raises(apsw.ConstraintError):
+            distributed.commit_batch(m, "job", 0, prep, rows)
+        assert m.count() == 1
+        assert len(m.index.labels()) == 1, "the index holds memories the file does not"
+        assert m.structure.coded() == m.stats()["codes"], "the codes in the process differ from the file's"
+        assert m.structure.coded(m.scopes.allowed("s")) == m.stats()["codes"]
+        hits = m.recall(items[0]["text"], k=5, scope="s", analogy=False).hits
+        assert [h.id for h in hits] == [1] or all(h.id == 1 for h in hits)
+        other.execute("DROP TRIGGER no_marks")
+        other.close()
+        ids = distributed.commit_batch(m, "job", 0, prep, rows)
+        assert len(ids) == len(items) and m.count() == 1 + len(items)
+        assert len(m.index.labels()) == 1 + len(items) and m.structure.coded() == m.stats()["codes"]
+        assert distributed.commit_batch(m, "job", 0, prep, rows) is None  # marked: never written twice
+        assert m.count() == 1 + len(items)

@@ -10,7 +10,8 @@ import fastmem
 from fastmem.canon import canon_relation, fold_name
 from fastmem.errors import NotFound
 from fastmem.extract import ChatExtractor, SpacyExtractor
-from fastmem.structure import query_facts
+
+from .facts import query_facts
 
 
 def test_aliases_collapse_to_one_node(mem):

@@ -215,7 +215,7 @@ def test_holographic_facts_are_imported_once(tmp_path, monkeypatch):
     mark used to leave every fact behind unmarked, and the next start imported them again)."""
     import sqlite3
 
-    from fastmem.store import Store
+    from fastmem import writes as W
 
     src = tmp_path / "memory_store.db"
     con = sqlite3.connect(src)
@@ -227,17 +227,15 @@ def test_holographic_facts_are_imported_once(tmp_path, monkeypatch):
     con.commit()
     con.close()
     dest = tmp_path / "fastmem" / "memory.db"
-    real = Store.set_setting
+    real = W.mark
 
-    def disk_full(self, key, value):
-        if key.startswith("imported:"):
-            raise OSError("disk full")
-        return real(self, key, value)
+    def disk_full(db, job, batch, *, rows):
+        raise OSError("disk full")
 
-    monkeypatch.setattr(Store, "set_setting", disk_full)
+    monkeypatch.setattr(W, "mark", disk_full)
     with pytest.raises(OSError):
         I.import_holographic(src, dest)
-    monkeypatch.setattr(Store, "set_setting", real)
+    monkeypatch.setattr(W, "mark", real)
     assert I.import_holographic(src, dest) == 2
     assert I.import_holographic(src, dest) == 0
     with fastmem.Memory(str(dest)) as m:
@@ -317,3 +315,27 @@ def test_turns_tools_and_the_background_thread_at_once(home):
     assert rep.ok, rep
     assert m.pending_count() == 0
     mm.shutdown_all()
+
+
+def test_a_store_imported_by_an_earlier_version_is_not_imported_again(tmp_path):
+    """Earlier versions marked a holographic import with a setting; that mark still counts."""
+    import sqlite3
+
+    from fastmem.store import Store
+
+    src = tmp_path / "memory_store.db"
+    con = sqlite3.connect(src)
+    con.execute("CREATE TABLE facts(fact_id INTEGER PRIMARY KEY, content TEXT, category TEXT, tags TEXT, "
+                "trust_score REAL, helpful_count INTEGER)")
+    con.execute("INSERT INTO facts VALUES (1, 'User''s editor is Neovim.', 'user_pref', 'editor', 0.65, 3)")
+    con.commit()
+    con.close()
+    dest = tmp_path / "fastmem" / "memory.db"
+    dest.parent.mkdir()
+    st = Store(str(dest))
+    with st.atomic():
+        st.set_setting(f"imported:holographic:{src.resolve()}", '{"facts": 1}')
+    st.close()
+    assert I.import_holographic(src, dest) == 0
+    with fastmem.Memory(str(dest)) as m:
+        assert len(m) == 0

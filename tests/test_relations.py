@@ -13,7 +13,8 @@ import pytest
 import fastmem
 from fastmem.extract import SpacyExtractor
 from fastmem.hermes import tools as T
-from fastmem.structure import query_facts
+
+from .facts import query_facts
 
 # (sentence, gold facts {(subject key, relation, object key)})
 SENTENCES = [

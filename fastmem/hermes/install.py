@@ -54,7 +54,7 @@ def install(hermes_home: str | os.PathLike | None = None, *, import_facts: bool 
     if folder.exists():
         shutil.rmtree(folder)
     os.replace(tmp, folder)
-    cfg = _settings(home)
+    cfg = settings(home)
     db = C.db_path(cfg, home)
     imported = 0
     if import_facts:
@@ -74,7 +74,7 @@ def uninstall(hermes_home: str | os.PathLike | None = None) -> bool:
     return True
 
 
-def _settings(home: Path) -> dict[str, Any]:
+def settings(home: Path) -> dict[str, Any]:
     try:
         return C.load(home)
     except Exception:  # no yaml module or a broken file: the defaults still give a path
@@ -105,7 +105,6 @@ def import_holographic(src: str | os.PathLike, dest: str | os.PathLike, *, scope
     and the mark that the file was imported: a crash imports everything or nothing, never
     twice."""
     import fastmem
-    from fastmem import usage as U
     from fastmem import writes as W
 
     src = Path(src)
@@ -118,28 +117,17 @@ def import_holographic(src: str | os.PathLike, dest: str | os.PathLike, *, scope
     key = f"imported:holographic:{src.resolve()}"
     Path(dest).parent.mkdir(parents=True, exist_ok=True)
     with fastmem.Memory(dest, progress=None) as mem:
-        if mem.store.get_setting(key) is not None:
+        if mem.batches_done(key):
             return 0
         rows = [r for r in rows if isinstance(r[1], str) and r[1].strip()]
         texts = [r[1].strip() for r in rows]
         for t in texts:
             W.check_text(t, "a holographic fact")
-        prep = W.prepare(texts, [None] * len(texts), mem.embedder, mem.extractor, None)
-        sc = scope or C.scope_for()
-        metas = [json.dumps({"category": cat or "general", "tags": tags or "", "holographic_fact_id": fid,
-                             "holographic_trust": trust}) for fid, _, cat, tags, trust, _ in rows]
-        with mem._lock:
-            mem._sync()
-            with mem.store.atomic() as db:
-                ids, pending = W.commit(mem.store, prep, scope=sc, source=None, meta_json=metas, at=None,
-                                        model_id=mem.embedder.model_id, structures=mem.structure)
-                for mid, (_, _, _, _, trust, helpful) in zip(ids, rows):
-                    engaged = int(helpful or 0)
-                    ignored = int(trust is not None and float(trust) < 0.3)
-                    if engaged or ignored:
-                        db.execute("UPDATE usage SET engaged=?, ignored=?, weight=? WHERE memory_id=?",
-                                   (engaged, ignored, U.weight(engaged, ignored), mid))
-                mem.store.set_setting(key, json.dumps({"facts": len(ids)}))
-            mem._committed(ids, prep.vecs, pending, sc)
-            mem.ledger.load()
+        prep = mem.prepare(texts)
+        metas = [{"category": cat or "general", "tags": tags or "", "holographic_fact_id": fid,
+                  "holographic_trust": trust} for fid, _, cat, tags, trust, _ in rows]
+        votes = [(int(helpful or 0), int(trust is not None and float(trust) < 0.3)) for *_, trust, helpful in rows]
+        ids = mem.commit_prepared(prep, scope=scope or C.scope_for(), meta=metas, usage=votes, mark=(key, 0))
+        if ids is None:  # another process imported it meanwhile
+            return 0
     return len(ids)

@@ -468,8 +468,7 @@ class FastmemProvider(MemoryProvider):
         try:
             self._mem.flush()
             sid = self._session_id
-            n = self._mem.db.execute("SELECT count(*) FROM memories WHERE source=? AND scope=?",
-                                     (f"hermes:{sid}", self._ctx.scope)).fetchone()[0]
+            n = self._mem.count(scope=self._ctx.scope, source=f"hermes:{sid}")
             return f"fastmem: {n} memories from this session, {self._mem.count(scope=self._ctx.scope)} in all."
         except Exception:
             logger.warning("fastmem: session end failed", exc_info=True)

@@ -278,7 +278,7 @@ def fact_store(mem, ctx: Context, args: dict) -> dict:
 def _fact_add(mem, ctx, args, *, limit, min_trust, category) -> dict:
     _need_write(ctx, "add")
     content = _text(args, "content").strip()
-    dup = mem.db.execute("SELECT id FROM memories WHERE scope=? AND text=? LIMIT 1", (ctx.scope, content)).fetchone()
+    dup = mem.ids_with_text(content, scope=ctx.scope)
     if dup:
         return {"fact_id": dup[0], "status": "exists"}
     meta = {"category": category or "general", "tags": str(args.get("tags") or ""), "via": "fact_store"}
@@ -368,10 +368,8 @@ def _fact_remove(mem, ctx, args, *, limit, min_trust, category) -> dict:
 
 
 def _fact_list(mem, ctx, args, *, limit, min_trust, category) -> dict:
-    rows = mem.db.execute(
-        "SELECT m.id FROM memories m JOIN usage u ON u.memory_id=m.id WHERE m.scope=? ORDER BY u.weight DESC, m.id DESC "
-        "LIMIT ?", (ctx.scope, limit * 4)).fetchall()
-    facts = [f for f in _facts(mem, [(r[0], None) for r in rows], min_trust, 10**9)
+    ids = mem.most_used(scope=ctx.scope, limit=limit * 4)
+    facts = [f for f in _facts(mem, [(i, None) for i in ids], min_trust, 10**9)
              if category is None or f["category"] == category][:limit]
     return {"facts": facts, "count": len(facts)}
 
@@ -385,14 +383,7 @@ def contradictions(mem, ctx: Context, limit: int) -> list[dict]:
     """Pairs of memories that say the same subject has the same (single-valued) relation to
     different objects: "Alice lives in Berlin" / "Alice lives in Lisbon". Indexed self-join
     of the graph's edges, newest pairs first."""
-    rows = mem.db.execute(
-        "SELECT a.memory_id, b.memory_id, s.name, a.rel, oa.name, ob.name FROM edges a "
-        "JOIN edges b ON b.subj=a.subj AND b.rel=a.rel AND b.obj<>a.obj AND b.memory_id>a.memory_id "
-        "JOIN memories ma ON ma.id=a.memory_id AND ma.scope=?1 JOIN memories mb ON mb.id=b.memory_id AND mb.scope=?1 "
-        "JOIN nodes s ON s.id=a.subj JOIN nodes oa ON oa.id=a.obj JOIN nodes ob ON ob.id=b.obj "
-        "WHERE a.rel IN (SELECT value FROM json_each(?2)) ORDER BY b.memory_id DESC LIMIT ?3",
-        (ctx.scope, json.dumps(sorted(SINGLE_VALUED)), limit * 4),
-    ).fetchall()
+    rows = mem.conflicting_facts(SINGLE_VALUED, scope=ctx.scope, limit=limit * 4)
     out, seen = [], set()
     for ma, mb, subj, rel, oa, ob in rows:
         if (ma, mb) in seen:

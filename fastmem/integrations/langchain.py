@@ -202,26 +202,30 @@ if BaseStore is not None:
 
         def _put(self, op) -> None:
             scope = self.scope_of(op.namespace)
-            with self.memory._lock:  # the look-up and the write as one step for this process
+            if op.value is not None and not isinstance(op.value, dict):
+                raise InvalidInput("a LangGraph store value must be a dict")
+            text = None if op.value is None else self._text(op)
+            # a new item's models run before the lock (other threads keep recalling meanwhile)
+            prep = None
+            if text is not None and self._row(op.namespace, op.key) is None:
+                prep = self.memory.prepare([text])
+            with self.memory.locked():  # the look-up and the write as one step for this process
                 got = self._row(op.namespace, op.key)
                 if op.value is None:
                     if got is not None:
                         self.memory.forget(got[0])
                     return
-                if not isinstance(op.value, dict):
-                    raise InvalidInput("a LangGraph store value must be a dict")
-                text = self._text(op)
                 meta = {KEY: op.key, VALUE: dict(op.value), INDEXED: op.index is not False}
-                if got is None:
+                if got is None and prep is not None:
+                    self.memory.commit_prepared(prep, scope=scope, meta=meta)
+                elif got is None:
                     self.memory.remember(text, scope=scope, meta=meta)
                 else:
                     self.memory.update(got[0], text=None if text == got[1] else text, meta=meta)
 
         def _scopes(self, prefix: tuple[str, ...]) -> list[str]:
-            rows = self.memory.db.execute(
-                "SELECT DISTINCT scope FROM memories WHERE json_extract(meta, '$." + KEY + "') IS NOT NULL"
-            ).fetchall()
-            return [s for (s,) in rows if tuple(s.split("."))[:len(prefix)] == tuple(prefix)]
+            found = {sc for _, sc, _ in self.memory.with_meta_key(KEY)}
+            return [s for s in sorted(found) if tuple(s.split("."))[:len(prefix)] == tuple(prefix)]
 
         def _search(self, op) -> list[Any]:
             scopes = set(self._scopes(op.namespace_prefix))
@@ -230,13 +234,8 @@ if BaseStore is not None:
             want = op.filter or {}
             if op.query:
                 return self._recall(op, scopes, want)
-            rows = self.memory.db.execute(
-                f"SELECT id, scope, meta FROM memories WHERE scope IN ({','.join('?' * len(scopes))}) "
-                f"AND json_extract(meta, '$.{KEY}') IS NOT NULL ORDER BY updated DESC, id DESC", tuple(scopes)
-            ).fetchall()
             found = []
-            for mid, scope, meta in rows:
-                meta = json.loads(meta)
+            for mid, scope, meta in self.memory.with_meta_key(KEY, scopes=scopes):
                 if all(_matches(meta[VALUE].get(k), v) for k, v in want.items()):
                     found.append(self._item(mid, meta, scope.split("."), SearchItem))
             return found[op.offset:op.offset + op.limit]

@@ -1,0 +1,51 @@
+"""The doors to the outside: integrations use fastmem's public surface only.
+
+The hermes provider, the framework adapters, the MCP server, the Ray path and the command
+line are written against :class:`fastmem.Memory`'s documented verbs. They never reach an
+underscore name of another object (only their own, through ``self``/``cls``) nor the core's
+internals: its connection, store, indexes, ledger, scopes, pipeline or slot. A change inside
+the core then cannot break them silently."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "fastmem"
+OUTSIDE = sorted([*ROOT.joinpath("hermes").rglob("*.py"), *ROOT.joinpath("integrations").rglob("*.py"),
+                  ROOT / "mcp_server.py", ROOT / "distributed.py", ROOT / "cli.py"])
+#: What a Memory holds inside (public attributes for the core's own modules and tests only).
+CORE = {"db", "store", "index", "structure", "ledger", "scopes", "pipeline", "slot"}
+#: Names that are something else in these modules (argparse's --db, a LangGraph op's index).
+OTHER = {("a", "db"), ("args", "db"), ("op", "index")}
+#: Modules whose private names are the standard library's documented API.
+STDLIB = {"os", "sys"}
+
+
+def _breaches(path: Path) -> list[str]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Attribute):
+            continue
+        base = node.value.id if isinstance(node.value, ast.Name) else None
+        private = node.attr.startswith("_") and not node.attr.startswith("__")
+        if private and base not in ("self", "cls") and base not in STDLIB:
+            out.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+        elif node.attr in CORE and (base, node.attr) not in OTHER and not (base in ("self", "cls")):
+            out.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+@pytest.mark.parametrize("path", OUTSIDE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_integrations_use_the_public_surface_only(path):
+    assert _breaches(path) == []
+
+
+def test_the_check_sees_a_breach():
+    planted = ROOT.parent / "tests" / "_planted_breach.py"
+    try:
+        planted.write_text("def f(mem):\n    with mem._lock:\n        return mem.db.execute('SELECT 1')\n"
+                           "def g(self):\n    return self._mem.store\n")
+        assert len(_breaches(planted)) == 3
+    finally:
+        planted.unlink()
