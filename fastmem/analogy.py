@@ -43,7 +43,7 @@ import re
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import apsw
 import numpy as np
@@ -65,8 +65,7 @@ SESSIONS = 10_000
 #: Values of ``Memory(surface_rule=...)``.
 SURFACE_RULES = ("band", "recall", "neighbours")
 #: Stored vectors sampled to estimate the spread of a turn's cosines over the store (all of a
-#: store this small or smaller; 6 MB). With 256 the estimate moved silver targets across the
-#: band's edge: distractor picks 0.125 against 0.116 with every vector.
+#: store this small or smaller; 6 MB; why not fewer: ``docs/defaults.md``).
 SURFACE_SAMPLE = 4096
 
 
@@ -114,6 +113,45 @@ def reason(mp: Mapping, p: float) -> str:
             f"{mp.score:.1f} bits, p={p:.2g})" + (f"; {ents}" if ents else ""))
 
 
+@dataclass
+class SlotSettings:
+    """The analogy slot's settings in one object; :class:`fastmem.Memory` documents each under
+    its own keyword (``analogy_alpha`` is ``alpha``, ``analogy_literal_max`` is ``literal_max``,
+    ``analogy_repeat_window`` is ``repeat_window``, ``analogy_rerank`` is ``rerank``,
+    ``analogy_min_units`` is ``min_units``; the others have the same name)."""
+
+    alpha: float = 0.05
+    z_min: float = 2.0
+    surface_z: float = 6.0
+    literal_max: float = 0.5
+    surface_exclude: int = 10
+    surface_fraction: float = 0.05
+    surface_max: float | None = 0.9
+    surface_floor: float = 0.5
+    surface_rule: str = "band"
+    surface_names: bool = True
+    repeat_window: int = 20
+    rerank: int = 32
+    min_store: int = 8
+    min_units: int = 3
+
+    def checked(self) -> SlotSettings:
+        """Itself, once every setting is valid (:class:`InvalidInput` names the first that is not)."""
+        if self.surface_rule not in SURFACE_RULES:
+            raise InvalidInput(f"surface_rule must be one of {SURFACE_RULES}, not {self.surface_rule!r}")
+        if isinstance(self.rerank, bool) or not isinstance(self.rerank, int) or self.rerank < 1:
+            raise InvalidInput(f"analogy_rerank must be an int >= 1, got {self.rerank!r}")
+        for name, v, lo, hi in (("analogy_alpha", self.alpha, 0.0, math.inf),
+                                ("surface_z", self.surface_z, 0.0, math.inf),
+                                ("analogy_literal_max", self.literal_max, 0.0, 1.0)):
+            open_low = name == "analogy_alpha"
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (lo < v <= hi if open_low else lo <= v <= hi):
+                raise InvalidInput(f"{name} must be a number in {'(' if open_low else '['}{lo}, {hi}], got {v!r}")
+        self.alpha, self.surface_z, self.literal_max = float(self.alpha), float(self.surface_z), float(self.literal_max)
+        self.surface_names = bool(self.surface_names)
+        return self
+
+
 class AnalogySlot:
     """The slot's settings and state (the repeat window per session); see the module
     docstring for the algorithm and :class:`fastmem.Memory` for each setting.
@@ -125,38 +163,12 @@ class AnalogySlot:
     #: At most this many stage-1 candidates (heaviest alignment first) are read per turn.
     CANDIDATES = 256
 
-    def __init__(self, db: apsw.Connection, structures: StructureIndex, *, alpha: float = 0.05,
-                 z_min: float = 2.0, surface_z: float = 6.0, literal_max: float = 0.5,
-                 surface_exclude: int = 10, surface_fraction: float = 0.05, surface_max: float | None = 0.9,
-                 surface_floor: float = 0.5, surface_rule: str = "band", surface_names: bool = True,
-                 repeat_window: int = 20, rerank: int = 32, min_store: int = 8, min_units: int = 3,
+    def __init__(self, db: apsw.Connection, structures: StructureIndex, settings: SlotSettings | None = None, *,
                  verb_vectors=None, ranker=None, sample_vectors=None) -> None:
-        if surface_rule not in SURFACE_RULES:
-            raise InvalidInput(f"surface_rule must be one of {SURFACE_RULES}, not {surface_rule!r}")
-        if isinstance(rerank, bool) or not isinstance(rerank, int) or rerank < 1:
-            raise InvalidInput(f"analogy_rerank must be an int >= 1, got {rerank!r}")
-        for name, v, lo, hi in (("analogy_alpha", alpha, 0.0, math.inf), ("surface_z", surface_z, 0.0, math.inf),
-                                ("analogy_literal_max", literal_max, 0.0, 1.0)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (lo < v <= hi if name == "analogy_alpha"
-                                                                              else lo <= v <= hi):
-                raise InvalidInput(f"{name} must be a number in {'(' if name == 'analogy_alpha' else '['}{lo}, {hi}], "
-                                   f"got {v!r}")
+        #: the slot's settings, one object (each is also an attribute of the slot, settable live)
+        self.settings = (settings if settings is not None else SlotSettings()).checked()
         self.db = db
         self.structures = structures
-        self.alpha = float(alpha)
-        self.z_min = z_min
-        self.surface_z = float(surface_z)
-        self.literal_max = float(literal_max)
-        self.surface_exclude = surface_exclude
-        self.surface_fraction = surface_fraction
-        self.surface_max = surface_max
-        self.surface_floor = surface_floor
-        self.surface_rule = surface_rule
-        self.surface_names = bool(surface_names)
-        self.repeat_window = repeat_window
-        self.rerank = rerank
-        self.min_store = min_store
-        self.min_units = min_units
         self.verb_vectors = verb_vectors
         self.sample_vectors = sample_vectors
         #: the structure mapping of the whole store's verb counts (explore, ties, features)
@@ -327,7 +339,7 @@ class AnalogySlot:
         structural = self.structures.code_scores(sq, [(c.id, c.code, c.nterms)])[c.id]
         align, _, n_terms = self.structures.encoder.alignment(sq, c.events)
         z = (self.structures.encoder.expected_score(sq, align, n_terms) - mean) / std
-        f = self._describe(turn.events, c.events, mp, z=z, code_z=(structural - mean) / std)
+        f = self.describe(turn.events, c.events, mp, z=z, code_z=(structural - mean) / std)
         if self.trace is not None:
             self.trace.append((c.id, f, mp.surprise))
         if self.ranker is None:
@@ -348,54 +360,13 @@ class AnalogySlot:
             return Analogy(c.id, c.text, learned * use, why, c.scope)
         return Analogy(c.id, c.text, mp.surprise * use, why, c.scope)
 
-    # -- evaluation hooks (the learned ranker's features) ----------------------------------
-    def _describe(self, events, mev, mp: Mapping, *, z: float, code_z: float) -> np.ndarray:
+    # -- the learned ranker's features (also read by fastmem.evaluate.slot) -----------------
+    def describe(self, events, mev, mp: Mapping, *, z: float, code_z: float) -> np.ndarray:
         """:func:`fastmem.ranker.features` of a turn's events and a candidate's, given their mapping."""
         own = math.sqrt(self.mapper.map(events, events).score * self.mapper.map(mev, mev).score)
         norm = mp.score / own if own > 0 else 0.0
         return features(z=z, code_z=code_z, mapping=norm, n_turn=mp.n, n_cand=mp.m, pairs=mp.pairs,
                         labels=mp.labels)
-
-    def features_of(self, text: str, ids: Sequence[int], extractor) -> list[np.ndarray | None]:
-        """The ranker's features of each memory against ``text``, without the gate or the
-        surface condition; None for a memory nothing maps onto."""
-        events = parse_turn(extractor, text)[0]
-        sq = self.structures.query(events)
-        if sq is None:
-            return [None] * len(ids)
-        mean, std, _ = self.structures.z_stats(sq)
-        std = max(std, 1e-9)
-        enc = self.structures.encoder
-        out = []
-        for mid in ids:
-            row = self.db.execute("SELECT ev.events, c.code, c.nterms FROM events ev JOIN codes c ON "
-                                  "c.memory_id=ev.memory_id WHERE ev.memory_id=?", (int(mid),)).fetchone()
-            if row is None:
-                out.append(None)
-                continue
-            ev, code, nterms = row
-            mev = json.loads(ev)
-            mp = self.mapper.map(events, mev)
-            if not mp.pairs:
-                out.append(None)
-                continue
-            align, _, n_terms = enc.alignment(sq, mev)
-            structural = self.structures.code_scores(sq, [(int(mid), code, nterms)])[int(mid)]
-            out.append(self._describe(events, mev, mp, z=(enc.expected_score(sq, align, n_terms) - mean) / std,
-                                      code_z=(structural - mean) / std))
-        return out
-
-    def exact_scores(self, text: str, ids: Sequence[int], extractor) -> list[float]:
-        """The slot's structural score of each memory against ``text``: the surprise of its
-        structure mapping, in bits (0 for a memory without events or a text without events)."""
-        events = parse_turn(extractor, text)[0]
-        if not events:
-            return [0.0] * len(ids)
-        out = []
-        for mid in ids:
-            ev = self.structures.events(int(mid))
-            out.append(self.mapper.map(events, ev).surprise if ev else 0.0)
-        return out
 
     # -- exploration -----------------------------------------------------------------------
     def explore(self, text: str, embed_query, extractor, *, k: int, scope: str | None,
@@ -438,3 +409,13 @@ class AnalogySlot:
             out.append(Analogy(mid, mtext, z, why, mscope))
         out.sort(key=lambda a: (-a.score, a.id))
         return out[:k]
+
+
+def _setting(name: str) -> property:
+    return property(lambda self: getattr(self.settings, name), lambda self, v: setattr(self.settings, name, v),
+                    doc=f"The slot's ``{name}`` setting (see :class:`SlotSettings`); settable live.")
+
+
+for _f in fields(SlotSettings):
+    setattr(AnalogySlot, _f.name, _setting(_f.name))
+del _f

@@ -73,14 +73,8 @@ def context(db: apsw.Connection, found: dict[str, Channel], pool: int, scope: st
     written just before and after it in its scope, at most :data:`TURN_GAP` seconds apart,
     when both are turns of a transcript (each has a speaker, given or as a "Name: " prefix):
     a conversation given to ``remember_many`` at once, or written a turn per ``remember`` call
-    as it happens (LoCoMo dev, text only: fused any@5 0.641 without neighbours, 0.732 with
-    them, either way of writing); list items are never each other's neighbours. Two indexed
-    queries over at most ``2 pool`` seeds.
-
-    Measured on LoCoMo dev (231 questions, every turn a memory with the conversation as its
-    source): fused any@5 0.623 -> 0.693, any@1 0.342 -> 0.351, any@10 0.688 -> 0.771 with the
-    defaults and the channel's fusion weight 1.0; ``before`` = ``asked`` = 1 gave any@5 0.658
-    (any@1 0.303), mixing the previous turn into the text lowered any@5 (0.598 -> 0.587).
+    as it happens; list items are never each other's neighbours. Two indexed queries over at
+    most ``2 pool`` seeds. The defaults' figures: ``docs/defaults.md``.
     """
     seeds: dict[int, float] = {}
     for name in ("keyword", "vector"):
@@ -166,11 +160,8 @@ def speaker(db: apsw.Connection, found: dict[str, Channel], query: str, cache: d
     possessives), or the first word of a several-word name written with a capital in the turn
     ("Jon" for "Jon Smith"). Every such memory scores 1, so in fusion the channel adds its
     weight to each and orders them only against memories of other speakers. One primary-key
-    query over the candidates.
-
-    Measured on LoCoMo dev (every turn a memory with its speaker; 231 questions, most name a
-    speaker), fused any@5 0.693 -> 0.732, any@1 0.351 -> 0.403 at the channel's fusion weight
-    0.75 (0.5: 0.723, 1.0: 0.732; as a multiplier of the fused score, 1.5x: 0.736).
+    query over the candidates (its fusion weight and what it was measured to add:
+    ``docs/defaults.md``).
 
     A memory written without ``speaker`` whose text starts with a speaker's name and a colon
     (:func:`prefix_speaker`) counts as that speaker's, named in the turn with a capital (a
@@ -219,7 +210,7 @@ class Keyword:
     """bm25 over the FTS5 index, at a cost bounded whatever the store's size.
 
     FTS5 ranks every row that contains a query word, so a common word in a large store costs
-    its whole posting list (~0.65 us a posting: 30 ms for 50,000). The channel reads each
+    its whole posting list (tens of milliseconds for a word in 50,000 rows). The channel reads each
     word's document count, capped at ``CAP`` (a bounded count, cached per word until the store
     grows by a tenth). When every word is under the cap and their counts add up to at most
     ``BUDGET``, the query is FTS5's plain OR of all words (small stores: always). Otherwise
@@ -227,8 +218,8 @@ class Keyword:
     the vector channel's (at most ``4 pool`` + ``pool``; when every word is common, the newest
     rows that have the rarest), are scored here with FTS5's own bm25 over *every* query word (same
     tokenizer, document counts, lengths and averages; k1 = 1.2, b = 0.75), so a common word
-    still counts where it appears. Dropping common words instead was measured to cost LoCoMo
-    fused any@5 0.623 -> 0.511 at a cut of 2% of the store.
+    still counts where it appears (dropping common words instead costs recall quality:
+    ``docs/defaults.md``).
     """
 
     CAP = 2_000

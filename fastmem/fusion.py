@@ -9,14 +9,10 @@ Each channel gives ``{memory_id: (rank, score)}`` (rank 1 is best; scores larger
   its 50th best (min-max over its own candidates when it has at most 50; see
   :func:`normalised`), then ``sum_c w_c * norm_c``. A channel whose candidates all score alike
   adds the same to each of them and so orders nothing. The fixed depth keeps the head of a
-  recall the same whatever ``k`` asks for: min-max over the whole pool (``max(50, 4 k)``)
-  gave LoCoMo dev any@5 0.693 at k=10 but 0.654 at k=50; with the depth, 0.693 and 0.688.
+  recall the same whatever ``k`` asks for.
 
-Measured on LoCoMo dev (bench/locomo.py, conversations 26 / 30): fused any@5 is 0.613 / 0.642
-with ``score`` against 0.520 / 0.556 with ``rrf`` (keyword alone 0.547 / 0.630), so ``score``
-is the default. The context channel weighs 1.0 (0.5: any@5 0.623, 0.75: 0.641, 1.0: 0.658,
-1.5: 0.593, with the neighbour credit of a question's answer and of any other turn equal); the
-speaker channel 0.75 (see :func:`fastmem.channels.speaker`).
+``score`` is the default; the channels' weights are :data:`DEFAULT_WEIGHTS`. Why, with the
+figures: ``docs/defaults.md``.
 """
 
 from __future__ import annotations

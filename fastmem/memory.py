@@ -28,11 +28,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-import numpy as np
 
 from . import vectors as V
 from . import writes as W
-from .analogy import SURFACE_RULES, SURFACE_SAMPLE, AnalogySlot
+from .analogy import SURFACE_RULES, SURFACE_SAMPLE, AnalogySlot, SlotSettings
 from .channels import DERIVED
 from .channels import NAMES as CHANNELS
 from .channels import Scopes
@@ -203,37 +202,22 @@ class Memory(RowsMixin, PassesMixin):
         self.db = self.store.db
         try:
             self.embedder: Embedder = resolve_embedder(embedder, self.db)
-            stored_dim = self.store.get_setting("hrr_dim")
-            if stored_dim is None:
-                with self.store.atomic():
-                    self.store.set_setting("hrr_dim", str(int(hrr_dim)))
-                stored_dim = hrr_dim
-            self.hrr_dim = int(stored_dim)
+            self.hrr_dim = self._stored_dim(hrr_dim)
             self.structure = StructureIndex(self.db, StructureEncoder(self.hrr_dim, embed=self.embedder.encode))
             if analogy_mapping is not True:
                 raise InvalidInput("analogy_mapping: the structure mapping is the analogy slot's score; only True "
                                    "is accepted")
-            self.slot = AnalogySlot(
-                self.db, self.structure, alpha=analogy_alpha, z_min=z_min, surface_z=surface_z,
-                literal_max=analogy_literal_max, surface_exclude=surface_exclude,
-                surface_fraction=surface_fraction, surface_max=surface_max, surface_floor=surface_floor,
-                surface_rule=surface_rule, surface_names=surface_names, repeat_window=analogy_repeat_window,
-                rerank=analogy_rerank, min_store=min_store, min_units=analogy_min_units,
-                verb_vectors=self.embedder.encode, ranker=resolve_ranker(analogy_ranker),
-                sample_vectors=lambda: self.index.sample(SURFACE_SAMPLE))
-            other = V.other_models(self.db, self.embedder)
-            if other and not reembed:
-                raise V.model_mismatch(self.path, self.embedder, other)
-            if other:
-                V.reembed_rows(self.store, self.embedder, progress)
-            self.index = self._new_index()
-            how = V.open_index(self.db, self.index, progress)
-            # what changed in place since the index was saved (a rebuilt one is current),
-            # this open's own re-embedding included
-            self.store.own.clear()
-            self._seq, changed = self.store.changes_since(self.index.seq if how == "loaded" else self.store.log_seq())
-            V.catch_up(self.db, self.index, changed["vec"])
-            self.index.seq = self.structure.seq = self._seq
+            settings = SlotSettings(
+                alpha=analogy_alpha, z_min=z_min, surface_z=surface_z, literal_max=analogy_literal_max,
+                surface_exclude=surface_exclude, surface_fraction=surface_fraction, surface_max=surface_max,
+                surface_floor=surface_floor, surface_rule=surface_rule, surface_names=surface_names,
+                repeat_window=analogy_repeat_window, rerank=analogy_rerank, min_store=min_store,
+                min_units=analogy_min_units)
+            self.slot = AnalogySlot(self.db, self.structure, settings, verb_vectors=self.embedder.encode,
+                                    ranker=resolve_ranker(analogy_ranker),
+                                    sample_vectors=lambda: self.index.sample(SURFACE_SAMPLE))
+            self.index = self._open_vectors(reembed, progress)
+            self.structure.seq = self._seq
             self.structure.load()
             self.structure.ensure_version(self.store, self._parser(), progress)
             self.ledger = Ledger(self.store)
@@ -281,6 +265,33 @@ class Memory(RowsMixin, PassesMixin):
                 with self.store.atomic() as db:
                     self.structure.save_stats(db)
             self.store.trim_log(LOG_KEEP)
+
+    def _stored_dim(self, hrr_dim: int) -> int:
+        """The store's structural code dimension (a new store records ``hrr_dim``)."""
+        stored = self.store.get_setting("hrr_dim")
+        if stored is None:
+            with self.store.atomic():
+                self.store.set_setting("hrr_dim", str(int(hrr_dim)))
+            stored = hrr_dim
+        return int(stored)
+
+    def _open_vectors(self, reembed: bool, progress) -> VectorIndex:
+        """The vector index, loaded (or rebuilt) and caught up with the change log; the
+        store's vectors re-embedded first when ``reembed`` and they came from another model."""
+        other = V.other_models(self.db, self.embedder)
+        if other and not reembed:
+            raise V.model_mismatch(self.path, self.embedder, other)
+        if other:
+            V.reembed_rows(self.store, self.embedder, progress)
+        index = self._new_index()
+        how = V.open_index(self.db, index, progress)
+        # what changed in place since the index was saved (a rebuilt one is current), this
+        # open's own re-embedding included
+        self.store.own.clear()
+        self._seq, changed = self.store.changes_since(index.seq if how == "loaded" else self.store.log_seq())
+        V.catch_up(self.db, index, changed["vec"])
+        index.seq = self._seq
+        return index
 
     def _new_index(self) -> VectorIndex:
         with self.store.atomic():  # a store's identity: its index file must be its own

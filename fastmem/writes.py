@@ -130,10 +130,8 @@ def encode_meta(meta) -> str:
         raise InvalidInput(f"meta must be a JSON-serialisable mapping: {exc}") from exc
 
 
-#: From this many texts on, the parse runs on the parse thread while the model embeds (measured
-#: on 2 cores with real conversation turns: 73/s side by side against 62/s one after the
-#: other; for a single short text side by side is slower, as the parse holds the GIL between
-#: the model's small operations).
+#: From this many texts on, the parse runs on the parse thread while the model embeds (below
+#: it one after the other is faster; figures in ``docs/defaults.md``).
 OVERLAP_MIN = 16
 
 

@@ -3,6 +3,7 @@
 import pytest
 
 import fastmem
+from fastmem.evaluate.slot import exact_scores
 
 FACTS = """Maria teaches chemistry at the local high school.
 The Rhine flows through Basel before reaching Germany.
@@ -336,7 +337,7 @@ def test_the_analogy_does_not_depend_on_the_order_written(tmp_path):
             with fastmem.Memory(str(tmp_path / f"{k}-{i}.db")) as m:
                 ids = m.remember_many(fill + list(order), progress=False)
                 if k == 0:
-                    a, b = m.slot.exact_scores(turn, ids[-2:], m.extractor)
+                    a, b = exact_scores(m.slot, turn, ids[-2:], m.extractor)
                     assert a == pytest.approx(b, abs=1e-12)  # the tie this case is about
                 a = m.recall(turn, record=False).analogy
                 picked.append(a and a.text)

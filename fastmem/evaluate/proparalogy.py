@@ -32,6 +32,8 @@ import time
 
 import numpy as np
 
+from .slot import exact_scores, features_of
+
 __all__ = ["FILE", "load_rows", "build_memories", "score", "run", "multiple_choice", "run_short", "SURFACE_GRID",
            "strip_connectives", "fold_of", "CONNECTIVES"]
 
@@ -201,7 +203,7 @@ def pairwise(m, rows, texts, ids) -> dict[str, float]:
         if t not in at or d not in at:
             continue
         pair = [ids[at[t]], ids[at[d]]]
-        st, sd = m.slot.exact_scores(r["source_paragraph"], pair, m.extractor)
+        st, sd = exact_scores(m.slot, r["source_paragraph"], pair, m.extractor)
         n += 1
         if abs(st - sd) <= 1e-12:
             ties += 1
@@ -386,7 +388,7 @@ def collect(path: str, *, memory_kw=None) -> dict | None:
         pair_f = []  # per row: (target features, distractor features) or None
         for r in rows:
             t, dd = (r.get("target_paragraph") or "").strip(), (r.get("distractor_target_paragraph") or "").strip()
-            pair_f.append(m.slot.features_of(r["source_paragraph"], [ids[at[t]], ids[at[dd]]], m.extractor)
+            pair_f.append(features_of(m.slot, r["source_paragraph"], [ids[at[t]], ids[at[dd]]], m.extractor)
                           if t in at and dd in at else None)
     return {"rows": rows, "kind": kind, "row_of": row_of, "cands": cands, "pairs": pair_f}
 

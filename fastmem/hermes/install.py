@@ -9,7 +9,6 @@ upgrading fastmem upgrades the provider) and a ``plugin.yaml`` that hermes shows
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sqlite3

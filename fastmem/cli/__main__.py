@@ -1,0 +1,5 @@
+"""``python -m fastmem.cli``."""
+
+from .main import run
+
+run()

@@ -1,0 +1,164 @@
+"""Commands around the store: the hermes installer, the MCP server, warm-up, the bench and
+the evaluations."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from .common import UsageError, _db, _out
+
+
+def cmd_hermes(a) -> int:
+    from ..hermes import install as I
+
+    if a.action == "install":
+        out = I.install(a.hermes_home, import_facts=not a.no_import)
+        t0 = time.perf_counter()
+        from .. import kernels
+
+        kernels.warmup()  # hermes' first turn then loads compiled kernels instead of compiling them
+        out["warmup_s"] = round(time.perf_counter() - t0, 2)
+        if a.json:
+            _out(out)
+        else:
+            print(f"installed {out['plugin_dir']} (store: {out['db_path']}; holographic facts imported: "
+                  f"{out['imported']}; kernels compiled in {out['warmup_s']} s)")
+            print(f"now set in {out['config_path']}:\n" + out["config"])
+    else:
+        gone = I.uninstall(a.hermes_home)
+        home = I.C.hermes_home(a.hermes_home)
+        store = I.C.db_path(I.settings(home), home)
+        if a.json:
+            _out({"removed": gone, "store": str(store), "store_exists": store.exists()})
+            return 0
+        print("removed the fastmem plugin folder" if gone else "not installed")
+        print(f"the store is kept: {store}" + ("" if store.exists() else " (not written yet)"))
+        print(f"hermes now needs another memory provider: in {home / 'config.yaml'} set memory.provider "
+              "(for example `provider: holographic`) or remove the memory section")
+    return 0
+
+
+def cmd_mcp(a) -> int:
+    try:
+        from .. import mcp_server
+    except ImportError as exc:
+        raise UsageError(f"fastmem mcp: {exc}") from None
+    if a.transport == "http" and a.host not in mcp_server.LOCAL_HOSTS and not a.allow_remote:
+        raise UsageError(f"fastmem mcp: --host {a.host} exposes the memory to the network without "
+                         "authentication; add --allow-remote if that is what you want")
+    mcp_server.serve(_db(a), transport=a.transport, host=a.host, port=a.port, scope=a.scope,
+                     read_only=a.read_only, allow_remote=a.allow_remote)
+    return 0
+
+
+def cmd_warmup(a) -> int:
+    """Compile the kernels into the persistent cache and, unless --no-models, load the models once."""
+    import fastmem
+    from ..kernels.hrr import cache_dir
+
+    t0 = time.perf_counter()
+    fastmem.warmup(static=a.static)
+    t1 = time.perf_counter()
+    if not a.no_models:
+        fastmem.warmup(models=True)
+    t2 = time.perf_counter()
+    summary = {"kernel_cache": cache_dir(), "kernels_s": round(t1 - t0, 2),
+               "models_s": None if a.no_models else round(t2 - t1, 2)}
+    if a.json:
+        _out(summary)
+    else:
+        print(f"kernels ready in {summary['kernels_s']} s (cache: {summary['kernel_cache']})"
+              + ("" if a.no_models else f"; models loaded in {summary['models_s']} s"))
+    return 0
+
+
+def cmd_bench(a) -> int:
+    from .. import benchmark as B
+
+    sizes = [B.parse_size(s) for s in a.size.split(",")]
+    res = B.run(sizes, queries=a.queries, cache=a.cache)
+    if a.json_file:
+        with open(a.json_file, "w") as f:
+            json.dump(res, f, indent=2)
+    if a.plot:
+        B.plot(res, a.plot)
+    print(B.table(res))
+    return 0
+
+
+def _slot_table(rep: dict, head: str) -> None:
+    """The analogy slot's figures of each method in ``rep``, one line each."""
+    print(f"{head:44s} {'fire':>6s} {'prec':>6s} {'strict':>6s} {'distr':>6s} {'hit':>6s}")
+    for name, r in rep.items():
+        if isinstance(r, dict) and "fire" in r:
+            print(f"{name:44s} {r['fire']:6.3f} {r['precision']:6.3f} {r['precision_strict']:6.3f} "
+                  f"{r['distractor']:6.3f} {r['hit']:6.3f}")
+
+
+def cmd_eval(a) -> int:
+    if a.dataset == "locomo":
+        from ..evaluate import locomo as L
+
+        if not L.conversation_files(a.path):
+            raise FileNotFoundError(f"no LoCoMo conversation files at {a.path}")
+        res = L.evaluate_all(a.path, fusion=a.fusion, writes=a.writes,
+                             memory_kw={"embedder": a.embedder} if a.embedder else None)
+        if a.json:
+            _out(res)
+        else:
+            for name, r in res.items():
+                print(f"\n{name} ({r['fused']['questions']} questions)\n{L.table(r)}")
+    else:
+        from ..evaluate import proparalogy as P
+
+        if a.cv == 1 or a.cv < 0:
+            raise UsageError("fastmem eval: --cv needs at least 2 folds")
+        if a.fit or (a.cv and a.ranker):
+            out = None
+            if a.fit:
+                from .. import ranker
+
+                out = a.out or os.path.join(os.path.dirname(ranker.__file__), "ranker_weights.py")
+            rep = P.fit(a.path, folds=a.cv or 5, out=out)
+            if rep is None:
+                raise FileNotFoundError(f"no ProPara-Logy silver CSV at {a.path}")
+            if a.mc:
+                rep["multiple choice"] = P.multiple_choice(a.path)
+            if a.json:
+                _out(rep)
+            else:
+                _slot_table(rep, f"slot, {rep['folds']}-fold cv by process")
+                print(f"target above its own distractor in the ranker's probability: "
+                      f"{rep['learned (cv)']['target_beats_distractor']:.3f}")
+                if a.mc:
+                    _print_mc(rep["multiple choice"])
+                if out:
+                    print(f"ranker written to {out}")
+            return 0
+        rep = P.run(a.path, baselines=not a.no_baselines, connectives=not a.no_connectives, folds=a.cv or None,
+                    memory_kw={"analogy_ranker": True} if a.ranker else None)
+        if rep is None:
+            raise FileNotFoundError(f"no ProPara-Logy silver CSV at {a.path}")
+        if a.mc:
+            rep["multiple choice"] = P.multiple_choice(a.path)
+        if a.json:
+            _out(rep)
+        else:
+            _slot_table(rep, "method" + (" (connectives removed)" if a.no_connectives else ""))
+            f = rep["fastmem"]
+            print(f"target outranks its own distractor: {f['target_beats_distractor']:.3f} of rows in the slot's order "
+                  f"(score ties {f['ties']:.3f}, broken by the stage-1 alignment, {f['ties_left']:.3f} left), "
+                  f"{f['target_beats_distractor_similarity']:.3f} in structural_similarity")
+            if a.mc:
+                _print_mc(rep["multiple choice"])
+    return 0
+
+
+def _print_mc(mc: dict) -> None:
+    print(f"multiple choice: structural_similarity {mc['structural_similarity']:.3f}, "
+          f"MiniLM cosine {mc['MiniLM cosine']:.3f} (chance 0.25)")
+
+
+# -- parser --------------------------------------------------------------------------------

@@ -1,0 +1,57 @@
+"""Evaluation hooks on the analogy slot (``fastmem eval proparalogy``, the ranker's fit, tests):
+the slot's features and scores for chosen memories, without its gate or surface condition."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..analogy import AnalogySlot
+from ..extract import parse_turn
+
+__all__ = ["features_of", "exact_scores"]
+
+
+def features_of(slot: AnalogySlot, text: str, ids: Sequence[int], extractor) -> list[np.ndarray | None]:
+    """The ranker's features of each memory against ``text``, without the gate or the
+    surface condition; None for a memory nothing maps onto."""
+    events = parse_turn(extractor, text)[0]
+    sq = slot.structures.query(events)
+    if sq is None:
+        return [None] * len(ids)
+    mean, std, _ = slot.structures.z_stats(sq)
+    std = max(std, 1e-9)
+    enc = slot.structures.encoder
+    out = []
+    for mid in ids:
+        row = slot.db.execute("SELECT ev.events, c.code, c.nterms FROM events ev JOIN codes c ON "
+                              "c.memory_id=ev.memory_id WHERE ev.memory_id=?", (int(mid),)).fetchone()
+        if row is None:
+            out.append(None)
+            continue
+        ev, code, nterms = row
+        mev = json.loads(ev)
+        mp = slot.mapper.map(events, mev)
+        if not mp.pairs:
+            out.append(None)
+            continue
+        align, _, n_terms = enc.alignment(sq, mev)
+        structural = slot.structures.code_scores(sq, [(int(mid), code, nterms)])[int(mid)]
+        out.append(slot.describe(events, mev, mp, z=(enc.expected_score(sq, align, n_terms) - mean) / std,
+                                  code_z=(structural - mean) / std))
+    return out
+
+
+def exact_scores(slot: AnalogySlot, text: str, ids: Sequence[int], extractor) -> list[float]:
+    """The slot's structural score of each memory against ``text``: the surprise of its
+    structure mapping, in bits (0 for a memory without events or a text without events)."""
+    events = parse_turn(extractor, text)[0]
+    if not events:
+        return [0.0] * len(ids)
+    out = []
+    for mid in ids:
+        ev = slot.structures.events(int(mid))
+        out.append(slot.mapper.map(events, ev).surprise if ev else 0.0)
+    return out
