@@ -1,73 +1,56 @@
 """The front: :class:`Memory`, one SQLite file with hybrid recall and the analogy slot.
 
-Each verb checks its arguments, takes the lock, catches up with other processes' commits and
-hands over to the module that does the work:
+``Memory`` is composed, not inherited. :class:`fastmem.engine.Engine` owns the store's state
+(the file, the models, the derived indexes, the ledger, the scopes, the lock) and the one
+transaction every write goes through; each public verb of ``Memory`` is documented here and
+hands over to a service object that holds the engine:
 
-* :mod:`fastmem.writes` - the write path (parse and embed, then one transaction);
-* :mod:`fastmem.recall` - the recall pipeline (channels in :mod:`fastmem.channels`, fusion in
-  :mod:`fastmem.fusion`), with the analogy slot of :mod:`fastmem.analogy` beside it;
-* :mod:`fastmem.usage` - the usage ledger, feedback, inferred engagement, sessions;
-* :mod:`fastmem.structure_index` - events, structural codes and word counts;
-* :mod:`fastmem.vectors` - stored embeddings and the hnswlib index;
-* :mod:`fastmem.graph` - the knowledge graph; :mod:`fastmem.store` - the file itself.
-
-``Memory`` itself holds opening, writing and recall; its row-level verbs (pending derivation,
-edits, export and import, single reads) are in :mod:`fastmem.memory_rows`, its passes, usage
-and graph verbs in :mod:`fastmem.memory_passes`.
+* :class:`fastmem.memory_io.Io` - remember and recall (the write path in :mod:`fastmem.writes`,
+  the recall pipeline in :mod:`fastmem.recall` with the analogy slot of :mod:`fastmem.analogy`);
+* :class:`fastmem.memory_rows.Rows` - pending derivation, edits, export and import, single reads;
+* :class:`fastmem.memory_rows.Hosts` - what hosts and integrations need (prepared writes,
+  marks, reads by text, metadata key and use, stats);
+* :class:`fastmem.memory_passes.Passes` - chunks and categories;
+* :class:`fastmem.memory_passes.UsageVerbs` - feedback, usage and inferred engagement;
+* :class:`fastmem.memory_passes.GraphVerbs` - the knowledge graph.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import threading
-import time
-import uuid
 from collections.abc import Collection, Mapping, Sequence
-from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 
-from . import vectors as V
+from . import categories as K
+from . import graph as G
 from . import writes as W
-from .analogy import SURFACE_RULES, SURFACE_SAMPLE, AnalogySlot, SlotSettings
-from .channels import DERIVED
+from .analogy import SURFACE_RULES, SlotSettings
+from .categories import Category, Namer
 from .channels import NAMES as CHANNELS
-from .channels import Scopes
-from .embedder import Embedder, encode_queries, encode_query, resolve_embedder
-from .ranker import resolve_ranker
-from .errors import InvalidInput
-from .extract import Extractor, SpacyExtractor, Triple, parse_texts, parse_turns
-from .fusion import FUSIONS
-from .index import VectorIndex
-from .recall import RecallPipeline
 from .check import CheckReport
 from .check import check as check_store
-from .results import Analogy, Recall
-from .store import Store
-from .structure import StructureEncoder
-from .structure_index import StructureIndex
-from .text import check_query, check_str
-from .transaction import Transaction
-from .usage import Ledger, Session
-from .pending import Finisher
-from .args import check_id as _check_id
-from .args import check_int as _check_int
-from .args import check_scope as _check_scope
-from .memory_passes import PassesMixin
-from .memory_rows import RowsMixin
+from .chunks import ConsolidationReport
+from .embedder import Embedder
+from .engine import Engine
+from .errors import InvalidInput
+from .extract import Extractor, SpacyExtractor, Triple
+from .fusion import FUSIONS
+from .memory_io import Io
+from .memory_passes import GraphVerbs, Passes, UsageVerbs
+from .memory_rows import Hosts, Rows
+from .results import Analogy, Recall, Record
+from .summarize import Summarizer
+from .usage import Session
 
 __all__ = ["Memory", "Session", "SURFACE_RULES"]
 
 _DEFAULT_EXTRACTOR = object()
-#: Most hits one recall returns.
-MAX_K = 10_000
-#: Change-log rows kept (a connection further behind catches up on every row; ~30 bytes each).
-LOG_KEEP = 200_000
 
 
-class Memory(RowsMixin, PassesMixin):
+class Memory:
     """An agent memory stored in one SQLite file.
 
     Parameters
@@ -191,43 +174,38 @@ class Memory(RowsMixin, PassesMixin):
     ) -> None:
         if fusion not in FUSIONS:
             raise InvalidInput(f"fusion must be one of {sorted(FUSIONS)}, not {fusion!r}")
-        self.path = os.fspath(path)
-        self.extractor = SpacyExtractor() if extractor is _DEFAULT_EXTRACTOR else extractor
-        self._lock = threading.RLock()
-        self._tx: Transaction | None = None
-        self._closed = False
-        self._finisher = Finisher(self._derive_until)
-        self._background = bool(derive_in_background)
-        self.store = Store(self.path, durable=durable)
-        self.db = self.store.db
-        try:
-            self.embedder: Embedder = resolve_embedder(embedder, self.db)
-            self.hrr_dim = self._stored_dim(hrr_dim)
-            self.structure = StructureIndex(self.db, StructureEncoder(self.hrr_dim, embed=self.embedder.encode))
-            if analogy_mapping is not True:
-                raise InvalidInput("analogy_mapping: the structure mapping is the analogy slot's score; only True "
-                                   "is accepted")
-            settings = SlotSettings(
-                alpha=analogy_alpha, z_min=z_min, surface_z=surface_z, literal_max=analogy_literal_max,
-                surface_exclude=surface_exclude, surface_fraction=surface_fraction, surface_max=surface_max,
-                surface_floor=surface_floor, surface_rule=surface_rule, surface_names=surface_names,
-                repeat_window=analogy_repeat_window, rerank=analogy_rerank, min_store=min_store,
-                min_units=analogy_min_units)
-            self.slot = AnalogySlot(self.db, self.structure, settings, verb_vectors=self.embedder.encode,
-                                    ranker=resolve_ranker(analogy_ranker),
-                                    sample_vectors=lambda: self.index.sample(SURFACE_SAMPLE))
-            self.index = self._open_vectors(reembed, progress)
-            self.structure.seq = self._seq
-            self.structure.load()
-            self.structure.ensure_version(self.store, self._parser(), progress)
-            self.ledger = Ledger(self.store)
-            self.ledger.load()
-            self.scopes = Scopes(self.db)
-            self.pipeline = RecallPipeline(self.db, self.index, self.scopes, self.ledger, self.slot, FUSIONS[fusion])
-            self._dv = self.store.data_version()
-        except BaseException:
-            self.store.close()  # a failed open (model mismatch, bad dim...) leaves no handle behind
-            raise
+        if analogy_mapping is not True:
+            raise InvalidInput("analogy_mapping: the structure mapping is the analogy slot's score; only True "
+                               "is accepted")
+        settings = SlotSettings(
+            alpha=analogy_alpha, z_min=z_min, surface_z=surface_z, literal_max=analogy_literal_max,
+            surface_exclude=surface_exclude, surface_fraction=surface_fraction, surface_max=surface_max,
+            surface_floor=surface_floor, surface_rule=surface_rule, surface_names=surface_names,
+            repeat_window=analogy_repeat_window, rerank=analogy_rerank, min_store=min_store,
+            min_units=analogy_min_units).checked()
+        self._engine = e = Engine(
+            os.fspath(path), embedder=embedder,
+            extractor=SpacyExtractor() if extractor is _DEFAULT_EXTRACTOR else extractor, hrr_dim=hrr_dim,
+            slot=settings, ranker=analogy_ranker, reembed=reembed, progress=progress, fusion=fusion,
+            durable=durable, derive_in_background=derive_in_background)
+        self._io, self._rows, self._hosts = Io(e, self), Rows(e, self), Hosts(e, self)
+        self._passes, self._usage, self._graph = Passes(e, self), UsageVerbs(e, self), GraphVerbs(e, self)
+
+    # -- what the engine holds (views for the core's own modules, evaluations and tests) ------
+    path = property(lambda self: self._engine.path, doc="The store file's path.")
+    store = property(lambda self: self._engine.store, doc="The :class:`fastmem.store.Store` (the file).")
+    db = property(lambda self: self._engine.db, doc="The store's apsw connection.")
+    embedder = property(lambda self: self._engine.embedder, doc="The sentence embedder.")
+    extractor = property(lambda self: self._engine.extractor,
+                         lambda self, x: setattr(self._engine, "extractor", x),
+                         doc="The extractor (None: no extraction); settable (an evaluation caches parses).")
+    hrr_dim = property(lambda self: self._engine.hrr_dim, doc="The dimension of the structural codes.")
+    structure = property(lambda self: self._engine.structure, doc=":class:`fastmem.structure_index.StructureIndex`.")
+    slot = property(lambda self: self._engine.slot, doc="The :class:`fastmem.analogy.AnalogySlot`.")
+    index = property(lambda self: self._engine.index, doc="The :class:`fastmem.index.VectorIndex`.")
+    ledger = property(lambda self: self._engine.ledger, doc="The usage ledger.")
+    scopes = property(lambda self: self._engine.scopes, doc="The scope sets.")
+    pipeline = property(lambda self: self._engine.pipeline, doc="The recall pipeline.")
 
     # -- life cycle ------------------------------------------------------------------------
     def __enter__(self) -> Memory:
@@ -242,125 +220,51 @@ class Memory(RowsMixin, PassesMixin):
         Background derivation of pending memories (``remember_many(wait=False)``) stops after
         its current batch, waiting at most ``timeout`` seconds: what it has not finished stays
         pending in the file (committed, found by keyword recall) for the next process."""
-        if self._closed:
-            return
-        t0 = time.monotonic()
-        if self.models_ready():  # finishing what is pending costs no model load: use the time
-            self._finisher.wait(timeout)
-        self._finisher.stop(max(0.0, timeout - (time.monotonic() - t0)))
-        with self._lock:
-            self.flush()
-            self.store.close()
-            self._closed = True
+        self._engine.close(timeout)
 
     def flush(self) -> None:
         """Save the vector index and the structural statistics now (close does this too)."""
-        self._check_open()
-        with self._lock:  # not beside a verb's transaction on the shared connection
-            self._sync()  # the saved index and sums then say which log position they include
-            self.index.save()
-            # sums unchanged since they were read or saved: not rewritten (a read-only command
-            # saved 8 MB at close), unless the log trim below would outdate the stored row
-            if not self.structure.stats_stored(self.store.log_seq() - LOG_KEEP):
-                with self.store.atomic() as db:
-                    self.structure.save_stats(db)
-            self.store.trim_log(LOG_KEEP)
-
-    def _stored_dim(self, hrr_dim: int) -> int:
-        """The store's structural code dimension (a new store records ``hrr_dim``)."""
-        stored = self.store.get_setting("hrr_dim")
-        if stored is None:
-            with self.store.atomic():
-                self.store.set_setting("hrr_dim", str(int(hrr_dim)))
-            stored = hrr_dim
-        return int(stored)
-
-    def _open_vectors(self, reembed: bool, progress) -> VectorIndex:
-        """The vector index, loaded (or rebuilt) and caught up with the change log; the
-        store's vectors re-embedded first when ``reembed`` and they came from another model."""
-        other = V.other_models(self.db, self.embedder)
-        if other and not reembed:
-            raise V.model_mismatch(self.path, self.embedder, other)
-        if other:
-            V.reembed_rows(self.store, self.embedder, progress)
-        index = self._new_index()
-        how = V.open_index(self.db, index, progress)
-        # what changed in place since the index was saved (a rebuilt one is current), this
-        # open's own re-embedding included
-        self.store.own.clear()
-        self._seq, changed = self.store.changes_since(index.seq if how == "loaded" else self.store.log_seq())
-        V.catch_up(self.db, index, changed["vec"])
-        index.seq = self._seq
-        return index
-
-    def _new_index(self) -> VectorIndex:
-        with self.store.atomic():  # a store's identity: its index file must be its own
-            self.db.execute("INSERT OR IGNORE INTO settings(key, value) VALUES ('store_id', ?)", (uuid.uuid4().hex,))
-        return VectorIndex(None if self.path.startswith(":") else self.path + ".hnsw", dim=self.embedder.dim,
-                           model_id=self.embedder.model_id, store_id=self.store.get_setting("store_id"))
+        self._engine.flush()
 
     def rebuild_index(self, *, progress: bool | None = None) -> None:
         """Rebuild the vector index from the stored vectors (it is only a cache of them)."""
-        self._check_open()
-        with self._lock:
-            if self.index.path:
-                for p in (self.index.path, self.index.path + ".json"):
-                    if os.path.exists(p):
-                        os.remove(p)
-            self.index = self._new_index()
-            V.open_index(self.db, self.index, progress)
-            self.pipeline.index = self.index
+        self._engine.rebuild_index(progress)
 
     def check(self, *, repair: bool = False) -> CheckReport:
         """Verify the file and every derived structure against the rows (see
         :mod:`fastmem.check`); with ``repair``, rebuild what can be rebuilt."""
-        self._check_open()
-        with self._lock:
-            self._sync()
+        self._engine.check_open()
+        with self._engine.synced():
             return check_store(self, repair=repair)
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise InvalidInput("this Memory is closed; open a new one")
+    def models_ready(self) -> bool:
+        """Whether the embedder and the parser are loaded (a recall or write pays no load)."""
+        return self._engine.models_ready()
 
-    def _parser(self):
-        return (lambda texts: parse_texts(self.extractor, texts)) if self.extractor is not None else None
+    def transaction(self):
+        """One transaction on the store, and the in-process state brought up after it.
 
-    @contextmanager
-    def _synced(self):
-        """Hold the lock, caught up with other processes' commits (for the background passes)."""
-        with self._lock:
-            self._sync()
-            yield
+        A context manager yielding a :class:`fastmem.transaction.Transaction`: write through
+        ``tx.db`` and record what the process must follow; it is applied after COMMIT, and not
+        at all when the body raises (everything is rolled back). Holds the memory's lock
+        throughout, caught up with other processes' commits first. Nested, it joins the open
+        transaction. Keep the body short: no model runs inside it."""
+        return self._engine.transaction()
 
-    def _sync(self) -> None:
-        """Catch up with commits made by other connections (other processes)."""
-        dv = self.store.data_version()
-        if dv == self._dv:
-            if self.store.own:  # only this connection wrote since: its changes are applied
-                self._seq = self.index.seq = self.structure.seq = self.store.log_seq()
-                self.store.own.clear()
-            return
-        self._dv = dv
-        # content, not counts: an update elsewhere keeps every count and changes the rows
-        self._seq, changed = self.store.changes_since(self._seq)
-        V.catch_up(self.db, self.index, changed["vec"])
-        self.index.seq = self._seq
-        if changed["code"] is None or changed["code"] or not self.structure.in_sync():
-            self.structure.load()
-        self.structure.seq = self._seq
-        self.ledger.load()
-        self.scopes.reset()
-        self.pipeline.graph.reset()
+    def session(self, session_id: str) -> Session:
+        """A :class:`Session` bound to this memory."""
+        return Session(self, session_id)
+
+    def __len__(self) -> int:
+        return self._rows.count()
 
     # -- writing ---------------------------------------------------------------------------
     def remember(self, text: str, *, scope: str = "", source: str | None = None,
                  meta: Mapping[str, Any] | None = None, triples: Sequence[Sequence[str] | Triple] | None = None,
                  at: datetime | str | None = None, speaker: str | None = None, wait: bool = True) -> int:
         """Store one memory; returns its id. See :meth:`remember_many`."""
-        return self.remember_many([text], scope=scope, source=source, meta=meta,
-                                  triples=None if triples is None else [triples], at=at, speaker=speaker,
-                                  wait=wait)[0]
+        return self._io.remember(text, scope=scope, source=source, meta=meta, triples=triples, at=at,
+                                 speaker=speaker, wait=wait)
 
     def remember_many(self, texts: Sequence[str], *, scope: str = "", source: str | None = None,
                       meta: Mapping[str, Any] | None = None,
@@ -400,62 +304,8 @@ class Memory(RowsMixin, PassesMixin):
             (:meth:`derive_pending`, :meth:`pending_count`). Use it where a write must never
             wait for a model to load (an agent host's end of turn).
         """
-        self._check_open()
-        if not isinstance(wait, bool):
-            raise InvalidInput("wait must be True or False")
-        given, meta_json, when = W.check_batch(texts, scope=scope, meta=meta, triples=triples,
-                                               extractor=self.extractor, source=source, at=at)
-        speakers = W.check_speakers(speaker, len(texts))
-        if not texts:
-            return []
-        if not wait:
-            with self.transaction() as tx:
-                ids = W.commit_rows(self.store, list(texts), given, scope=scope, source=source, meta_json=meta_json,
-                                    at=when, speaker=speakers)
-                tx.added(ids, None, scope)
-            if self._background:
-                self._finisher.poke()
-            return ids
-        prep = W.prepare(texts, given, self.embedder, self.extractor, progress)  # no lock held meanwhile
-        return self._commit(prep, scope=scope, source=source, meta_json=meta_json, at=when, speaker=speakers)
-
-    def models_ready(self) -> bool:
-        """Whether the embedder and the parser are loaded (a recall or write pays no load)."""
-        return all(getattr(x, "loaded", True) for x in (self.embedder, self.extractor) if x is not None)
-
-    def _commit(self, prep: W.Prepared, *, scope, source, meta_json, at, ids=None, speaker=None) -> list[int]:
-        """Write a prepared batch (one transaction); the in-process index, codes and scopes
-        follow it after COMMIT."""
-        with self.transaction() as tx:
-            ids, pending = W.commit(self.store, prep, scope=scope, source=source, meta_json=meta_json,
-                                    model_id=self.embedder.model_id, structures=self.structure, at=at, ids=ids,
-                                    speaker=speaker)
-            tx.structure(pending)
-            tx.added(ids, prep.vecs, scope)
-        return ids
-
-    @contextmanager
-    def transaction(self):
-        """One transaction on the store, and the in-process state brought up after it.
-
-        Yields a :class:`fastmem.transaction.Transaction`: write through ``tx.db`` and record
-        what the process must follow; it is applied after COMMIT, and not at all when the
-        body raises (everything is rolled back). Holds the memory's lock throughout, caught
-        up with other processes' commits first. Nested, it joins the open transaction.
-        Keep the body short: no model runs inside it."""
-        self._check_open()
-        with self._lock:
-            if self._tx is not None:  # nested (this thread holds the lock): one COMMIT for both
-                yield self._tx
-                return
-            self._sync()
-            with self.store.atomic() as db:
-                tx = self._tx = Transaction(self, db)
-                try:
-                    yield tx
-                finally:
-                    self._tx = None
-            tx.apply()
+        return self._io.remember_many(texts, scope=scope, source=source, meta=meta, triples=triples, at=at,
+                                      speaker=speaker, progress=progress, wait=wait)
 
     # -- recall ----------------------------------------------------------------------------
     def recall(self, query: str, *, k: int = 10, scope: str | None = None, session: str | None = None,
@@ -501,64 +351,16 @@ class Memory(RowsMixin, PassesMixin):
             ``.hits`` (tuple of :class:`~fastmem.Hit`, best first), ``.analogy``
             (:class:`~fastmem.Analogy` or None) and ``.timings_ms`` per stage.
         """
-        return self.recall_many([query], k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
-                                record=record, channels=channels, exclude=exclude, floor=floor)[0]
+        return self._io.recall(query, k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
+                               record=record, channels=channels, exclude=exclude, floor=floor)
 
     def recall_many(self, queries: Sequence[str], *, k: int = 10, scope: str | None = None, session: str | None = None,
                     analogy: bool = True, z_min: float | None = None, record: bool = True,
                     channels: Sequence[str] = CHANNELS, exclude: Collection[int] = (),
                     floor: bool = False) -> list[Recall]:
         """:meth:`recall` for several queries (embedded in one batch)."""
-        self._check_open()
-        if isinstance(queries, str) or not isinstance(queries, Sequence):
-            raise InvalidInput("queries must be a sequence of str (use recall() for one)")
-        for q in queries:
-            check_query(q)
-        k = _check_int(k, "k", 1, MAX_K)
-        _check_scope(scope)
-        ok = isinstance(channels, (list, tuple, set, frozenset)) and all(isinstance(c, str) for c in channels)
-        use = frozenset(channels) if ok else frozenset()
-        if not isinstance(analogy, bool) or not isinstance(record, bool) or not isinstance(floor, bool):
-            raise InvalidInput("analogy, record and floor must be True or False")
-        if not use or use - set(CHANNELS):
-            raise InvalidInput(f"channels must be a non-empty subset of {', '.join(CHANNELS)}; got {channels!r}")
-        if z_min is not None and (isinstance(z_min, bool) or not isinstance(z_min, (int, float)) or not math.isfinite(z_min)):
-            raise InvalidInput(f"z_min must be a finite number or None, got {z_min!r}")
-        if session is not None and (check_str(session, "session") == ""):
-            raise InvalidInput("session must be a non-empty str or None")
-        if isinstance(exclude, (str, bytes)) or not isinstance(exclude, Collection):
-            raise InvalidInput("exclude must be a collection of memory ids")
-        skip = frozenset(_check_id(i) for i in exclude)
-        gate = self.slot.z_min if z_min is None else z_min
-        # the turns' embeddings first, without the lock (the slot parses each turn after the
-        # channels; on the parse thread beside the channels or the model it was measured no
-        # faster or slower: a short turn's spaCy parse holds the GIL)
-        t0 = time.perf_counter()
-        slot = analogy and self.extractor is not None and self.slot.can_fire()
-        preload = getattr(self.extractor, "load_in_background", None)
-        if slot and preload is not None and not getattr(self.extractor, "loaded", True):
-            preload()  # a new process: the parser loads while the turn is embedded
-        if "vector" not in use and not any(c in use for c in DERIVED) and not analogy:
-            vecs = [None] * len(queries)  # keyword and graph alone never need the model
-        elif len(queries) > 1:
-            vecs = encode_queries(self.embedder, list(queries))
-        else:
-            vecs = [encode_query(self.embedder, queries[0])]
-        embed_ms = (time.perf_counter() - t0) * 1e3 / max(len(queries), 1)
-        parsed = parse_turns(self.extractor, list(queries)) if (slot and len(queries) > 1) else None
-        out = []
-        with self._lock:
-            self._sync()
-            for qi, (query, vec) in enumerate(zip(queries, vecs)):
-                got = None
-                if parsed is not None:  # several turns: parsed in one batch above
-                    got = (lambda qi=qi: (parsed[qi], 0.0))
-                res = self.pipeline.run(query, vec, extractor=self.extractor, k=int(k), scope=scope, session=session,
-                                        use=use, analogy=analogy, z_min=gate, record=record, parsed=got,
-                                        exclude=skip, floor=floor)
-                res.timings_ms["embed"] = embed_ms
-                out.append(res)
-        return out
+        return self._io.recall_many(queries, k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
+                                    record=record, channels=channels, exclude=exclude, floor=floor)
 
     def analogies(self, text: str, k: int = 5, *, scope: str | None = None, z_min: float = 0.0) -> list[Analogy]:
         """Exploration: the ``k`` memories structurally closest to ``text`` (z >= ``z_min``),
@@ -569,13 +371,283 @@ class Memory(RowsMixin, PassesMixin):
         in standard deviations over the whole store (``why["code_z"]`` is the z of the code
         score that pre-selects the ``4 k + 16`` rows aligned). Ordered by that z, highest
         first; ``Analogy.score`` is the z."""
-        self._check_open()
-        check_query(text, "text")
-        _check_scope(scope)
-        k = _check_int(k, "k", 1, MAX_K)
-        if isinstance(z_min, bool) or not isinstance(z_min, (int, float)) or not math.isfinite(z_min):
-            raise InvalidInput(f"z_min must be a finite number, got {z_min!r}")
-        with self._lock:
-            self._sync()
-            return self.slot.explore(text, lambda t: encode_query(self.embedder, t), self.extractor,
-                                     k=k, scope=scope, z_min=z_min, members=self.scopes.allowed(scope))
+        return self._io.analogies(text, k, scope=scope, z_min=z_min)
+
+    def pending_count(self, *, scope: str | None = None) -> int:
+        """Memories committed without their derived parts yet (see ``remember_many(wait=False)``)."""
+        return self._rows.pending_count(scope=scope)
+
+    def derive_pending(self, *, wait: bool = True, timeout: float | None = None) -> int | None:
+        """Finish the pending memories (this process's and any another left behind): their
+        embeddings, facts, events and codes, a batch per transaction.
+
+        ``wait=True`` does it now and returns how many this call finished; ``wait=False`` hands it
+        to the background thread and returns None at once (and turns background derivation on
+        for later ``wait=False`` writes, see ``derive_in_background``). ``timeout`` (with ``wait=True``)
+        bounds a wait for the background thread's own work first."""
+        return self._rows.derive_pending(wait=wait, timeout=timeout)
+
+    def wait_pending(self, timeout: float | None = None) -> bool:
+        """Block until the background thread has derived what was handed to it; False when
+        ``timeout`` seconds passed first."""
+        return self._rows.wait_pending(timeout)
+
+    def with_meta(self, key: str, value, *, scope: str | None = None) -> list[tuple[int, str, dict[str, Any]]]:
+        """Memories whose metadata has ``key`` equal to ``value`` (a JSON scalar), oldest first:
+        ``(id, text, meta)``. For hosts that keep their own ids in ``meta``."""
+        return self._rows.with_meta(key, value, scope=scope)
+
+    def export_jsonl(self, path: str | os.PathLike | None = None, *, scope: str | None = None,
+                     vectors: bool = False) -> int:
+        """Write everything needed to rebuild this store (or one scope) as JSON lines to
+        ``path`` (None: standard output); see :mod:`fastmem.transfer`. ``vectors`` includes
+        the embeddings (base64), so an import with the same model needs no model run.
+        Returns the number of lines written."""
+        return self._rows.export_jsonl(path, scope=scope, vectors=vectors)
+
+    def import_jsonl(self, path: str | os.PathLike, *, progress: bool | None = None) -> int:
+        """Rebuild memories from an export (see :meth:`export_jsonl`); ids are kept when this
+        store is empty. Returns the number of memories imported."""
+        return self._rows.import_jsonl(path, progress=progress)
+
+    def forget(self, memory_id: int) -> None:
+        """Delete one memory with its vector, facts (orphaned entities too), code and usage.
+
+        Raises :class:`~fastmem.errors.NotFound` when no such memory exists.
+        """
+        return self._rows.forget(memory_id)
+
+    def update(self, memory_id: int, *, text: str | None = None, meta: Mapping[str, Any] | None = None,
+               at: datetime | str | None | object = W.KEEP, speaker: str | None | object = W.KEEP,
+               wait: bool = True) -> None:
+        """Change a memory in place (its id, scope, source and usage stay).
+
+        A new ``text`` is embedded and parsed again (vector, facts, events, code and FTS row
+        follow it in the same transaction); ``meta`` replaces the metadata; ``at`` the time
+        and ``speaker`` the speaker (``None`` clears either). ``wait=False`` commits a new text
+        without running a model (the memory is pending until derived, as with
+        ``remember_many(wait=False)``). Raises :class:`~fastmem.errors.NotFound` for an unknown id.
+        """
+        return self._rows.update(memory_id, text=text, meta=meta, at=at, speaker=speaker, wait=wait)
+
+    def reembed(self, *, progress: bool | None = None) -> None:
+        """Recompute every vector with the current embedder and rebuild the index."""
+        return self._rows.reembed(progress=progress)
+
+    def rebuild_structure(self, *, reparse: bool = False, progress: bool | None = None) -> int:
+        """Recompute every memory's structural code and the word counts from its events.
+
+        Parameters
+        ----------
+        reparse : bool
+            Re-extract events from every memory's text with the current extractor (also for
+            memories whose facts were given as ``triples=``: their text is parsed too).
+            Default: use stored events, or derive them from stored facts when a memory has
+            none.
+
+        Returns the number of memories that have a structural code afterwards.
+        """
+        return self._rows.rebuild_structure(reparse=reparse, progress=progress)
+
+    # -- reading rows ----------------------------------------------------------------------
+    def get(self, memory_id: int) -> dict[str, Any]:
+        """A memory's row: ``id, text, scope, source, created, updated, meta, at, speaker``."""
+        return self._rows.get(memory_id)
+
+    def count(self, *, scope: str | None = None, source: str | None = None) -> int:
+        """Number of memories (of one scope, and from one source, when given)."""
+        return self._rows.count(scope=scope, source=source)
+
+    def events(self, memory_id: int) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+        """The stored narrative events of a memory (what its structural code encodes):
+        ``(verb, subject fillers, object fillers)`` in text order."""
+        return self._rows.events(memory_id)
+
+    def idf(self, word: str) -> float:
+        """Inverse document frequency of a verb or filler among the memories with events:
+        ``ln(1 + N / (df + 0.5))`` (always positive; rare words weigh more)."""
+        return self._rows.idf(word)
+
+    # -- for hosts and integrations --------------------------------------------------------
+    def prepare(self, texts: Sequence[str], *, triples=None, progress: bool | None = None) -> W.Prepared:
+        """The models' half of :meth:`remember_many`, without touching the store: each text's
+        embedding, facts and events (a :class:`fastmem.writes.Prepared`). For hosts that derive
+        elsewhere (Ray workers) or outside their own locks; write it with
+        :meth:`commit_prepared`. ``triples`` as in :meth:`remember_many`."""
+        return self._hosts.prepare(texts, triples=triples, progress=progress)
+
+    def commit_prepared(self, prep: W.Prepared, *, scope: str | Sequence[str] = "",
+                        source: str | None | Sequence[str | None] = None, meta=None, at=None, speaker=None,
+                        mark: tuple[str, int] | None = None,
+                        usage: Sequence[tuple[int, int]] | None = None) -> list[int] | None:
+        """Write prepared memories (:meth:`prepare`, :func:`fastmem.distributed.derive_batch`)
+        in one transaction; returns their ids.
+
+        ``scope``, ``source``, ``speaker`` and ``at`` (unix seconds, datetimes or ISO 8601) are
+        one value for all or one per memory; ``meta`` a mapping for all, or one mapping (or
+        JSON object text) per memory. ``mark=(job, batch)`` records that this batch of a job
+        is written, in the same transaction: when it was recorded before, nothing is written
+        and None is returned (a resumed import writes nothing twice; see
+        :meth:`batches_done`). ``usage``: per memory ``(engaged, ignored)`` counts carried
+        over from another system. The in-process index, codes, scopes and weights follow
+        after COMMIT only."""
+        return self._hosts.commit_prepared(prep, scope=scope, source=source, meta=meta, at=at, speaker=speaker,
+                                           mark=mark, usage=usage)
+
+    def batches_done(self, job: str) -> set[int]:
+        """The batches of ``job`` written with ``commit_prepared(mark=(job, batch))``."""
+        return self._hosts.batches_done(job)
+
+    def write_vectors(self, ids: Sequence[int], vecs: np.ndarray) -> None:
+        """Store new vectors of the current model for existing memories (a re-embedding
+        computed elsewhere), in one transaction; the index follows after COMMIT."""
+        return self._hosts.write_vectors(ids, vecs)
+
+    def texts(self, *, scope: str | None = None, after: int = 0, limit: int | None = None) -> list[tuple[int, str]]:
+        """``(id, text)`` of the memories (of one scope when given) with ids above ``after``,
+        in id order, at most ``limit`` of them."""
+        return self._hosts.texts(scope=scope, after=after, limit=limit)
+
+    def ids_with_text(self, text: str, *, scope: str | None = None) -> list[int]:
+        """Ids of the memories whose text is exactly ``text`` (of one scope when given)."""
+        return self._hosts.ids_with_text(text, scope=scope)
+
+    def most_used(self, *, scope: str | None = None, limit: int = 100) -> list[int]:
+        """Ids of the memories by use weight, highest first (newest first among equals)."""
+        return self._hosts.most_used(scope=scope, limit=limit)
+
+    def with_meta_key(self, key: str, *, scopes: Collection[str] | None = None) -> list[tuple[int, str, dict[str, Any]]]:
+        """Memories whose metadata has ``key`` (any value), of the given scopes when given,
+        most recently updated first: ``(id, scope, meta)``."""
+        return self._hosts.with_meta_key(key, scopes=scopes)
+
+    def scopes_in_use(self) -> list[str]:
+        """Every scope that holds a memory, sorted."""
+        return self._hosts.scopes_in_use()
+
+    def stats(self) -> dict[str, Any]:
+        """What the store holds: memories, scopes, pending, entities, facts, codes, chunks,
+        categories per status, the model and its dimensions, ``hrr_dim`` and the schema
+        version (``fastmem stats`` prints it)."""
+        return self._hosts.stats()
+
+    def locked(self):
+        """Hold this memory for a short look-up-then-write step: other threads of this
+        process wait (other processes are not stopped; each write is still its own
+        transaction). Verbs may be called inside."""
+        return self._hosts.locked()
+
+    # -- background passes: chunks and categories ------------------------------------------
+    def consolidate(self, *, scope: str | None = None, summarizer: Summarizer | None = None,
+                    progress: bool | None = None, budget: int = 600) -> ConsolidationReport:
+        """Compress memories that keep co-occurring into chunks (see :mod:`fastmem.chunks`).
+
+        Pending memories (``remember_many(wait=False)``) are derived first. Idempotent and
+        safe at any time: members are never changed, an unchanged cluster
+        leaves its chunk alone, a changed one updates its chunk. Each chunk is written in its
+        own transaction. ``scope=None`` runs every scope separately (a chunk never mixes
+        scopes); ``summarizer`` defaults to :class:`fastmem.summarize.Extractive`; ``budget``
+        is the summary's length in characters.
+        """
+        return self._passes.consolidate(scope=scope, summarizer=summarizer, progress=progress, budget=budget)
+
+    def expand(self, chunk_id: int) -> list[Record]:
+        """The members of a chunk (written order). Raises NotFound when it is not a chunk."""
+        return self._passes.expand(chunk_id)
+
+    def chunks(self, *, scope: str | None = None) -> list[int]:
+        """Ids of the chunk memories (of one scope when given)."""
+        return self._passes.chunks(scope=scope)
+
+    def dissolve(self, chunk_id: int) -> None:
+        """Undo a chunk completely: its memory, copied facts, code, vector and bookkeeping
+        go; the members were never changed. Raises NotFound when it is not a chunk."""
+        return self._passes.dissolve(chunk_id)
+
+    def propose_categories(self, *, namer: Namer | None = None, scope: str | None = None,
+                           min_members: int = 3) -> list[Category]:
+        """Propose categories of entities that play the same roles (see
+        :mod:`fastmem.categories`); proposals change nothing else. Returns the open ones."""
+        return self._passes.propose_categories(namer=namer, scope=scope, min_members=min_members)
+
+    def categories(self, status: str | None = None, *, scope: str | None | object = K.ANY) -> list[Category]:
+        """Categories, of one status ("proposed", "approved", "rejected") when given, and of one
+        scope when given (what ``propose_categories(scope=...)`` made for it; ``None``: the
+        store-wide proposals). Default: all of them."""
+        return self._passes.categories(status, scope=scope)
+
+    def approve_category(self, category_id: int) -> Category:
+        """Make a proposal a graph node its members link to (recall's graph channel uses it)."""
+        return self._passes.approve_category(category_id)
+
+    def reject_category(self, category_id: int) -> Category:
+        """Reject a proposal (later passes leave it out)."""
+        return self._passes.reject_category(category_id)
+
+    def revert_category(self, category_id: int) -> Category:
+        """Undo an approval or a rejection: back to proposed, no trace left in the graph."""
+        return self._passes.revert_category(category_id)
+
+    # -- usage -----------------------------------------------------------------------------
+    def feedback(self, memory_id: int, *, engaged: bool = True) -> float:
+        """Explicit engagement: ``engaged=True`` ("this helped") or False ("not useful").
+
+        Returns the memory's new use weight (see :mod:`fastmem.usage`).
+        """
+        return self._usage.feedback(memory_id, engaged=engaged)
+
+    def record(self, result: Recall, *, session: str | None = None) -> None:
+        """Count a recall made with ``record=False`` as surfaced now (for hosts that compute
+        a recall ahead of time and show it later, or not at all)."""
+        return self._usage.record(result, session=session)
+
+    def usage(self, memory_id: int) -> dict[str, Any]:
+        """Counters of one memory: surfaced, engaged, ignored, weight, last_surfaced."""
+        return self._usage.usage(memory_id)
+
+    def observe(self, text: str, *, session: str) -> dict[str, list[int]]:
+        """Tell the store the next turn of a session (user or assistant text).
+
+        Memories surfaced in that session's earlier turns are judged by the rule in
+        :mod:`fastmem.usage`: reused -> engaged, unused for ``usage.WINDOW`` turns -> ignored.
+        Returns ``{"engaged": [...], "ignored": [...]}`` ids resolved by this turn.
+        """
+        return self._usage.observe(text, session=session)
+
+    # -- the knowledge graph ---------------------------------------------------------------
+    # With ``scope``, every graph call sees only the facts of that scope's memories.
+    def entity(self, name: str, *, scope: str | None = None) -> list[G.Entity]:
+        """Graph nodes that ``name`` (any alias, any spelling that folds alike) resolves to."""
+        return self._graph.entity(name, scope=scope)
+
+    def neighbours(self, name_or_id, *, depth: int = 1, scope: str | None = None) -> list[tuple[G.Entity, int]]:
+        """Entities within ``depth`` (1 or 2) hops, with their distance."""
+        return self._graph.neighbours(name_or_id, depth=depth, scope=scope)
+
+    def relation_path(self, a, b, *, max_depth: int = 4, scope: str | None = None) -> list[G.Fact] | None:
+        """Shortest chain of facts linking two entities (None when unconnected)."""
+        return self._graph.relation_path(a, b, max_depth=max_depth, scope=scope)
+
+    def facts(self, memory_id: int) -> list[G.Fact]:
+        """The facts (edges) a memory asserted, in text order."""
+        return self._graph.facts(memory_id)
+
+    def entity_facts(self, name_or_id, *, limit: int = 100, scope: str | None = None) -> list[G.Fact]:
+        """Facts in which an entity is subject or object, newest first."""
+        return self._graph.entity_facts(name_or_id, limit=limit, scope=scope)
+
+    def conflicting_facts(self, relations, *, scope: str | None = None,
+                          limit: int = 100) -> list[tuple[int, int, str, str, str, str]]:
+        """Facts that disagree: the same subject with one of ``relations`` (canonical names,
+        e.g. ``{"live_in", "work_for"}``: relations a subject has one object of at a time) to
+        different objects. Newest pairs first: ``(memory a, memory b, subject, relation,
+        object a, object b)``; both memories of ``scope`` when given."""
+        return self._graph.conflicting_facts(relations, scope=scope, limit=limit)
+
+    def alias_candidates(self) -> list[dict[str, Any]]:
+        """Borderline name pairs awaiting review: ``id, name, other, score``."""
+        return self._graph.alias_candidates()
+
+    def review_alias(self, candidate_id: int, *, accept: bool) -> None:
+        """Accept (merge the two nodes and their edges) or reject a candidate alias."""
+        return self._graph.review_alias(candidate_id, accept=accept)

@@ -461,5 +461,6 @@ def scopes(db) -> list[str]:
 
 def count(db, scope: str | None, source: str | None) -> int:
     where = [w for w, v in (("scope=?", scope), ("source=?", source)) if v is not None]
-    return int(db.execute("SELECT count(*) FROM memories WHERE " + " AND ".join(where),
+    return int(db.execute("SELECT count(*) FROM memories" + "".join(
+        (" WHERE " if i == 0 else " AND ") + w for i, w in enumerate(where)),
                           tuple(v for v in (scope, source) if v is not None)).fetchone()[0])
