@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Collection, Mapping, Sequence
-from datetime import datetime
-from typing import Any
+from collections.abc import Collection, Sequence
 
 from . import writes as W
 from .args import check_id as _check_id
@@ -17,7 +15,7 @@ from .channels import DERIVED
 from .channels import NAMES as CHANNELS
 from .embedder import encode_queries, encode_query
 from .errors import InvalidInput
-from .extract import Triple, parse_turns
+from .extract import parse_turns
 from .results import Analogy, Recall
 from .text import check_query, check_str
 
@@ -29,26 +27,21 @@ MAX_K = 10_000
 
 class Io:
     """Writing and recalling: :meth:`fastmem.Memory.remember`, ``remember_many``, ``recall``,
-    ``recall_many``, ``analogies`` (documented there)."""
+    ``recall_many``, ``analogies`` (documented there, with their defaults: the front passes
+    every argument)."""
 
     def __init__(self, engine, front) -> None:
         self.e = engine
         self.front = front
 
     # -- writing ---------------------------------------------------------------------------
-    def remember(self, text: str, *, scope: str = "", source: str | None = None,
-                 meta: Mapping[str, Any] | None = None, triples: Sequence[Sequence[str] | Triple] | None = None,
-                 at: datetime | str | None = None, speaker: str | None = None, wait: bool = True) -> int:
+    def remember(self, text: str, *, scope, source, meta, triples, at, speaker, wait) -> int:
         return self.remember_many([text], scope=scope, source=source, meta=meta,
                                   triples=None if triples is None else [triples], at=at, speaker=speaker,
-                                  wait=wait)[0]
+                                  progress=None, wait=wait)[0]
 
-    def remember_many(self, texts: Sequence[str], *, scope: str = "", source: str | None = None,
-                      meta: Mapping[str, Any] | None = None,
-                      triples: Sequence[Sequence[Sequence[str] | Triple] | None] | None = None,
-                      at: datetime | str | Sequence[datetime | str | None] | None = None,
-                      speaker: str | Sequence[str | None] | None = None,
-                      progress: bool | None = None, wait: bool = True) -> list[int]:
+    def remember_many(self, texts: Sequence[str], *, scope, source, meta, triples, at, speaker, progress,
+                      wait) -> list[int]:
         self.e.check_open()
         if not isinstance(wait, bool):
             raise InvalidInput("wait must be True or False")
@@ -69,16 +62,12 @@ class Io:
         return self.e.commit(prep, scope=scope, source=source, meta_json=meta_json, at=when, speaker=speakers)
 
     # -- recall ----------------------------------------------------------------------------
-    def recall(self, query: str, *, k: int = 10, scope: str | None = None, session: str | None = None,
-               analogy: bool = True, z_min: float | None = None, record: bool = True,
-               channels: Sequence[str] = CHANNELS, exclude: Collection[int] = (), floor: bool = False) -> Recall:
+    def recall(self, query: str, *, k, scope, session, analogy, z_min, record, channels, exclude, floor) -> Recall:
         return self.recall_many([query], k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
                                 record=record, channels=channels, exclude=exclude, floor=floor)[0]
 
-    def recall_many(self, queries: Sequence[str], *, k: int = 10, scope: str | None = None, session: str | None = None,
-                    analogy: bool = True, z_min: float | None = None, record: bool = True,
-                    channels: Sequence[str] = CHANNELS, exclude: Collection[int] = (),
-                    floor: bool = False) -> list[Recall]:
+    def recall_many(self, queries: Sequence[str], *, k, scope, session, analogy, z_min, record, channels, exclude,
+                    floor) -> list[Recall]:
         self.e.check_open()
         if isinstance(queries, str) or not isinstance(queries, Sequence):
             raise InvalidInput("queries must be a sequence of str (use recall() for one)")

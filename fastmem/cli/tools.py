@@ -121,14 +121,8 @@ def cmd_eval(a) -> int:
                 from .. import ranker
 
                 out = a.out or os.path.join(os.path.dirname(ranker.__file__), "ranker_weights.py")
-            rep = P.fit(a.path, folds=a.cv or 5, out=out)
-            if rep is None:
-                raise FileNotFoundError(f"no ProPara-Logy silver CSV at {a.path}")
-            if a.mc:
-                rep["multiple choice"] = P.multiple_choice(a.path)
-            if a.json:
-                _out(rep)
-            else:
+            rep = _silver_report(P.fit(a.path, folds=a.cv or 5, out=out), a, P)
+            if not a.json:
                 _slot_table(rep, f"slot, {rep['folds']}-fold cv by process")
                 print(f"target above its own distractor in the ranker's probability: "
                       f"{rep['learned (cv)']['target_beats_distractor']:.3f}")
@@ -137,15 +131,9 @@ def cmd_eval(a) -> int:
                 if out:
                     print(f"ranker written to {out}")
             return 0
-        rep = P.run(a.path, baselines=not a.no_baselines, connectives=not a.no_connectives, folds=a.cv or None,
-                    memory_kw={"analogy_ranker": True} if a.ranker else None)
-        if rep is None:
-            raise FileNotFoundError(f"no ProPara-Logy silver CSV at {a.path}")
-        if a.mc:
-            rep["multiple choice"] = P.multiple_choice(a.path)
-        if a.json:
-            _out(rep)
-        else:
+        rep = _silver_report(P.run(a.path, baselines=not a.no_baselines, connectives=not a.no_connectives,
+                                   folds=a.cv or None, memory_kw={"analogy_ranker": True} if a.ranker else None), a, P)
+        if not a.json:
             _slot_table(rep, "method" + (" (connectives removed)" if a.no_connectives else ""))
             f = rep["fastmem"]
             print(f"target outranks its own distractor: {f['target_beats_distractor']:.3f} of rows in the slot's order "
@@ -154,6 +142,18 @@ def cmd_eval(a) -> int:
             if a.mc:
                 _print_mc(rep["multiple choice"])
     return 0
+
+
+def _silver_report(rep: dict | None, a, P) -> dict:
+    """A ProPara-Logy report with the multiple choice added (``--mc``), printed as JSON with
+    ``--json``; FileNotFoundError when the silver CSV is not at the path."""
+    if rep is None:
+        raise FileNotFoundError(f"no ProPara-Logy silver CSV at {a.path}")
+    if a.mc:
+        rep["multiple choice"] = P.multiple_choice(a.path)
+    if a.json:
+        _out(rep)
+    return rep
 
 
 def _print_mc(mc: dict) -> None:
