@@ -17,8 +17,10 @@ at most ``pool`` memories of the requested scope. :mod:`fastmem.fusion` combines
 Each channel's cost is bounded, whatever the store's size (see :class:`Keyword`,
 :class:`Graph`).
 
-A new channel is a function here plus its name in :data:`NAMES` and a line in
-:meth:`fastmem.recall.RecallPipeline.run`.
+A new channel is a function here, registered under its name with :func:`fastmem.recall.channel`
+(``run(pipeline, turn) -> {id: (rank, score)}``; the recall pipeline runs the registered
+channels in order), its name in :data:`NAMES` (what ``recall(channels=...)`` accepts) and its
+weight in :data:`fastmem.fusion.DEFAULT_WEIGHTS`.
 """
 
 from __future__ import annotations

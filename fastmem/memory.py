@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from . import categories as K
+from . import categories as CAT
 from . import graph as G
 from . import writes as W
 from .analogy import SURFACE_RULES, SlotSettings
@@ -570,7 +570,7 @@ class Memory:
         :mod:`fastmem.categories`); proposals change nothing else. Returns the open ones."""
         return self._passes.propose_categories(namer=namer, scope=scope, min_members=min_members)
 
-    def categories(self, status: str | None = None, *, scope: str | None | object = K.ANY) -> list[Category]:
+    def categories(self, status: str | None = None, *, scope: str | None | object = CAT.ANY) -> list[Category]:
         """Categories, of one status ("proposed", "approved", "rejected") when given, and of one
         scope when given (what ``propose_categories(scope=...)`` made for it; ``None``: the
         store-wide proposals). Default: all of them."""

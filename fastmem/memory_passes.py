@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import categories as K
+from . import categories as CAT
 from . import chunks as CH
 from . import graph as G
 from . import writes as W
@@ -80,31 +80,31 @@ class Passes:
         self.front.derive_pending()  # roles are read from every memory's facts
         with self.e.lock:
             self.e.sync()
-            return K.propose(self.e.store, namer=namer, scope=scope, min_members=min_members)
+            return CAT.propose(self.e.store, namer=namer, scope=scope, min_members=min_members)
 
-    def categories(self, status: str | None = None, *, scope: str | None | object = K.ANY) -> list[Category]:
-        if scope is not K.ANY:
+    def categories(self, status: str | None = None, *, scope: str | None | object = CAT.ANY) -> list[Category]:
+        if scope is not CAT.ANY:
             _check_scope(scope)
         with self.e.lock:
-            return K.listing(self.e.db, status, scope=scope)
+            return CAT.listing(self.e.db, status, scope=scope)
 
     def approve_category(self, category_id: int) -> Category:
         cid = _check_id(category_id, "category")
         with self.e.transaction() as tx:
             tx.graph_changed()
-            return K.approve(self.e.store, cid)
+            return CAT.approve(self.e.store, cid)
 
     def reject_category(self, category_id: int) -> Category:
         cid = _check_id(category_id, "category")
         with self.e.transaction() as tx:
             tx.graph_changed()
-            return K.reject(self.e.store, cid)
+            return CAT.reject(self.e.store, cid)
 
     def revert_category(self, category_id: int) -> Category:
         cid = _check_id(category_id, "category")
         with self.e.transaction() as tx:
             tx.graph_changed()
-            return K.revert(self.e.store, cid)
+            return CAT.revert(self.e.store, cid)
 
 
 class UsageVerbs:

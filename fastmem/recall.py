@@ -12,6 +12,7 @@ condition).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import apsw
@@ -29,7 +30,7 @@ from .text import from_epoch
 from .usage import Ledger
 from .vectors import ids_json
 
-__all__ = ["RecallPipeline", "MAX_EXCLUDED_ROOM"]
+__all__ = ["RecallPipeline", "MAX_EXCLUDED_ROOM", "CHANNELS", "channel", "ChannelSpec", "TurnQuery"]
 
 #: Most extra candidates a channel fetches to make room for excluded ids.
 MAX_EXCLUDED_ROOM = 200
@@ -62,7 +63,6 @@ class RecallPipeline:
                  slot: AnalogySlot, fuse) -> None:
         self.db, self.index, self.scopes, self.ledger, self.slot, self.fuse = db, index, scopes, ledger, slot, fuse
         self.keyword = C.Keyword(db)
-        #: How much a neighbour's match counts in the context channel (see channels.context).
         self.graph = C.Graph(db)
         self._speakers: dict[str, tuple[str, str | None]] = Bounded(10_000)  # folded speaker names
 
@@ -76,7 +76,8 @@ class RecallPipeline:
         in fusion either); the slot may still pick one."""
         t: dict[str, float] = {}
         slot = analogy and extractor is not None and self.slot.can_fire()
-        # channels (the vector channel also when only the slot needs its neighbours)
+        # channels (CHANNELS, in order; the vector channel also when only the slot needs its
+        # neighbours)
         t0 = time.perf_counter()
         # fusion scales every channel against its REF_DEPTH-th best. Excluded ids take room in
         # what a channel fetches and are gone before anything is computed from it (context
@@ -85,32 +86,22 @@ class RecallPipeline:
         # answers excluded: rankings identical 12/40 when they were dropped only before fusion)
         pool = max(REF_DEPTH, 4 * k)
         fetch = pool + min(len(exclude), MAX_EXCLUDED_ROOM)
-        found: dict[str, C.Channel] = {}
-        labels = np.zeros(0, np.int64)
-        derived = any(c in use for c in C.DERIVED)
-        if vec is not None and ("vector" in use or derived or slot):
-            found["vector"], labels = C.vector(self.index, vec, fetch, self.scopes.allowed(scope))
-        t["vector"] = (time.perf_counter() - t0) * 1e3
-        t1 = time.perf_counter()
-        if "keyword" in use or derived:
-            found["keyword"] = self.keyword(query, fetch, scope, self.index.live, extra=labels,
-                                            members=self.scopes.allowed(scope))
-        t["keyword"] = (time.perf_counter() - t1) * 1e3
-        t1 = time.perf_counter()
-        entities: list[str] = []
-        if "graph" in use:
-            found["graph"], entities = self.graph(query, fetch, scope, self.index.live)
-        t["graph"] = (time.perf_counter() - t1) * 1e3
-        if exclude:
-            found = {c: _without(v, exclude, pool) for c, v in found.items()}
-        if "context" in use:
-            t1 = time.perf_counter()
-            found["context"] = C.context(self.db, found, pool, scope)
-            t["context"] = (time.perf_counter() - t1) * 1e3
-        if "speaker" in use:
-            t1 = time.perf_counter()
-            found["speaker"] = C.speaker(self.db, found, query, self._speakers)
-            t["speaker"] = (time.perf_counter() - t1) * 1e3
+        turn = TurnQuery(query, vec, fetch, pool, scope, self.scopes.allowed(scope))
+        needs = {"derived": any(c in use for c in C.DERIVED), "slot": slot}
+        found = turn.found
+        for name, spec in CHANNELS.items():
+            if spec.derived and exclude and not turn.filtered:  # the base channels less `exclude` first
+                found.update({c: _without(v, exclude, pool) for c, v in found.items()})
+                turn.filtered = True
+            if spec.wanted(name, use, turn, needs):
+                t1 = time.perf_counter()
+                found[name] = spec.run(self, turn)
+                t[name] = (time.perf_counter() - t1) * 1e3
+            elif not spec.derived:
+                t[name] = 0.0
+        if exclude and not turn.filtered:
+            found.update({c: _without(v, exclude, pool) for c, v in found.items()})
+        labels, entities = turn.labels, turn.entities
         # fusion (a keyword or graph cut at `pool` says nothing about ties at its boundary)
         found = {c: (v if c in ("vector", "speaker") else drop_boundary_ties(v, pool))
                  for c, v in found.items() if c in use}
@@ -187,3 +178,79 @@ class RecallPipeline:
                 why["chunk"] = stood_in[mid]
             hits.append(Hit(mid, rows[mid][0], score, why, rows[mid][1], from_epoch(rows[mid][2]), rows[mid][3]))
         return hits
+
+
+class TurnQuery:
+    """What a recall channel sees of the turn: the text, its embedding (or None), how many
+    candidates to fetch (``fetch``: the fusion pool plus room for excluded ids) and to keep
+    (``pool``), the scope and its members (None: no filter), the channels found so far
+    (``found``, for the derived ones), and what the base channels leave for others: the
+    vector channel's neighbour ``labels`` (the keyword channel scores them too; the slot reads
+    them) and the graph channel's matched ``entities`` (shown in ``why``)."""
+
+    __slots__ = ("query", "vec", "fetch", "pool", "scope", "members", "found", "labels", "entities", "filtered")
+
+    def __init__(self, query: str, vec, fetch: int, pool: int, scope: str | None, members) -> None:
+        self.query, self.vec, self.fetch, self.pool, self.scope, self.members = query, vec, fetch, pool, scope, members
+        self.found: dict[str, C.Channel] = {}
+        self.labels = np.zeros(0, np.int64)
+        self.entities: list[str] = []
+        self.filtered = False
+
+
+class ChannelSpec:
+    """A registered recall channel: ``run(pipeline, turn) -> {id: (rank, score)}``;
+    ``derived`` channels read the others' results (``turn.found``, excluded ids removed) and
+    run after them; ``also`` names when a base channel runs although not asked for (its
+    results feed a derived channel, ``"derived"``, or the analogy slot, ``"slot"``)."""
+
+    __slots__ = ("run", "derived", "also")
+
+    def __init__(self, run: Callable[[RecallPipeline, TurnQuery], C.Channel], derived: bool, also: tuple[str, ...]):
+        self.run, self.derived, self.also = run, derived, also
+
+    def wanted(self, name: str, use: frozenset[str], turn: TurnQuery, needs: dict[str, bool]) -> bool:
+        if name == "vector" and turn.vec is None:
+            return False
+        return name in use or any(needs[a] for a in self.also)
+
+
+#: The recall channels by name, in the order they run (``Memory.recall(channels=...)`` picks
+#: among them; fusion weighs them by name, :data:`fastmem.fusion.DEFAULT_WEIGHTS`).
+CHANNELS: dict[str, ChannelSpec] = {}
+
+
+def channel(name: str, *, derived: bool = False, also: tuple[str, ...] = ()):
+    """Register a recall channel (see :class:`ChannelSpec`); its name must also be in
+    :data:`fastmem.channels.NAMES` (what ``recall(channels=...)`` accepts)."""
+    def register(fn):
+        CHANNELS[name] = ChannelSpec(fn, derived, also)
+        return fn
+    return register
+
+
+@channel("vector", also=("derived", "slot"))
+def _vector(p: RecallPipeline, t: TurnQuery) -> C.Channel:
+    found, t.labels = C.vector(p.index, t.vec, t.fetch, t.members)
+    return found
+
+
+@channel("keyword", also=("derived",))
+def _keyword(p: RecallPipeline, t: TurnQuery) -> C.Channel:
+    return p.keyword(t.query, t.fetch, t.scope, p.index.live, extra=t.labels, members=t.members)
+
+
+@channel("graph")
+def _graph(p: RecallPipeline, t: TurnQuery) -> C.Channel:
+    found, t.entities = p.graph(t.query, t.fetch, t.scope, p.index.live)
+    return found
+
+
+@channel("context", derived=True)
+def _context(p: RecallPipeline, t: TurnQuery) -> C.Channel:
+    return C.context(p.db, t.found, t.pool, t.scope)
+
+
+@channel("speaker", derived=True)
+def _speaker(p: RecallPipeline, t: TurnQuery) -> C.Channel:
+    return C.speaker(p.db, t.found, t.query, p._speakers)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -116,9 +115,8 @@ class TermIndex:
         if self._csr is None:
             flat, rows = self._raw
             keys, term_of = np.unique(flat, return_inverse=True)
-            # the counting sort where this process writes (its Numba kernels are loaded), a
-            # NumPy sort in one that only reads (a CLI recall: Numba's load costs more)
-            build = K.postings_csr if "fastmem.kernels.hrr" in sys.modules else K.postings_csr_sorted
+            # the counting sort where this process writes, a NumPy sort in one that only reads
+            build = K.postings_csr if K.compiled_loaded() else K.postings_csr_sorted
             indptr, sorted_rows = build(term_of.astype(np.int64).ravel(), rows, len(keys))
             self._csr, self._raw = (keys, indptr, sorted_rows), None
         return self._csr
@@ -207,7 +205,7 @@ class TermIndex:
             ew = np.zeros(0)
         if not len(starts) and not len(estarts):
             return np.zeros(0, np.int64), np.zeros(0)
-        if "fastmem.kernels.hrr" in sys.modules:  # this process's Numba kernels are loaded
+        if K.compiled_loaded():
             slots, sc = K.term_scores(starts, ends, base_rows, w, estarts, eends, erows, ew, self.alive, self._acc,
                                       float(threshold))
         else:  # a process that only reads (a CLI recall): NumPy, no Numba load

@@ -287,7 +287,7 @@ def _restore_aliases(db, aliases: list[dict]) -> None:
 
 
 def _restore_categories(store, cats: list[dict]) -> None:
-    from . import categories as K
+    from . import categories as CAT
     from .canon import fold_name
 
     db = store.db
@@ -309,6 +309,6 @@ def _restore_categories(store, cats: list[dict]) -> None:
         db.executemany("INSERT OR IGNORE INTO category_members(category_id, node_id) VALUES (?,?)",
                        [(cat_id, n) for n in members])
         if c["status"] == "approved":
-            K.approve(store, cat_id)
+            CAT.approve(store, cat_id)
         elif c["status"] == "rejected":
-            K.reject(store, cat_id)
+            CAT.reject(store, cat_id)

@@ -18,6 +18,7 @@ __all__ = [
     "bind",
     "bundle",
     "bundle_weighted",
+    "compiled_loaded",
     "dequantize",
     "permute",
     "postings_csr",
@@ -39,6 +40,16 @@ __all__ = [
 
 _PLAIN = frozenset({"Q8_SCALE", "atom", "atoms", "permute", "postings_csr_sorted", "sims_q8_many",
                     "term_scores_bincount", "to_unit", "z_stats"})
+
+
+def compiled_loaded() -> bool:
+    """Whether this process has loaded the Numba kernels (it wrote, or warmed up). Kernels
+    with a NumPy twin (the postings build, the term scores) use the compiled one then, and
+    the NumPy one in a process that only reads (a command-line recall), where loading Numba
+    would cost more than the work."""
+    import sys
+
+    return __name__ + ".hrr" in sys.modules
 
 
 def __getattr__(name: str):

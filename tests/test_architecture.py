@@ -71,3 +71,15 @@ def test_modules_and_functions_stay_readable(path):
     long = [(n.name, _code_lines(src, range(n.lineno, n.end_lineno + 1))) for n in ast.walk(ast.parse(src))
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     assert [f for f in long if f[1] > 80] == []
+
+
+def test_every_recall_channel_is_registered_once_and_weighed():
+    """The channels a user may name are exactly the registered ones, each with a fusion
+    weight; the derived ones (which read the others) run after every base channel."""
+    from fastmem.channels import NAMES
+    from fastmem.fusion import DEFAULT_WEIGHTS
+    from fastmem.recall import CHANNELS
+
+    assert set(CHANNELS) == set(NAMES) and set(NAMES) <= set(DEFAULT_WEIGHTS)
+    order = [spec.derived for spec in CHANNELS.values()]
+    assert order == sorted(order)
