@@ -416,3 +416,9 @@ def stand_in(db: apsw.Connection, ranked: list[tuple[int, float]], k: int) -> tu
         have = {m for m, _ in out} | {m for w in why.values() for m in w["suppressed"]}
         out += [[m, s] for m, s in ranked[len(window):] if m not in have][: k - len(out)]
     return [(m, s) for m, s in out], why
+
+
+def chunk_ids(db: apsw.Connection, scope: str | None) -> list[int]:
+    """The chunk memories' ids (of one scope when given)."""
+    sql = "SELECT memory_id FROM chunks" + (" WHERE scope=?" if scope is not None else "") + " ORDER BY memory_id"
+    return [r[0] for r in db.execute(sql, (scope,) if scope is not None else ())]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 from contextlib import contextmanager
 
 from . import vectors as V
@@ -107,10 +106,9 @@ class Engine:
         return index
 
     def _new_index(self) -> VectorIndex:
-        with self.store.atomic():  # a store's identity: its index file must be its own
-            self.db.execute("INSERT OR IGNORE INTO settings(key, value) VALUES ('store_id', ?)", (uuid.uuid4().hex,))
+        # a store's identity: its index file must be its own
         return VectorIndex(None if self.path.startswith(":") else self.path + ".hnsw", dim=self.embedder.dim,
-                           model_id=self.embedder.model_id, store_id=self.store.get_setting("store_id"))
+                           model_id=self.embedder.model_id, store_id=self.store.identity())
 
     def rebuild_index(self, progress: bool | None) -> None:
         """Rebuild the vector index from the stored vectors (it is only a cache of them)."""

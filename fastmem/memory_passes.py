@@ -60,8 +60,7 @@ class Passes:
 
     def chunks(self, *, scope: str | None = None) -> list[int]:
         _check_scope(scope)
-        sql = "SELECT memory_id FROM chunks" + (" WHERE scope=?" if scope is not None else "") + " ORDER BY memory_id"
-        return [r[0] for r in self.e.db.execute(sql, (scope,) if scope is not None else ())]
+        return CH.chunk_ids(self.e.db, scope)
 
     def dissolve(self, chunk_id: int) -> None:
         self.e.check_open()

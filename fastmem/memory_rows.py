@@ -5,7 +5,6 @@ The verbs' logic; their documentation is on ``Memory``, which hands over to :cla
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import contextmanager
@@ -38,10 +37,7 @@ class Rows:
         self.e.check_open()
         _check_scope(scope)
         with self.e.lock:
-            if scope is None:
-                return int(self.e.db.execute("SELECT count(*) FROM pending").fetchone()[0])
-            return int(self.e.db.execute("SELECT count(*) FROM pending p JOIN memories m ON m.id=p.memory_id "
-                                       "WHERE m.scope=?", (scope,)).fetchone()[0])
+            return W.pending_count(self.e.db, scope)
 
     def derive_pending(self, *, wait: bool = True, timeout: float | None = None) -> int | None:
         self.e.check_open()
@@ -61,12 +57,9 @@ class Rows:
         check_str(key, "key")
         if not (value is None or isinstance(value, (str, int, float, bool))):
             raise InvalidInput("value must be a str, number, bool or None")
-        sql = ("SELECT id, text, meta FROM memories WHERE json_extract(meta, '$.' || json_quote(?)) IS ?"
-               + (" AND scope=?" if scope is not None else "") + " ORDER BY id")
         with self.e.lock:
             self.e.sync()
-            rows = self.e.db.execute(sql, (key, value) + ((scope,) if scope is not None else ())).fetchall()
-        return [(mid, text, json.loads(meta)) for mid, text, meta in rows]
+            return W.with_meta(self.e.db, key, value, scope)
 
     def export_jsonl(self, path: str | os.PathLike | None = None, *, scope: str | None = None,
                      vectors: bool = False) -> int:

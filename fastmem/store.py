@@ -13,6 +13,7 @@ import os
 import random
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 
 import apsw
@@ -571,6 +572,12 @@ class Store:
         return int(self.db.execute("PRAGMA data_version").fetchone()[0])
 
     # -- settings --------------------------------------------------------------------------
+    def identity(self) -> str:
+        """The store's id (made once, kept in the file): what its derived files belong to."""
+        with self.atomic():
+            self.db.execute("INSERT OR IGNORE INTO settings(key, value) VALUES ('store_id', ?)", (uuid.uuid4().hex,))
+        return self.get_setting("store_id")
+
     def get_setting(self, key: str, default: str | None = None) -> str | None:
         row = self.db.execute("SELECT value FROM settings WHERE key=?", (key,)).fetchone()
         return row[0] if row else default

@@ -464,3 +464,17 @@ def count(db, scope: str | None, source: str | None) -> int:
     return int(db.execute("SELECT count(*) FROM memories" + "".join(
         (" WHERE " if i == 0 else " AND ") + w for i, w in enumerate(where)),
                           tuple(v for v in (scope, source) if v is not None)).fetchone()[0])
+
+
+def pending_count(db, scope: str | None) -> int:
+    if scope is None:
+        return int(db.execute("SELECT count(*) FROM pending").fetchone()[0])
+    return int(db.execute("SELECT count(*) FROM pending p JOIN memories m ON m.id=p.memory_id WHERE m.scope=?",
+                          (scope,)).fetchone()[0])
+
+
+def with_meta(db, key: str, value, scope: str | None) -> list[tuple[int, str, dict[str, Any]]]:
+    sql = ("SELECT id, text, meta FROM memories WHERE json_extract(meta, '$.' || json_quote(?)) IS ?"
+           + (" AND scope=?" if scope is not None else "") + " ORDER BY id")
+    rows = db.execute(sql, (key, value) + ((scope,) if scope is not None else ())).fetchall()
+    return [(mid, text, json.loads(meta)) for mid, text, meta in rows]

@@ -83,3 +83,14 @@ def test_every_recall_channel_is_registered_once_and_weighed():
     assert set(CHANNELS) == set(NAMES) and set(NAMES) <= set(DEFAULT_WEIGHTS)
     order = [spec.derived for spec in CHANNELS.values()]
     assert order == sorted(order)
+
+
+@pytest.mark.parametrize("name", ["memory.py", "memory_io.py", "memory_rows.py", "memory_passes.py", "engine.py"])
+def test_the_front_and_its_services_hold_no_sql(name):
+    """Statements live in the module that owns their tables (writes, graph, structure_index,
+    usage, vectors, chunks, categories, store...); the front, its services and the engine
+    call them."""
+    sql = [f"{name}:{n.lineno}" for n in ast.walk(ast.parse((ROOT / name).read_text(encoding="utf-8")))
+           if isinstance(n, ast.Constant) and isinstance(n.value, str)
+           and any(w in n.value.upper() for w in ("SELECT ", "INSERT ", "UPDATE ", "DELETE FROM"))]
+    assert sql == []
