@@ -163,16 +163,16 @@ class AnalogySlot:
     #: At most this many stage-1 candidates (heaviest alignment first) are read per turn.
     CANDIDATES = 256
 
-    def __init__(self, db: apsw.Connection, structures: StructureIndex, settings: SlotSettings | None = None, *,
+    def __init__(self, db: apsw.Connection, structure: StructureIndex, settings: SlotSettings | None = None, *,
                  verb_vectors=None, ranker=None, sample_vectors=None) -> None:
         #: the slot's settings, one object (each is also an attribute of the slot, settable live)
         self.settings = (settings if settings is not None else SlotSettings()).checked()
         self.db = db
-        self.structures = structures
+        self.structure = structure
         self.verb_vectors = verb_vectors
         self.sample_vectors = sample_vectors
         #: the structure mapping of the whole store's verb counts (explore, ties, features)
-        self.mapper = Mapper(structures.verb_bits(), verb_vectors)
+        self.mapper = Mapper(structure.verb_bits(), verb_vectors)
         #: the learned ranker (:mod:`fastmem.ranker`); None: the most surprising mapping
         self.ranker = ranker
         #: when a list, each pick appends ``(memory id, features, surprise)`` of every
@@ -186,7 +186,7 @@ class AnalogySlot:
         memories with a structural code (a scope's population is part of the store's, so none
         can have more). When it does not, a recall skips the turn's parse (spaCy's load is
         about a second of a new process)."""
-        return self.structures.n >= self.min_store
+        return self.structure.n >= self.min_store
 
     # -- the turn and its candidates -------------------------------------------------------
     def prepare(self, text: str, extractor, z_min: float, parsed=None, members=None) -> Turn:
@@ -195,7 +195,7 @@ class AnalogySlot:
         t0 = time.perf_counter()
         events, names = parsed if parsed is not None else parse_turn(extractor, text)
         t1 = time.perf_counter()
-        sq = self.structures.query(events, members)
+        sq = self.structure.query(events, members)
         parse_ms = (t1 - t0) * 1e3 if parsed is None else 0.0
         return Turn(sq, tuple(names), tuple(events), parse_ms, (time.perf_counter() - t1) * 1e3)
 
@@ -205,7 +205,7 @@ class AnalogySlot:
         :meth:`StructureIndex.z_stats`), its population n, and the memories (of the scope)
         whose exact alignment reaches ``z_min`` standard deviations over the mean, heaviest
         first (stage 1)."""
-        st = self.structures
+        st = self.structure
         mean, std, n = st.z_stats(sq, members)
         if n < self.min_store or std <= 1e-9:
             return mean, std, n, np.zeros(0, np.int64), np.zeros(0)
@@ -271,11 +271,11 @@ class AnalogySlot:
         if len(cids) == 0:
             return None
         recent = self._recent.get(session, ()) if session else ()
-        bits = self.structures.verb_bits(members)
+        bits = self.structure.verb_bits(members)
         scored = self._map(turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live, bits)
         # the best of how many: the memories the slot chooses from that have content events
         # (a small scope borrows the store's counts, not its population)
-        population = bits.memories() if members is None else min(bits.memories(), self.structures.coded(members))
+        population = bits.memories() if members is None else min(bits.memories(), self.structure.coded(members))
         best = self._choose(turn, scored, max(population, 1), weights, (mean, std))
         if best is None:
             return None
@@ -328,7 +328,7 @@ class AnalogySlot:
         if best is None:
             return None
         c, mp, align, use, learned = best
-        z = (self.structures.encoder.expected_score(turn.query, align, c.nterms) - stats[0]) / stats[1]
+        z = (self.structure.encoder.expected_score(turn.query, align, c.nterms) - stats[0]) / stats[1]
         return self._analogy(c, mp, align, z, use, n, learned)
 
     def _learned(self, turn: Turn, c: _Candidate, mp: Mapping, stats) -> float | None:
@@ -336,9 +336,9 @@ class AnalogySlot:
         and the trace of its features."""
         mean, std = stats
         sq = turn.query
-        structural = self.structures.code_scores(sq, [(c.id, c.code, c.nterms)])[c.id]
-        align, _, n_terms = self.structures.encoder.alignment(sq, c.events)
-        z = (self.structures.encoder.expected_score(sq, align, n_terms) - mean) / std
+        structural = self.structure.code_scores(sq, [(c.id, c.code, c.nterms)])[c.id]
+        align, _, n_terms = self.structure.encoder.alignment(sq, c.events)
+        z = (self.structure.encoder.expected_score(sq, align, n_terms) - mean) / std
         f = self.describe(turn.events, c.events, mp, z=z, code_z=(structural - mean) / std)
         if self.trace is not None:
             self.trace.append((c.id, f, mp.surprise))
@@ -375,8 +375,8 @@ class AnalogySlot:
         ``Memory.analogies``); ``embed_query(text)`` gives ``why["surface"]``; ``members`` as
         in :meth:`pick`."""
         events = parse_turn(extractor, text)[0]
-        sq = self.structures.query(events, members)
-        st = self.structures
+        sq = self.structure.query(events, members)
+        st = self.structure
         if sq is None or st.n == 0:
             return []
         encoder = st.encoder

@@ -83,7 +83,7 @@ class Cluster:
     chunk_id: int | None = None
 
 
-def run(db: apsw.Connection, store, synced, transaction, *, embedder, extractor, structures: StructureIndex,
+def run(db: apsw.Connection, store, synced, transaction, *, embedder, extractor, structure: StructureIndex,
         scope: str | None, summarizer, progress: bool | None, budget: int) -> ConsolidationReport:
     """The consolidation pass (:meth:`fastmem.Memory.consolidate`): plan the clusters of every
     scope (or of ``scope``), then summarise, embed and parse the new and changed ones in
@@ -120,11 +120,11 @@ def run(db: apsw.Connection, store, synced, transaction, *, embedder, extractor,
                     continue
                 if cl.action == "create":
                     cl.chunk_id, pending = create(store, one, cl, summarizer=name, model_id=embedder.model_id,
-                                                  structures=structures)
+                                                  structure=structure)
                     tx.added([cl.chunk_id], one.vecs, cl.scope)
                 else:
                     pending = update(store, one, cl, summarizer=name, model_id=embedder.model_id,
-                                     structures=structures)
+                                     structure=structure)
                     tx.revectored([cl.chunk_id], one.vecs)
                 tx.structure(pending)
             done[cl.action].append(cl.chunk_id)
@@ -333,12 +333,12 @@ def _link(db: apsw.Connection, cid: int, cluster: Cluster) -> list[int]:
 
 
 def create(store, prep: W.Prepared, cluster: Cluster, *, summarizer: str, model_id: str,
-           structures: StructureIndex) -> tuple[int, StructuralChanges]:
+           structure: StructureIndex) -> tuple[int, StructuralChanges]:
     """Write a new chunk (its memory, copied facts and bookkeeping) in one transaction."""
     prep.facts = [[]]  # the chunk's facts are its members', copied below: no new entities
     with store.atomic() as db:
         (cid,), pending = W.commit(store, prep, scope=cluster.scope, source=None, meta_json="{}", model_id=model_id,
-                                   structures=structures)
+                                   structure=structure)
         now = time.time()
         db.execute("INSERT INTO chunks(memory_id, scope, signature, summarizer, created, updated) VALUES (?,?,?,?,?,?)",
                    (cid, cluster.scope, "", summarizer, now, now))
@@ -348,13 +348,13 @@ def create(store, prep: W.Prepared, cluster: Cluster, *, summarizer: str, model_
 
 
 def update(store, prep: W.Prepared, cluster: Cluster, *, summarizer: str, model_id: str,
-           structures: StructureIndex) -> StructuralChanges:
+           structure: StructureIndex) -> StructuralChanges:
     """Give an existing chunk new members and a new text, in one transaction."""
     cid = cluster.chunk_id
     prep.facts = [[]]
     with store.atomic() as db:
         pending = W.update(store, cid, text=prep.texts[0], prep=prep, meta_json=None, at=W.KEEP, model_id=model_id,
-                           structures=structures)
+                           structure=structure)
         db.execute("DELETE FROM chunk_members WHERE chunk_id=?", (cid,))
         got = _link(db, cid, cluster)
         db.execute("UPDATE chunks SET signature=?, summarizer=?, updated=?, version=version+1 WHERE memory_id=?",

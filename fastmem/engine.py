@@ -212,7 +212,7 @@ class Engine:
         follow it after COMMIT."""
         with self.transaction() as tx:
             ids, changes = W.commit(self.store, prep, scope=scope, source=source, meta_json=meta_json,
-                                    model_id=self.embedder.model_id, structures=self.structure, at=at, ids=ids,
+                                    model_id=self.embedder.model_id, structure=self.structure, at=at, ids=ids,
                                     speaker=speaker)
             tx.structure(changes)
             tx.added(ids, prep.vecs, scope)
@@ -237,7 +237,7 @@ class Engine:
                     break
                 with self.transaction() as tx:
                     ids, vecs, changes = W.commit_pending(self.store, [r[0] for r in rows], prep,
-                                                          model_id=self.embedder.model_id, structures=self.structure)
+                                                          model_id=self.embedder.model_id, structure=self.structure)
                     tx.structure(changes)
                     tx.revectored(ids, vecs)
             done += len(ids)

@@ -42,7 +42,7 @@ class Passes:
             raise InvalidInput("summarizer must have a summarize(texts, *, names, budget) method")
         self.front.derive_pending()  # clusters are found from every memory's facts
         return CH.run(self.e.db, self.e.store, self.e.synced, self.e.transaction, embedder=self.e.embedder,
-                      extractor=self.e.extractor, structures=self.e.structure, scope=scope,
+                      extractor=self.e.extractor, structure=self.e.structure, scope=scope,
                       summarizer=summ, progress=progress, budget=budget)
 
     def expand(self, chunk_id: int) -> list[Record]:

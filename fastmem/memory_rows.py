@@ -103,7 +103,7 @@ class Rows:
                 prep = W.prepare([text], [None], self.e.embedder, self.e.extractor, False)
         with self.e.transaction() as tx:
             tx.structure(W.update(self.e.store, mid, text=text, prep=prep, meta_json=meta_json, at=when,
-                                  model_id=self.e.embedder.model_id, structures=self.e.structure, speaker=who))
+                                  model_id=self.e.embedder.model_id, structure=self.e.structure, speaker=who))
             if prep is not None:
                 tx.revectored([mid], prep.vecs)
             elif text is not None:

@@ -209,7 +209,7 @@ def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list
         ids, pending = W.commit(mem.store, prep, scope=scope, source=[r.get("source") for r in mems],
                                 meta_json=[json.dumps(r.get("meta") or {}) for r in mems],
                                 at=[to_epoch(r.get("at")) for r in mems], speaker=[r.get("speaker") for r in mems],
-                                model_id=mem.embedder.model_id, structures=mem.structure,
+                                model_id=mem.embedder.model_id, structure=mem.structure,
                                 ids=[r["id"] for r in mems] if len(mem) == 0 else None)
         _restore_usage(db, mems, ids)
         new_id = {r["id"]: mid for r, mid in zip(mems, ids)}

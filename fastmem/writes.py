@@ -185,7 +185,7 @@ def _insert_rows(db, texts: Sequence[str], *, scope, source, meta_json, at, spea
     return new_ids
 
 
-def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, structures: StructureIndex,
+def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, structure: StructureIndex,
                     pending: StructuralChanges) -> None:
     """Embeddings, graph facts, events, codes and word counts of memories whose rows exist."""
     dim = prep.vecs.shape[1]
@@ -196,11 +196,11 @@ def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, struc
     for mid, fs, ev in zip(ids, prep.facts, prep.events):
         if fs:
             G.add_facts(db, mid, fs)
-        structures.stage(db, mid, ev, pending)
-    structures.write_df(db, pending.df)
+        structure.stage(db, mid, ev, pending)
+    structure.write_df(db, pending.df)
 
 
-def commit(store, prep: Prepared, *, scope, source, meta_json, model_id: str, structures: StructureIndex,
+def commit(store, prep: Prepared, *, scope, source, meta_json, model_id: str, structure: StructureIndex,
            at: Sequence[float | None] | None = None, ids: Sequence[int] | None = None,
            speaker=None) -> tuple[list[int], StructuralChanges]:
     """Write a prepared batch in one transaction; returns the new ids and the structural
@@ -212,7 +212,7 @@ def commit(store, prep: Prepared, *, scope, source, meta_json, model_id: str, st
     with store.atomic() as db:
         ids = _insert_rows(db, prep.texts, scope=scope, source=source, meta_json=meta_json, at=at, speaker=speaker,
                            ids=ids, now=time.time())
-        _insert_derived(db, ids, prep, model_id, structures, pending)
+        _insert_derived(db, ids, prep, model_id, structure, pending)
     return ids, pending
 
 
@@ -247,7 +247,7 @@ def pending_rows(db, limit: int, after: int = 0) -> list[tuple[int, str, list[Tr
 
 
 def commit_pending(store, ids: Sequence[int], prep: Prepared, *, model_id: str,
-                   structures: StructureIndex) -> tuple[list[int], np.ndarray, StructuralChanges]:
+                   structure: StructureIndex) -> tuple[list[int], np.ndarray, StructuralChanges]:
     """Finish pending memories in one transaction: those of ``ids`` that are still pending
     with the text ``prep`` was made from (another process may have finished, changed or
     forgotten one meanwhile) get their embedding, facts, events and code, and leave
@@ -262,12 +262,12 @@ def commit_pending(store, ids: Sequence[int], prep: Prepared, *, model_id: str,
         part = Prepared([prep.texts[j] for j in keep], prep.vecs[keep],
                         [prep.facts[j] for j in keep], [prep.events[j] for j in keep])
         if done:
-            _insert_derived(db, done, part, model_id, structures, pending)
+            _insert_derived(db, done, part, model_id, structure, pending)
             db.executemany("DELETE FROM pending WHERE memory_id=?", [(mid,) for mid in done])
     return done, part.vecs, pending
 
 
-def forget(store, mid: int, structures: StructureIndex) -> StructuralChanges:
+def forget(store, mid: int, structure: StructureIndex) -> StructuralChanges:
     """Delete one memory with its vector, facts (orphaned entities too), code and usage in
     one transaction; raises :class:`NotFound`. Returns the structural changes to apply."""
     pending = StructuralChanges()
@@ -275,8 +275,8 @@ def forget(store, mid: int, structures: StructureIndex) -> StructuralChanges:
         if db.execute("SELECT 1 FROM memories WHERE id=?", (mid,)).fetchone() is None:
             raise NotFound(f"no memory with id {mid}")
         nodes = [n for r in db.execute("SELECT subj, obj FROM edges WHERE memory_id=?", (mid,)) for n in r]
-        structures.stage_forget(db, mid, pending)
-        structures.write_df(db, pending.df)
+        structure.stage_forget(db, mid, pending)
+        structure.write_df(db, pending.df)
         db.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
         db.execute("DELETE FROM memories WHERE id=?", (mid,))
         db.execute("DELETE FROM usage_events WHERE memory_id=?", (mid,))
@@ -291,7 +291,7 @@ ROW_KEYS = ("id", "text", "scope", "source", "created", "updated", "meta", "at",
 
 
 def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_json: str | None,
-           at: float | None | object, model_id: str, structures: StructureIndex,
+           at: float | None | object, model_id: str, structure: StructureIndex,
            speaker: str | None | object = KEEP) -> StructuralChanges:
     """Change a memory in place, in one transaction: a new ``text`` (with ``prep``, its
     embedding and parse) replaces the FTS row, vector, facts, events and code (with ``prep``
@@ -317,7 +317,7 @@ def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_jso
             args.append(text)
             nodes = [n for r in db.execute("SELECT subj, obj FROM edges WHERE memory_id=?", (mid,)) for n in r]
             db.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
-            structures.stage_forget(db, mid, pending, delete=True)
+            structure.stage_forget(db, mid, pending, delete=True)
         db.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id=?", (*args, mid))
         if text is not None and prep is None:  # derived later: the memory is pending again
             db.execute("DELETE FROM embeddings WHERE memory_id=?", (mid,))
@@ -330,8 +330,8 @@ def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_jso
             if prep.facts[0]:
                 G.add_facts(db, mid, prep.facts[0])
             G.drop_orphans(db, nodes)
-            structures.stage(db, mid, prep.events[0], pending)
-        structures.write_df(db, pending.df)
+            structure.stage(db, mid, prep.events[0], pending)
+        structure.write_df(db, pending.df)
     return pending
 
 

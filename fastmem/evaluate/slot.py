@@ -18,12 +18,12 @@ def features_of(slot: AnalogySlot, text: str, ids: Sequence[int], extractor) -> 
     """The ranker's features of each memory against ``text``, without the gate or the
     surface condition; None for a memory nothing maps onto."""
     events = parse_turn(extractor, text)[0]
-    sq = slot.structures.query(events)
+    sq = slot.structure.query(events)
     if sq is None:
         return [None] * len(ids)
-    mean, std, _ = slot.structures.z_stats(sq)
+    mean, std, _ = slot.structure.z_stats(sq)
     std = max(std, 1e-9)
-    enc = slot.structures.encoder
+    enc = slot.structure.encoder
     out = []
     for mid in ids:
         row = slot.db.execute("SELECT ev.events, c.code, c.nterms FROM events ev JOIN codes c ON "
@@ -38,7 +38,7 @@ def features_of(slot: AnalogySlot, text: str, ids: Sequence[int], extractor) -> 
             out.append(None)
             continue
         align, _, n_terms = enc.alignment(sq, mev)
-        structural = slot.structures.code_scores(sq, [(int(mid), code, nterms)])[int(mid)]
+        structural = slot.structure.code_scores(sq, [(int(mid), code, nterms)])[int(mid)]
         out.append(slot.describe(events, mev, mp, z=(enc.expected_score(sq, align, n_terms) - mean) / std,
                                   code_z=(structural - mean) / std))
     return out
@@ -52,6 +52,6 @@ def exact_scores(slot: AnalogySlot, text: str, ids: Sequence[int], extractor) ->
         return [0.0] * len(ids)
     out = []
     for mid in ids:
-        ev = slot.structures.events(int(mid))
+        ev = slot.structure.events(int(mid))
         out.append(slot.mapper.map(events, ev).surprise if ev else 0.0)
     return out
