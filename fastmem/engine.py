@@ -29,6 +29,7 @@ from .index import VectorIndex
 from .pending import BATCH, Finisher
 from .ranker import resolve_ranker
 from .recall import RecallPipeline
+from .standing import StandingIndex
 from .store import Store
 from .structure import StructureEncoder
 from .structure_index import StructureIndex
@@ -71,7 +72,9 @@ class Engine:
             self.ledger = Ledger(self.store)
             self.ledger.load()
             self.scopes = Scopes(self.db)
-            self.pipeline = RecallPipeline(self.db, self.index, self.scopes, self.ledger, self.slot, FUSIONS[fusion])
+            self.standing = StandingIndex(self.db)
+            self.pipeline = RecallPipeline(self.db, self.index, self.scopes, self.ledger, self.slot, FUSIONS[fusion],
+                                           self.standing)
             self.dv = self.store.data_version()
         except BaseException:
             self.store.close()  # a failed open (model mismatch, bad dim...) leaves no handle behind

@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from .canon import canon_relation, fold_name, normalise_type
 from .exitgate import drain_first, native
@@ -25,7 +25,7 @@ from .lexicon import SKELETON
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION",
-           "parse_texts", "parse_turn", "parse_turns", "lemmatiser"]
+           "parse_texts", "analyse_texts", "parse_turn", "parse_turns", "lemmatiser"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +81,16 @@ def parse_texts(extractor: Extractor, texts: Sequence[str]) -> list[tuple[list[T
     if both is not None:
         return both(texts)
     return [(ts, events_from_triples(ts)) for ts in extractor.extract_many(texts)]
+
+
+def analyse_texts(extractor: Extractor, texts: Sequence[str]) -> list[tuple[list[Triple], list[Event], Any]]:
+    """:func:`parse_texts` plus each text's standing statement (:mod:`fastmem.standing`), from
+    the same parse where the extractor can (``analyse_many``, as :class:`SpacyExtractor`
+    does); None for every text of an extractor that cannot (pass ``kind=`` instead)."""
+    both = getattr(extractor, "analyse_many", None)
+    if both is not None:
+        return both(texts)
+    return [(ts, ev, None) for ts, ev in parse_texts(extractor, texts)]
 
 
 def parse_turn(extractor: Extractor | None, text: str) -> tuple[list[Event], tuple[str, ...]]:
@@ -313,6 +323,13 @@ class SpacyExtractor:
     def parse_many(self, texts: Sequence[str]) -> list[tuple[list[Triple], list[Event]]]:
         """Triples and events of each text from one parse."""
         return [(self._doc_triples(doc), self._doc_events(doc)) for doc in self._docs(texts)]
+
+    def analyse_many(self, texts: Sequence[str]) -> list[tuple[list[Triple], list[Event], Any]]:
+        """Triples, events and the standing statement (:func:`fastmem.standing.detect_docs`)
+        of each text from one parse."""
+        from .standing import detect_docs
+
+        return [(self._doc_triples(doc), self._doc_events(doc), detect_docs([doc])[0]) for doc in self._docs(texts)]
 
     def events_many(self, texts: Sequence[str]) -> list[list[Event]]:
         """Events of each text: every main verb in text order with its subject and object

@@ -261,17 +261,19 @@ class Memory:
     # -- writing ---------------------------------------------------------------------------
     def remember(self, text: str, *, scope: str = "", source: str | None = None,
                  meta: Mapping[str, Any] | None = None, triples: Sequence[Sequence[str] | Triple] | None = None,
-                 at: datetime | str | None = None, speaker: str | None = None, wait: bool = True) -> int:
+                 at: datetime | str | None = None, speaker: str | None = None, wait: bool = True,
+                 kind: str | None = None) -> int:
         """Store one memory; returns its id. See :meth:`remember_many`."""
         return self._io.remember(text, scope=scope, source=source, meta=meta, triples=triples, at=at,
-                                 speaker=speaker, wait=wait)
+                                 speaker=speaker, wait=wait, kind=kind)
 
     def remember_many(self, texts: Sequence[str], *, scope: str = "", source: str | None = None,
                       meta: Mapping[str, Any] | None = None,
                       triples: Sequence[Sequence[Sequence[str] | Triple] | None] | None = None,
                       at: datetime | str | Sequence[datetime | str | None] | None = None,
                       speaker: str | Sequence[str | None] | None = None,
-                      progress: bool | None = None, wait: bool = True) -> list[int]:
+                      progress: bool | None = None, wait: bool = True,
+                      kind: str | Sequence[str | None] | None = None) -> list[int]:
         """Store many memories in one transaction (all or nothing); returns their ids.
 
         Parameters
@@ -303,14 +305,21 @@ class Memory:
             dies next) and derive the rest on a background thread, as *pending* memories
             (:meth:`derive_pending`, :meth:`pending_count`). Use it where a write must never
             wait for a model to load (an agent host's end of turn).
+        kind : str, or a sequence of them (one per text), optional
+            What kind of memory it is, for standing recall (:mod:`fastmem.standing`,
+            ``Recall.standing``): ``"instruction"`` (a standing instruction to the assistant:
+            "always add type hints when you show me Python"), ``"preference"`` ("I prefer
+            PostgreSQL over MySQL"), ``"plain"`` (never standing) or None (default: found
+            from the parse, with the default extractor; other extractors find none).
         """
         return self._io.remember_many(texts, scope=scope, source=source, meta=meta, triples=triples, at=at,
-                                      speaker=speaker, progress=progress, wait=wait)
+                                      speaker=speaker, progress=progress, wait=wait, kind=kind)
 
     # -- recall ----------------------------------------------------------------------------
     def recall(self, query: str, *, k: int = 10, scope: str | None = None, session: str | None = None,
                analogy: bool = True, z_min: float | None = None, record: bool = True,
-               channels: Sequence[str] = CHANNELS, exclude: Collection[int] = (), floor: bool = False) -> Recall:
+               channels: Sequence[str] = CHANNELS, exclude: Collection[int] = (), floor: bool = False,
+               standing: int = 3, order: str = "rank") -> Recall:
         """Hybrid recall: keyword (FTS5 bm25), vector (hnswlib), graph, context and speaker channels, fused by
         relative score (``fusion="score"``, default) or reciprocal rank (``"rrf"``), each
         memory's fused score times its use weight; plus the analogy slot.
@@ -344,23 +353,34 @@ class Memory:
             gets nothing rather than the store's best chance matches. ``Recall.grounding``
             says why. The analogy is decided apart. Hosts (hermes, MCP, the adapters) turn it
             on by default.
+        standing : int
+            At most this many standing instructions and preferences whose topic matches the
+            turn go in ``Recall.standing`` (:mod:`fastmem.standing`; a later one on the same
+            topic supersedes an earlier one); 0: none.
+        order : {"rank", "time"}
+            ``"rank"``: best first. ``"time"``: the same hits, oldest first (what "in what
+            order did I ..." needs). A question that asks for a list or an order gets hits
+            spread over near-duplicates either way (:mod:`fastmem.arrange`).
 
         Returns
         -------
         Recall
             ``.hits`` (tuple of :class:`~fastmem.Hit`, best first), ``.analogy``
-            (:class:`~fastmem.Analogy` or None) and ``.timings_ms`` per stage.
+            (:class:`~fastmem.Analogy` or None), ``.standing`` (tuple of
+            :class:`fastmem.standing.Standing`) and ``.timings_ms`` per stage.
         """
         return self._io.recall(query, k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
-                               record=record, channels=channels, exclude=exclude, floor=floor)
+                               record=record, channels=channels, exclude=exclude, floor=floor, standing=standing,
+                               order=order)
 
     def recall_many(self, queries: Sequence[str], *, k: int = 10, scope: str | None = None, session: str | None = None,
                     analogy: bool = True, z_min: float | None = None, record: bool = True,
                     channels: Sequence[str] = CHANNELS, exclude: Collection[int] = (),
-                    floor: bool = False) -> list[Recall]:
+                    floor: bool = False, standing: int = 3, order: str = "rank") -> list[Recall]:
         """:meth:`recall` for several queries (embedded in one batch)."""
         return self._io.recall_many(queries, k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
-                                    record=record, channels=channels, exclude=exclude, floor=floor)
+                                    record=record, channels=channels, exclude=exclude, floor=floor,
+                                    standing=standing, order=order)
 
     def analogies(self, text: str, k: int = 5, *, scope: str | None = None, z_min: float = 0.0) -> list[Analogy]:
         """Exploration: the ``k`` memories structurally closest to ``text`` (z >= ``z_min``),

@@ -8,6 +8,7 @@ import time
 from collections.abc import Collection, Sequence
 
 from . import writes as W
+from .arrange import ORDERS
 from .args import check_id as _check_id
 from .args import check_int as _check_int
 from .args import check_scope as _check_scope
@@ -35,39 +36,42 @@ class Io:
         self.front = front
 
     # -- writing ---------------------------------------------------------------------------
-    def remember(self, text: str, *, scope, source, meta, triples, at, speaker, wait) -> int:
+    def remember(self, text: str, *, scope, source, meta, triples, at, speaker, wait, kind) -> int:
         return self.remember_many([text], scope=scope, source=source, meta=meta,
                                   triples=None if triples is None else [triples], at=at, speaker=speaker,
-                                  progress=None, wait=wait)[0]
+                                  progress=None, wait=wait, kind=kind)[0]
 
     def remember_many(self, texts: Sequence[str], *, scope, source, meta, triples, at, speaker, progress,
-                      wait) -> list[int]:
+                      wait, kind) -> list[int]:
         self.e.check_open()
         if not isinstance(wait, bool):
             raise InvalidInput("wait must be True or False")
         given, meta_json, when = W.check_batch(texts, scope=scope, meta=meta, triples=triples,
                                                extractor=self.e.extractor, source=source, at=at)
         speakers = W.check_speakers(speaker, len(texts))
+        kinds = W.kinds_for(W.check_kinds(kind, len(texts)), speakers)
         if not texts:
             return []
         if not wait:
             with self.e.transaction() as tx:
                 ids = W.commit_rows(self.e.store, list(texts), given, scope=scope, source=source, meta_json=meta_json,
-                                    at=when, speaker=speakers)
+                                    at=when, speaker=speakers, kinds=kinds)
                 tx.added(ids, None, scope)
             if self.e.background:
                 self.e.finisher.poke()
             return ids
-        prep = W.prepare(texts, given, self.e.embedder, self.e.extractor, progress)  # no lock held meanwhile
+        prep = W.prepare(texts, given, self.e.embedder, self.e.extractor, progress, kinds)  # no lock held meanwhile
         return self.e.commit(prep, scope=scope, source=source, meta_json=meta_json, at=when, speaker=speakers)
 
     # -- recall ----------------------------------------------------------------------------
-    def recall(self, query: str, *, k, scope, session, analogy, z_min, record, channels, exclude, floor) -> Recall:
+    def recall(self, query: str, *, k, scope, session, analogy, z_min, record, channels, exclude, floor, standing,
+               order) -> Recall:
         return self.recall_many([query], k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
-                                record=record, channels=channels, exclude=exclude, floor=floor)[0]
+                                record=record, channels=channels, exclude=exclude, floor=floor, standing=standing,
+                                order=order)[0]
 
     def recall_many(self, queries: Sequence[str], *, k, scope, session, analogy, z_min, record, channels, exclude,
-                    floor) -> list[Recall]:
+                    floor, standing, order) -> list[Recall]:
         self.e.check_open()
         if isinstance(queries, str) or not isinstance(queries, Sequence):
             raise InvalidInput("queries must be a sequence of str (use recall() for one)")
@@ -88,6 +92,9 @@ class Io:
         if isinstance(exclude, (str, bytes)) or not isinstance(exclude, Collection):
             raise InvalidInput("exclude must be a collection of memory ids")
         skip = frozenset(_check_id(i) for i in exclude)
+        standing = _check_int(standing, "standing", 0, MAX_K)
+        if order not in ORDERS:
+            raise InvalidInput(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
         gate = self.e.slot.z_min if z_min is None else z_min
         # the turns' embeddings first, without the lock (the slot parses each turn after the
         # channels; on the parse thread beside the channels or the model it was measured no
@@ -97,7 +104,7 @@ class Io:
         preload = getattr(self.e.extractor, "load_in_background", None)
         if slot and preload is not None and not getattr(self.e.extractor, "loaded", True):
             preload()  # a new process: the parser loads while the turn is embedded
-        if "vector" not in use and not any(c in use for c in DERIVED) and not analogy:
+        if "vector" not in use and not any(c in use for c in DERIVED) and not analogy and not standing:
             vecs = [None] * len(queries)  # keyword and graph alone never need the model
         elif len(queries) > 1:
             vecs = encode_queries(self.e.embedder, list(queries))
@@ -114,7 +121,7 @@ class Io:
                     got = (lambda qi=qi: (parsed[qi], 0.0))
                 res = self.e.pipeline.run(query, vec, extractor=self.e.extractor, k=int(k), scope=scope, session=session,
                                         use=use, analogy=analogy, z_min=gate, record=record, parsed=got,
-                                        exclude=skip, floor=floor)
+                                        exclude=skip, floor=floor, standing=standing, order=order)
                 res.timings_ms["embed"] = embed_ms
                 out.append(res)
         return out

@@ -18,6 +18,7 @@ from typing import Any
 import apsw
 import numpy as np
 
+from . import arrange as A
 from . import channels as C
 from . import chunks
 from .analogy import SURFACE_SAMPLE, AnalogySlot
@@ -26,7 +27,8 @@ from .bounded import Bounded
 from .fusion import REF_DEPTH, drop_boundary_ties
 from .index import VectorIndex
 from .results import Hit, Recall
-from .text import from_epoch
+from .standing import StandingIndex
+from .text import content_words, from_epoch, singular
 from .usage import Ledger
 from .vectors import ids_json
 
@@ -57,23 +59,28 @@ class RecallPipeline:
     slot : AnalogySlot
     fuse : callable
         ``fuse({channel: {id: (rank, score)}}) -> {id: score}`` (see :mod:`fastmem.fusion`).
+    standing : StandingIndex, optional
+        The store's standing statements (``Recall.standing``).
     """
 
     def __init__(self, db: apsw.Connection, index: VectorIndex, scopes: C.Scopes, ledger: Ledger,
-                 slot: AnalogySlot, fuse) -> None:
+                 slot: AnalogySlot, fuse, standing: StandingIndex | None = None) -> None:
         self.db, self.index, self.scopes, self.ledger, self.slot, self.fuse = db, index, scopes, ledger, slot, fuse
+        self.standing = standing if standing is not None else StandingIndex(db)
         self.keyword = C.Keyword(db)
         self.graph = C.Graph(db)
         self._speakers: dict[str, tuple[str, str | None]] = Bounded(10_000)  # folded speaker names
 
     def run(self, query: str, vec: np.ndarray | None, *, extractor, k: int, scope: str | None, session: str | None,
             use: frozenset[str], analogy: bool, z_min: float, record: bool, parsed=None,
-            exclude: frozenset[int] = frozenset(), floor: bool = False, floor_share: float = 0.05) -> Recall:
+            exclude: frozenset[int] = frozenset(), floor: bool = False, floor_share: float = 0.05,
+            standing: int = 0, order: str = "rank") -> Recall:
         """One recall of ``query`` (embedded as ``vec``; None when neither the vector channel
         nor the slot is wanted). ``parsed()``, when given, returns the turn's (events, names)
         and the parse's milliseconds (the front parses several turns in one batch); otherwise
         the slot parses the turn. ``exclude``: ids no channel may return (they take no part
-        in fusion either); the slot may still pick one."""
+        in fusion either); the slot may still pick one. ``standing``: at most this many
+        standing statements (:mod:`fastmem.standing`); ``order``: see :mod:`fastmem.arrange`."""
         t: dict[str, float] = {}
         slot = analogy and extractor is not None and self.slot.can_fire()
         # channels (CHANNELS, in order; the vector channel also when only the slot needs its
@@ -115,8 +122,13 @@ class RecallPipeline:
             if w is not None:
                 fused[mid] *= w[0]
         ranked = sorted(fused.items(), key=lambda x: (-x[1], -x[0]))
-        top, stood_in = chunks.stand_in(self.db, ranked, k)  # a chunk stands for its members
+        wide = A.listy(query)  # a list or an order: spread over near-duplicates
+        top, stood_in = chunks.stand_in(self.db, ranked, k * A.SPREAD_POOL if wide else k)  # a chunk stands for its members
         hits = self._hits(top, found, entities, stood_in, weights)
+        if wide:
+            hits = A.spread(hits, self._vectors([h.id for h in hits]), k)
+        if order == "time":
+            hits = A.by_time(hits)
         grounding: dict = {}
         if floor:  # nothing above chance for this turn: no hits (see fastmem.evidence)
             grounding = self._grounded(query, hits, vec, scope, floor_share)
@@ -139,7 +151,22 @@ class RecallPipeline:
             t["analogy"] = (time.perf_counter() - t3) * 1e3 - turn.parse_ms
         if record:
             self.ledger.record(hits, an, session)
-        return Recall(query, tuple(hits), an, t, grounding)
+        stood = self.standing.match(vec, frozenset(singular(content_words(query))), scope=scope,
+                                    members=self.scopes.allowed(scope), k=standing) if standing else []
+        return Recall(query, tuple(hits), an, t, grounding, tuple(stood))
+
+    def _vectors(self, ids: list[int]) -> np.ndarray:
+        """Unit vectors of ``ids`` from the index (zeros for one it lacks: a pending memory)."""
+        try:
+            return self.index.get(ids) if ids else np.zeros((0, 0), np.float32)
+        except RuntimeError:
+            out = np.zeros((len(ids), self.index.dim), np.float32)
+            for i, mid in enumerate(ids):
+                try:
+                    out[i] = self.index.get([mid])[0]
+                except RuntimeError:
+                    pass
+            return out
 
     def _grounded(self, query: str, hits, vec, scope: str | None, share: float) -> dict:
         n = self.index.live if scope is None else len(self.scopes.allowed(scope) or ()) or self.index.live

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 from .errors import InvalidInput
 
-__all__ = ["fts_terms", "MAX_TEXT_CHARS", "check_text", "check_str", "check_query", "content_words", "STOPWORDS", "to_epoch", "from_epoch",
+__all__ = ["fts_terms", "MAX_TEXT_CHARS", "check_text", "check_str", "check_query", "content_words", "singular", "STOPWORDS", "to_epoch", "from_epoch",
            "is_chatter", "CHATTER_WORDS"]
 
 #: Longest memory accepted, in characters. Longer input raises InvalidInput (never truncated):
@@ -82,6 +82,19 @@ def content_words(text: str) -> list[str]:
         if w not in STOPWORDS and w not in seen:
             seen[w] = None
     return list(seen)
+
+
+def singular(words) -> list[str]:
+    """Each word and, for a plural-looking one ("hints", "queries"), its singular too: a
+    crude fold that lets a turn's words meet a statement's lemmas."""
+    out = []
+    for w in words:
+        out.append(w)
+        if len(w) > 3 and w.endswith("ies"):
+            out.append(w[:-3] + "y")
+        elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+            out.append(w[:-1])
+    return out
 
 
 def fts_terms(text: str) -> list[str]:

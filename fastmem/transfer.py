@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from . import standing as S
 from .errors import InvalidInput
 from .text import from_epoch
 
@@ -99,6 +100,7 @@ def export_lines(mem, *, scope: str | None = None, vectors: bool = False) -> Ite
     yield {"fastmem_export": 1, "model": mem.embedder.model_id, "dim": mem.embedder.dim, "hrr_dim": mem.hrr_dim,
            "memories": n, "scope": scope}
     chunk_rows = {r[0]: r[1:] for r in db.execute("SELECT memory_id, version, summarizer FROM chunks")}
+    standing = S.exported(db)
     for row in db.execute(
         "SELECT m.id, m.text, m.scope, m.source, m.meta, m.at, m.speaker, m.created, m.updated, ev.events, u.surfaced, "
         "u.engaged, "
@@ -118,6 +120,8 @@ def export_lines(mem, *, scope: str | None = None, vectors: bool = False) -> Ite
             out["facts"] = [list(r) for r in db.execute(
                 "SELECT s.name, e.rel_raw, o.name, s.type, o.type FROM edges e JOIN nodes s ON s.id=e.subj "
                 "JOIN nodes o ON o.id=e.obj WHERE e.memory_id=? ORDER BY e.pos", (mid,))]
+        if mid in standing:
+            out["standing"] = standing[mid]
         if vectors and vec is not None:
             out["vector"] = base64.b64encode(vec).decode()
         yield out
@@ -248,7 +252,18 @@ def _prepared(mem, header: dict, mems: list[dict], progress):
              for r in mems]
     vec = np.stack(vecs).astype(np.float32) if vecs else np.zeros((0, mem.embedder.dim), np.float32)
     return W.Prepared([r["text"] for r in mems], vec, facts,
-                      [[(e[0], tuple(e[1]), tuple(e[2])) for e in r.get("events", [])] for r in mems])
+                      [[(e[0], tuple(e[1]), tuple(e[2])) for e in r.get("events", [])] for r in mems],
+                      _standing(mem, mems))
+
+
+def _standing(mem, mems: list[dict]) -> list | None:
+    """The exported statements (their sentences embedded again when not the whole text)."""
+    sts = [S.imported(r["standing"]) if r.get("standing") else None for r in mems]
+    if not any(sts):
+        return None
+    own = [i for i, st in enumerate(sts) if st is not None and st.sentence and st.sentence != mems[i]["text"].strip()]
+    sv = dict(zip(own, mem.embedder.encode([sts[i].sentence for i in own]))) if own else {}
+    return [None if st is None else (st, sv.get(i)) for i, st in enumerate(sts)]
 
 
 def _restore_usage(db, mems: list[dict], ids: list[int]) -> None:

@@ -24,7 +24,8 @@ from . import workers
 from .canon import normalise_type
 from .embedder import Embedder, checked
 from .errors import InvalidInput, NotFound
-from .extract import Extractor, Triple, events_from_triples, lemmatiser, parse_texts
+from . import standing as S
+from .extract import Extractor, Triple, analyse_texts, events_from_triples, lemmatiser
 from .progress import bar
 from .structure_index import StructuralChanges, StructureIndex
 from .text import check_str, check_text, from_epoch, to_epoch
@@ -41,6 +42,15 @@ class Prepared:
     vecs: np.ndarray  # (n, dim) float32, L2-normalised
     facts: list[list[Triple]]
     events: list[list]
+    #: per text, its standing statement and the statement's own vector (None: the text's),
+    #: or None (see :mod:`fastmem.standing`); None for the whole batch: none detected
+    standing: list | None = None
+
+    def subset(self, keep: Sequence[int]) -> "Prepared":
+        """The texts at positions ``keep``, with everything derived from them."""
+        return Prepared([self.texts[j] for j in keep], self.vecs[list(keep)], [self.facts[j] for j in keep],
+                        [self.events[j] for j in keep],
+                        None if self.standing is None else [self.standing[j] for j in keep])
 
 
 def _check_triples(ts, i: int, lemmatise) -> list[Triple] | None:
@@ -93,6 +103,31 @@ def check_speakers(speaker, n: int) -> list[str | None]:
     return [check_speaker(speaker)] * n
 
 
+def check_kinds(kind, n: int) -> list[str | None] | None:
+    """``remember_many``'s ``kind``: None (detect), one of :data:`fastmem.standing.KINDS` for
+    every text, or a list of one (or None) per text. None when nothing is given."""
+    def one(k, what):
+        if k is not None and k not in S.KINDS:
+            raise InvalidInput(f"{what} must be None or one of {', '.join(S.KINDS)}; got {k!r}")
+        return k
+    if isinstance(kind, (list, tuple)):
+        if len(kind) != n:
+            raise InvalidInput(f"kind has {len(kind)} entries for {n} texts")
+        got = [one(k, f"kind[{i}]") for i, k in enumerate(kind)]
+        return got if any(k is not None for k in got) else None
+    return None if one(kind, "kind") is None else [kind] * n
+
+
+def kinds_for(kinds: list[str | None] | None, speakers: list[str | None]) -> list[str | None] | None:
+    """A host's kinds, with :data:`fastmem.standing.SKIP` where none was given and the speaker
+    is the assistant (:data:`fastmem.standing.ASSISTANT_SPEAKERS`)."""
+    skip = [sp is not None and sp.strip().lower() in S.ASSISTANT_SPEAKERS for sp in speakers]
+    if not any(skip):
+        return kinds
+    base = kinds if kinds is not None else [None] * len(speakers)
+    return [S.SKIP if k is None and sk else k for k, sk in zip(base, skip)]
+
+
 def check_batch(texts, *, scope, meta, triples, extractor: Extractor | None, source=None,
                 at=None) -> tuple[list, str, list[float | None]]:
     """Validate a ``remember_many`` call; returns the caller's triples per text (None:
@@ -136,32 +171,51 @@ OVERLAP_MIN = 16
 
 
 def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Extractor | None,
-            progress: bool | None) -> Prepared:
-    """Embed and parse ``texts`` (parts of 512 when a progress bar is shown, else one); see
-    :data:`OVERLAP_MIN`."""
+            progress: bool | None, kinds: Sequence[str | None] | None = None) -> Prepared:
+    """Embed and parse ``texts`` (parts of 512 when a progress bar is shown, else one), with
+    each text's standing statement (``kinds``: a host's ``kind=`` per text, None to detect);
+    see :data:`OVERLAP_MIN`."""
     b = bar(len(texts), "remembering", progress)
     step = 512 if b else max(len(texts), 1)
     vecs = np.empty((len(texts), embedder.dim), np.float32)
     facts: list[list[Triple]] = []
     events: list[list] = []
+    found: list = []
     for start in range(0, len(texts), step):
         part = list(texts[start : start + step])
         need = [j for j in range(len(part)) if given[start + j] is None]
         todo = [part[j] for j in need] if (need and extractor) else []
-        parsing = workers.submit(parse_texts, extractor, todo) if len(todo) >= OVERLAP_MIN else None
+        parsing = workers.submit(analyse_texts, extractor, todo) if len(todo) >= OVERLAP_MIN else None
         vecs[start : start + len(part)] = checked(embedder.encode(part), len(part), embedder.dim)
-        got = parsing.result() if parsing is not None else (parse_texts(extractor, todo) if todo else [])
+        got = parsing.result() if parsing is not None else (analyse_texts(extractor, todo) if todo else [])
         ex = dict(zip(need, got))
         for j in range(len(part)):
             g = given[start + j]
-            fs, ev = (g, events_from_triples(g)) if g is not None else ex.get(j, ([], []))
+            fs, ev, st = (g, events_from_triples(g), None) if g is not None else ex.get(j, ([], [], None))
             facts.append(fs)
             events.append(ev)
+            found.append(st)
         if b:
             b.update(len(part))
     if b:
         b.close()
-    return Prepared(list(texts), vecs, facts, events)
+    return Prepared(list(texts), vecs, facts, events, _statements(texts, vecs, found, kinds, embedder))
+
+
+def _statements(texts, vecs, found: list, kinds, embedder: Embedder) -> list | None:
+    """``(statement, its sentence's vector or None)`` per text (None: none), a host's kind
+    first; the sentences that are not their whole text embedded in one batch."""
+    sts = [None if kinds is not None and kinds[i] == S.SKIP else
+           S.explicit(kinds[i], texts[i], f) if kinds is not None and kinds[i] is not None else f
+           for i, f in enumerate(found)]
+    if not any(st is not None for st in sts):
+        return None if kinds is None else [(S.PLAIN, None) if k == "plain" else None for k in kinds]
+    own = [i for i, st in enumerate(sts) if st is not None and st.sentence != texts[i].strip()]
+    sv = dict(zip(own, checked(embedder.encode([sts[i].sentence for i in own]), len(own), embedder.dim))) if own else {}
+    out = [None if st is None else (st, sv.get(i)) for i, st in enumerate(sts)]
+    if kinds is not None:
+        out = [(S.PLAIN, None) if k == "plain" else o for k, o in zip(kinds, out)]
+    return out
 
 
 def _each(x, n: int) -> list:
@@ -198,6 +252,9 @@ def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, struc
             G.add_facts(db, mid, fs)
         structure.stage(db, mid, ev, pending)
     structure.write_df(db, pending.df)
+    if prep.standing is not None:  # a host's kind= (written with the row) is kept
+        S.write(db, [(mid, *st) for mid, st in zip(ids, prep.standing) if st is not None and st[0] is not None],
+                replace=False)
 
 
 def commit(store, prep: Prepared, *, scope, source, meta_json, model_id: str, structure: StructureIndex,
@@ -222,16 +279,20 @@ def _triples_json(ts: list[Triple] | None) -> str | None:
 
 
 def commit_rows(store, texts: Sequence[str], given: list, *, scope, source, meta_json,
-                at: Sequence[float | None] | None = None, speaker=None) -> list[int]:
+                at: Sequence[float | None] | None = None, speaker=None, kinds=None) -> list[int]:
     """Write memories *before* their derived parts, in one transaction that needs no model:
     the rows, their FTS rows (keyword recall finds them at once) and usage rows, and a
-    ``pending`` row each (with the caller's triples) for :func:`commit_pending` to finish.
+    ``pending`` row each (with the caller's triples) for :func:`commit_pending` to finish;
+    a host's ``kinds`` (its statements take the memory's vector once it is derived).
     Returns the new ids."""
     with store.atomic() as db:
         ids = _insert_rows(db, texts, scope=scope, source=source, meta_json=meta_json, at=at, speaker=speaker,
                            ids=None, now=time.time())
         db.executemany("INSERT INTO pending(memory_id, triples) VALUES (?,?)",
                        [(mid, _triples_json(g)) for mid, g in zip(ids, given)])
+        if kinds is not None:
+            S.write(db, [(mid, S.PLAIN if k in ("plain", S.SKIP) else S.explicit(k, t, None), None)
+                         for mid, t, k in zip(ids, texts, kinds) if k is not None])
     return ids
 
 
@@ -259,8 +320,7 @@ def commit_pending(store, ids: Sequence[int], prep: Prepared, *, model_id: str,
             "WHERE p.memory_id IN (SELECT value FROM json_each(?))", (json.dumps([int(i) for i in ids]),)))
         keep = [j for j, mid in enumerate(ids) if now.get(mid) == prep.texts[j]]
         done = [int(ids[j]) for j in keep]
-        part = Prepared([prep.texts[j] for j in keep], prep.vecs[keep],
-                        [prep.facts[j] for j in keep], [prep.events[j] for j in keep])
+        part = prep.subset(keep)
         if done:
             _insert_derived(db, done, part, model_id, structure, pending)
             db.executemany("DELETE FROM pending WHERE memory_id=?", [(mid,) for mid in done])
@@ -317,6 +377,7 @@ def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_jso
             args.append(text)
             nodes = [n for r in db.execute("SELECT subj, obj FROM edges WHERE memory_id=?", (mid,)) for n in r]
             db.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
+            S.drop(db, mid)
             structure.stage_forget(db, mid, pending, delete=True)
         db.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id=?", (*args, mid))
         if text is not None and prep is None:  # derived later: the memory is pending again
@@ -331,6 +392,8 @@ def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_jso
                 G.add_facts(db, mid, prep.facts[0])
             G.drop_orphans(db, nodes)
             structure.stage(db, mid, prep.events[0], pending)
+            if prep.standing is not None and prep.standing[0] is not None:
+                S.write(db, [(mid, *prep.standing[0])])
         structure.write_df(db, pending.df)
     return pending
 

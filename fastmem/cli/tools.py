@@ -98,6 +98,19 @@ def _slot_table(rep: dict, head: str) -> None:
 
 
 def cmd_eval(a) -> int:
+    if a.dataset == "chats":
+        from ..evaluate import chats as CH
+
+        data = CH.load(a.path)
+        if data is None:
+            raise FileNotFoundError(f"no chats file at {a.path}")
+        res = CH.evaluate(data, baselines=not a.no_baselines,
+                          memory_kw={"embedder": a.embedder} if a.embedder else None)
+        if a.json:
+            _out(res)
+        else:
+            print(CH.table(res))
+        return 0
     if a.dataset == "locomo":
         from ..evaluate import locomo as L
 

@@ -1,0 +1,114 @@
+"""Standing instructions, preferences, order and facts in long user-assistant chats.
+
+Protocol (the data: ``tests/data/chats.json``, written by ``tests/data/make_chats.py``):
+every message of a chat is a memory (its ``at``, the role as ``speaker``, the chat as
+``scope``), written as a host writes them, in order; after the last session every question
+is asked with ``recall(k=10, scope=chat)``. Per kind:
+
+- ``instruction`` and ``preference``: *found* when the evidence message is in the top 5 hits
+  or among ``Recall.standing`` (``-in-hits`` and ``-standing``: each alone); *stale* when a
+  superseded message is among ``Recall.standing``, ``stale-in-hits`` when in the top 5;
+- ``fact``: the evidence in the top 5 (any@5); ``long`` questions (evidence in a long
+  assistant answer) are also reported alone;
+- ``order``: every evidence message in the top 10 (all@10), and, of those, the share whose
+  hits come in the order said (``order="time"``).
+
+Baselines in the same run: the vector channel alone, and a plain embedding that reads a
+message's first window only (what sentence-transformers does with the first 256 word
+pieces), ranked by cosine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import datetime, timezone
+from collections import defaultdict
+
+import numpy as np
+
+__all__ = ["DATA", "load", "evaluate", "table"]
+
+#: The development set in the repository (absent from an installed package).
+DATA = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "chats.json")
+
+KINDS = ("instruction", "preference", "order", "fact")
+
+
+def load(path: str | None = None) -> list[dict] | None:
+    p = path or DATA
+    if not os.path.exists(p):
+        return None
+    with open(p, encoding="utf-8") as f:
+        return json.load(f)["chats"]
+
+
+def _truncated(embedder, texts: list[str]) -> np.ndarray:
+    """The first window of each text only (a plain embedding that truncates)."""
+    w = getattr(embedder, "window_words", 160)
+    return embedder.encode([" ".join(t.split()[:w]) for t in texts])
+
+
+def evaluate(chats: list[dict], *, memory_kw: dict | None = None, baselines: bool = True) -> dict:
+    """Per kind and system, the share of questions found (see the module docstring)."""
+    import fastmem
+
+    score: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "chats.db"), **(memory_kw or {})) as m:
+        for chat in chats:
+            msgs = chat["messages"]
+            ids = m.remember_many([x["text"] for x in msgs], scope=chat["id"], at=[datetime.fromtimestamp(x["at"], timezone.utc) for x in msgs],
+                                  speaker=[x["role"] for x in msgs],
+                                  progress=False)
+            of = dict(zip(ids, (x["id"] for x in msgs)))
+            at = {x["id"]: x["at"] for x in msgs}
+            trunc = _truncated(m.embedder, [x["text"] for x in msgs]) if baselines else None
+            for q in chat["questions"]:
+                kind, ev = q["kind"], set(q["evidence"])
+                if kind == "order":
+                    r = m.recall(q["question"], k=10, scope=chat["id"], record=False, analogy=False, order="time")
+                    got = [of[h.id] for h in r.hits]
+                    score["fused"][kind].append(float(ev <= set(got)))
+                    said = [g for g in got if g in ev]
+                    score["fused"]["order-in-time"].append(float(ev <= set(got) and said == sorted(ev, key=at.get)))
+                else:
+                    r = m.recall(q["question"], k=10, scope=chat["id"], record=False, analogy=False)
+                    top5 = [of[h.id] for h in r.hits[:5]]
+                    standing = [of[s.id] for s in r.standing]
+                    score["fused"][kind].append(float(bool(ev & (set(top5) | set(standing)))))
+                    if kind in ("instruction", "preference"):
+                        score["fused"][kind + "-in-hits"].append(float(bool(ev & set(top5))))
+                        score["fused"][kind + "-standing"].append(float(bool(ev & set(standing))))
+                    if q.get("superseded"):
+                        score["fused"]["stale"].append(float(bool(set(q["superseded"]) & set(standing))))
+                        score["fused"]["stale-in-hits"].append(float(bool(set(q["superseded"]) & set(top5))))
+                    if q.get("long"):
+                        score["fused"]["long"].append(float(bool(ev & set(top5))))
+                k = 10 if kind == "order" else 5
+                if not baselines:
+                    continue
+                v = m.recall(q["question"], k=k, scope=chat["id"], record=False, analogy=False, channels=["vector"])
+                got = {of[h.id] for h in v.hits}
+                score["vector"][kind].append(float(ev <= got) if kind == "order" else float(bool(ev & got)))
+                qv = m.embedder.encode([q["question"]])[0]
+                top = [msgs[i]["id"] for i in np.argsort(-(trunc @ qv))[:k]]
+                score["truncated"][kind].append(float(ev <= set(top)) if kind == "order" else float(bool(ev & set(top))))
+                if q.get("long"):
+                    score["vector"]["long"].append(float(bool(ev & got)))
+                    score["truncated"]["long"].append(float(bool(ev & set(top))))
+    out = {sys: {k: (round(float(np.mean(v)), 3), len(v)) for k, v in kinds.items()} for sys, kinds in score.items()}
+    for sys, kinds in score.items():
+        allq = [x for k in KINDS for x in kinds.get(k, [])]
+        out[sys]["all"] = (round(float(np.mean(allq)), 3), len(allq))
+    return out
+
+
+def table(res: dict) -> str:
+    """A plain-text table of :func:`evaluate`'s result."""
+    cols = sorted({k for v in res.values() for k in v}, key=lambda k: (k not in KINDS + ("all",), k))
+    lines = ["system     " + " ".join(f"{c:>20}" for c in cols)]
+    for sys, v in res.items():
+        lines.append(f"{sys:<10} " + " ".join(f"{(f'{v[c][0]:.3f} (n={v[c][1]})' if c in v else '-'):>20}"
+                                              for c in cols))
+    return "\n".join(lines)
