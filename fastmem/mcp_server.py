@@ -49,7 +49,7 @@ except ImportError:  # mcp 2.x renamed it MCPServer  # pragma: no cover - the ex
 from pydantic import Field
 
 from .errors import FastmemError, InvalidInput, NotFound
-from .integrations import analogy_metadata, tool_hit
+from .integrations import analogy_metadata, standing_metadata, tool_hit
 
 __all__ = ["LOCAL_HOSTS", "build_server", "serve"]
 
@@ -178,11 +178,14 @@ def _reading_tools(server, t: _Tenant) -> None:
         ranked by past usefulness (`hits`, best first; `channels` says which search found each
         and at what rank), plus at most one `analogy`: a past memory with the same structure in
         other words, with the `reason` it was chosen. `analogy` is null when nothing stands out;
-        `hits` is empty when nothing recalled is grounded in the message (`floor`)."""
+        `hits` is empty when nothing recalled is grounded in the message (`floor`). `standing`
+        lists the user's standing instructions and preferences that apply to the message
+        (follow them; a later one on the same topic has replaced an earlier one)."""
         def work():
             res = mem.recall(query, k=k, scope=t.scope, analogy=analogy, record=not t.read_only, floor=floor)
             return {"hits": [_hit(h) for h in res.hits],
-                    "analogy": None if res.analogy is None else _analogy(res.analogy)}
+                    "analogy": None if res.analogy is None else _analogy(res.analogy),
+                    "standing": [standing_metadata(x) for x in res.standing]}
         return await _run(work)
 
     @server.tool(annotations=_READ)

@@ -339,3 +339,24 @@ def test_a_store_imported_by_an_earlier_version_is_not_imported_again(tmp_path):
     assert I.import_holographic(src, dest) == 0
     with fastmem.Memory(str(dest)) as m:
         assert len(m) == 0
+
+
+def test_a_standing_instruction_from_an_earlier_session_opens_the_block(home):
+    """Said once in one session, "always add type hints" heads the block of a later session's
+    Python request; the assistant's own imperatives are never taken for the user's."""
+    mm, p = _manager(home, agent_context="primary")
+    mm.sync_all("Always add type hints when you show me Python code.", "Understood, I will from now on.",
+                session_id="s1")
+    mm.sync_all("How do I store passwords?", "Always use a slow, salted hash for passwords in every project.",
+                session_id="s1")
+    mm.sync_all("What does git rebase do?", "It replays your commits on top of another branch.", session_id="s1")
+    assert mm.flush_pending(timeout=60)
+    mm.shutdown_all()
+    mm2, p2 = _manager(home, session="s2", agent_context="primary")
+    block = _prefetch_until(mm2, "Write me a Python function that parses the upload CSV.", "Standing", session="s2")
+    head, _, _ = block.partition("Recalled:")
+    assert head.startswith("Standing instructions") and "Always add type hints" in head
+    assert "salted hash" not in head
+    out = json.loads(mm2.handle_tool_call("fastmem_recall", {"query": "Show me a Python class for a CSV row."}))
+    assert any("type hints" in s["statement"] for s in out["standing"])
+    mm2.shutdown_all()

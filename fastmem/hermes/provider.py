@@ -323,7 +323,8 @@ class FastmemProvider(MemoryProvider):
                                            analogy=False, channels=_MODEL_FREE, record=False, exclude=seen,
                                            floor=self._cfg["evidence_floor"])
             # (the analogy may be one of them: that this turn rhymes with an earlier one is news)
-            res = replace(res, hits=tuple(h for h in res.hits if not is_chatter(h.text))[:k])
+            res = replace(res, hits=tuple(h for h in res.hits if not is_chatter(h.text))[:k],
+                          standing=tuple(x for x in res.standing if x.id not in seen))
             # what is shown counts as surfaced, less an analogy the model has in its context
             # anyway: the conversation going on about it says nothing of the line's use
             shown = res if res.analogy is None or res.analogy.id not in seen else replace(res, analogy=None)
@@ -334,10 +335,18 @@ class FastmemProvider(MemoryProvider):
             return ""
 
     def _block(self, res) -> str:
-        """Recalled context: one line per hit tagged with its id, the analogy apart, at most
-        ``prefetch_chars`` characters (long memories are cut with an ellipsis; the tools give
-        them whole). No fence: the host adds it."""
+        """Recalled context: the standing instructions and preferences that apply first (a
+        short section of their statements), then one line per hit tagged with its id, the
+        analogy apart, at most ``prefetch_chars`` characters (long memories are cut with an
+        ellipsis; the tools give them whole). No fence: the host adds it."""
         budget = self._cfg["prefetch_chars"]
+        head = []
+        if res.standing:
+            head.append("Standing instructions and preferences (the user's; a later one replaces an earlier one):")
+            for x in res.standing:
+                head.append(f"- [m{x.id}] {_shorten(x.sentence, 240)} ({datetime.fromtimestamp(x.at, timezone.utc):%Y-%m-%d})")
+            head.append("Recalled:")
+            budget -= sum(len(x) + 1 for x in head)
         tail = ""
         an = res.analogy
         if an is not None:
@@ -353,18 +362,22 @@ class FastmemProvider(MemoryProvider):
             lines.append(f"- [m{h.id}] {_shorten(h.text, min(room, 400))}{when}")
         if tail:
             lines.append(tail)
-        return "\n".join(lines)
+        if head and not lines:
+            head.pop()  # no "Recalled:" over nothing
+        return "\n".join(head + lines)
 
     # -- writes ----------------------------------------------------------------------------
     def _store(self, texts: list[str], sid: str, meta: dict[str, Any], at: float | None = None) -> list[int]:
         """Commit ``texts`` now (no model runs; the derived parts follow in the background),
         stamped with ``at`` (unix seconds; default now)."""
-        parts = [p for t in texts for p in split_passages(t)]
-        if not parts:
+        # the assistant's own advice is never the user's standing instruction
+        split = [(p, "plain" if t.startswith("Assistant: ") else None) for t in texts for p in split_passages(t)]
+        if not split:
             return []
+        parts, kinds = [p for p, _ in split], [k for _, k in split]
         when = datetime.fromtimestamp(time.time() if at is None else at, timezone.utc)
         return self._mem.remember_many(parts, scope=self._ctx.scope, source=f"hermes:{sid}" if sid else None,
-                                       meta=meta, at=when, wait=False)
+                                       meta=meta, at=when, wait=False, kind=kinds)
 
     def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",
                   messages: list[dict[str, Any]] | None = None) -> None:

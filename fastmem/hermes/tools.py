@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import usage as U
 from ..errors import FastmemError, InvalidInput, NotFound
-from ..integrations import tool_hit
+from ..integrations import standing_metadata, tool_hit
 from ..text import from_epoch
 
 __all__ = ["SCHEMAS", "TOOL_NAMES", "Context", "call", "trust"]
@@ -423,7 +423,8 @@ def recall_tool(mem, ctx: Context, args: dict) -> dict:
                      analogy=bool(args.get("analogy", True)))
     an = res.analogy
     return {"hits": [_hit(h) for h in res.hits],
-            "analogy": None if an is None else {**_hit(an), "because": list(an.why["matched"]), "z": round(an.why["z"], 2)}}
+            "analogy": None if an is None else {**_hit(an), "because": list(an.why["matched"]), "z": round(an.why["z"], 2)},
+            "standing": [standing_metadata(x) for x in res.standing]}
 
 
 def analogies_tool(mem, ctx: Context, args: dict) -> dict:

@@ -4,16 +4,17 @@
   LangGraph long-term memory store;
 * :mod:`fastmem.integrations.llama_index` (``fastmem[llama-index]``): a LlamaIndex retriever.
 
-What a recall returns is the same everywhere: the hits (id, score, channels) and, when one
+What a recall returns is the same everywhere: the hits (id, score, channels), when one
 qualifies, the analogy with the reason it was chosen (:func:`hit_metadata`,
-:func:`analogy_metadata`).
+:func:`analogy_metadata`), and the standing instructions and preferences that apply to the
+turn (:func:`standing_metadata`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["analogy_metadata", "analogy_reason", "hit_metadata"]
+__all__ = ["analogy_metadata", "analogy_reason", "hit_metadata", "standing_metadata"]
 
 
 def hit_metadata(h) -> dict[str, Any]:
@@ -39,6 +40,17 @@ def analogy_metadata(an) -> dict[str, Any]:
     ``surface``, ``shared`` (the structure it has in common with the turn) and ``reason``."""
     return {**hit_metadata(an), "kind": "analogy", "z": float(an.why["z"]), "surface": float(an.why["surface"]),
             "shared": list(an.why["matched"]), "reason": analogy_reason(an)}
+
+
+def standing_metadata(s) -> dict[str, Any]:
+    """A standing statement's metadata (:class:`fastmem.standing.Standing`): ``kind``
+    ("instruction" or "preference"), ``id``, ``statement`` (the sentence), ``polarity``,
+    ``score`` (the match), ``at`` (ISO 8601) and ``supersedes`` (older ids it replaced)."""
+    from datetime import datetime, timezone
+
+    return {"kind": s.kind, "id": s.id, "statement": s.sentence, "polarity": s.polarity,
+            "score": round(float(s.score), 6), "at": datetime.fromtimestamp(s.at, timezone.utc).isoformat(),
+            "supersedes": list(s.supersedes)}
 
 
 def tool_hit(h) -> dict[str, Any]:

@@ -39,7 +39,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from ..errors import InvalidInput
 from ..results import Recall
 from ..text import from_epoch
-from . import analogy_metadata, hit_metadata
+from . import analogy_metadata, hit_metadata, standing_metadata
 
 __all__ = ["FastmemRetriever", "FastmemStore", "documents"]
 
@@ -48,11 +48,15 @@ KEY, VALUE, INDEXED = "langgraph_key", "langgraph_value", "langgraph_indexed"
 
 
 def documents(result) -> list[Document]:
-    """A :class:`fastmem.Recall` as LangChain documents: the hits, then the analogy if any."""
+    """A :class:`fastmem.Recall` as LangChain documents: the hits, then the analogy if any, then
+    each standing instruction or preference that applies (``metadata["kind"]`` is
+    "instruction" or "preference"; the page is the statement)."""
     docs = [Document(page_content=h.text, metadata=hit_metadata(h), id=str(h.id)) for h in result.hits]
     if result.analogy is not None:
         a = result.analogy
         docs.append(Document(page_content=a.text, metadata=analogy_metadata(a), id=str(a.id)))
+    docs.extend(Document(page_content=x.sentence, metadata=standing_metadata(x), id=f"standing-{x.id}")
+                for x in result.standing)
     return docs
 
 

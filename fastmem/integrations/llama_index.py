@@ -24,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("fastmem's LlamaIndex retriever needs llama-index-core: "
                       "pip install 'fastmem[llama-index]'") from exc
 
-from . import analogy_metadata, hit_metadata
+from . import analogy_metadata, hit_metadata, standing_metadata
 
 __all__ = ["FastmemRetriever", "nodes"]
 
@@ -38,13 +38,19 @@ def _node(h, meta: dict, prefix: str = "") -> TextNode:
 
 
 def nodes(result) -> list[NodeWithScore]:
-    """A :class:`fastmem.Recall` as LlamaIndex nodes: the hits, then the analogy if any."""
+    """A :class:`fastmem.Recall` as LlamaIndex nodes: the hits, then the analogy if any, then
+    the standing instructions and preferences that apply (``metadata["kind"]``
+    "instruction" or "preference", node id ``"standing-<id>"``)."""
     out = [NodeWithScore(node=_node(h, hit_metadata(h)), score=float(h.score)) for h in result.hits]
     if result.analogy is not None:
         # its own node id: LlamaIndex drops a node whose id it has seen, and the analogy may
         # also be a hit
         out.append(NodeWithScore(node=_node(result.analogy, analogy_metadata(result.analogy), "analogy-"),
                                  score=None))
+    for x in result.standing:  # the statement itself, under its own node id
+        meta = standing_metadata(x)
+        out.append(NodeWithScore(node=TextNode(id_=f"standing-{x.id}", text=x.sentence, metadata=meta,
+                                               excluded_embed_metadata_keys=list(meta)), score=float(x.score)))
     return out
 
 
