@@ -5,7 +5,8 @@
   and graph maintenance (the default) for the write-cost ratio;
 * recall latency at 10k memories, query embedding excluded (cached query) and included
   (a new query every round), analogy slot on and off;
-* feedback cost.
+* feedback cost;
+* the write rate of chat messages with the standing-statement detection on and off.
 
     pytest bench/test_bench_store.py --benchmark-only --benchmark-columns=median,iqr,rounds
 """
@@ -17,6 +18,7 @@ import pytest
 
 import fastmem
 from fastmem.embedder import default_embedder
+from fastmem.extract import SpacyExtractor
 
 SUBJ = "Alice Bob Carol Dan Erin Frank Gina Hugo Ivy Jack Maria Kenji Priya Olga Ravi".split()
 VERB = "owns likes visited manages teaches sells repairs paints builds studies bought rents".split()
@@ -74,6 +76,40 @@ def test_ingest_remember_many_no_extraction(benchmark, model, tmp_path, n):
 @pytest.mark.parametrize("n", N_INGEST)
 def test_ingest_remember_many_with_graph(benchmark, model, tmp_path, n):
     _ingest(benchmark, tmp_path, n)
+
+
+class _NoStanding(SpacyExtractor):
+    """The default extractor without standing-statement detection (the baseline)."""
+
+    analyse_many = None
+
+
+@pytest.mark.parametrize("detect", [False, True])
+def test_ingest_chat_messages_kind_detection(benchmark, model, tmp_path, detect):
+    """512 messages of the development chats (user and assistant, long markdown answers),
+    written as a host writes them (speaker per message), with the standing-statement
+    detection on and off: its cost on the write rate (target: at most 5%)."""
+    from fastmem.evaluate import chats as CH
+
+    data = CH.load()
+    if data is None:
+        pytest.skip("tests/data/chats.json is missing")
+    msgs = [x for c in data for x in c["messages"]][:512]
+    t, who = [x["text"] for x in msgs], [x["role"] for x in msgs]
+    benchmark.group = "ingest 512 chat messages"
+    stores = []
+
+    def setup():
+        stores.append(fastmem.Memory(str(tmp_path / f"k{len(stores)}.db"),
+                                     extractor=SpacyExtractor() if detect else _NoStanding()))
+        return (stores[-1],), {}
+
+    try:
+        benchmark.pedantic(lambda m: m.remember_many(t, speaker=who, progress=False), setup=setup, rounds=3,
+                           warmup_rounds=1)
+    finally:
+        for m in stores:
+            m.close()
 
 
 @pytest.fixture(scope="module")
