@@ -260,7 +260,8 @@ def _m14_standing(db: apsw.Connection) -> None:
         """
         -- standing instructions and preferences (fastmem.standing): one statement per memory
         CREATE TABLE standing(
-            memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+            rev INTEGER PRIMARY KEY AUTOINCREMENT,  -- grows with every write: readers see a change
+            memory_id INTEGER NOT NULL UNIQUE REFERENCES memories(id) ON DELETE CASCADE,
             kind TEXT NOT NULL,         -- 'instruction' or 'preference'
             polarity INTEGER NOT NULL,  -- +1 do / like, -1 don't / dislike
             sentence TEXT NOT NULL,     -- the statement

@@ -444,7 +444,8 @@ def drop(db, mid: int) -> None:
 # -- recall ----------------------------------------------------------------------------------
 class StandingIndex:
     """The store's standing statements in memory: their vectors, topics and supersession,
-    reloaded when the table changed (its largest rowid or its row count). One per open store."""
+    reloaded when the table changed (its largest ``rev``, which every write raises, or its row
+    count). One per open store."""
 
     def __init__(self, db) -> None:
         self.db = db
@@ -455,7 +456,7 @@ class StandingIndex:
         self._supersedes: dict[int, tuple[int, ...]] = {}
 
     def _load(self) -> None:
-        key = self.db.execute("SELECT max(rowid), count(*) FROM standing").fetchone()
+        key = self.db.execute("SELECT max(rev), count(*) FROM standing").fetchone()
         if key == self._key:
             return
         rows, vecs = [], []

@@ -141,6 +141,10 @@ def test_forget_and_update_keep_standing_in_step(tmp_path):
         assert ids[2] not in [s.id for s in m.recall(q, scope="u").standing]
         m.update(ids[2], text="From now on, always add docstrings to every Python function you write for me.")
         assert [s.sentence for s in m.recall(q, scope="u").standing if s.id == ids[2]]
+        # one statement replaced by another in place: the recall sees the new one
+        m.update(ids[2], text="From now on, always add type hints to every Python function you write for me.")
+        assert [s.sentence for s in m.recall(q, scope="u").standing if s.id == ids[2]] == [
+            "From now on, always add type hints to every Python function you write for me."]
         m.forget(ids[2])
         assert ids[2] not in [s.id for s in m.recall(q, scope="u").standing]
 
