@@ -60,6 +60,18 @@ def vector(index: VectorIndex, vec: np.ndarray, pool: int, allowed) -> tuple[Cha
     return {int(m): (r + 1, float(s)) for r, (m, s) in enumerate(zip(labels, sims))}, labels
 
 
+def with_windows(found: Channel, best: dict[int, float], pool: int) -> Channel:
+    """The vector channel with long memories scored by the better of their mean vector and
+    their best window (``best``: :meth:`fastmem.windows.WindowIndex.best`), ranked again, its
+    ``pool`` best kept."""
+    score = {m: v[1] for m, v in found.items()}
+    for m, s in best.items():
+        if s > score.get(m, -np.inf):
+            score[m] = s
+    ranked = sorted(score.items(), key=lambda x: (-x[1], x[0]))[:pool]
+    return {m: (r + 1, s) for r, (m, s) in enumerate(ranked)}
+
+
 #: Turns of a transcript written without a ``source`` are neighbours when written at most this
 #: many seconds apart (a longer pause ends the conversation).
 TURN_GAP = 1800.0

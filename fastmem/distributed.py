@@ -135,7 +135,8 @@ def derive_batch(items: Sequence[dict], embedder=None, extractor=None):
     triples = [it.get("triples") for it in items] if any(it.get("triples") is not None for it in items) else None
     given, _, when = W.check_batch(texts, scope="", meta=None, triples=triples, extractor=extractor,
                                    at=[it.get("at") for it in items])
-    prep = W.prepare(texts, given, embedder, extractor, False)
+    speakers = W.check_speakers([it.get("speaker") for it in items], len(items))
+    prep = W.prepare(texts, given, embedder, extractor, False, W.kinds_for(None, speakers))
     rows = {"scope": [it["scope"] for it in items], "source": [it["source"] for it in items],
             "meta": [it["meta"] for it in items], "at": when, "speaker": [it.get("speaker") for it in items]}
     return prep, rows
@@ -203,11 +204,7 @@ class _Writer:
 
 
 def _subset(prep, rows: dict, keep: list[int]):
-    from .writes import Prepared
-
-    p = Prepared([prep.texts[i] for i in keep], prep.vecs[keep], [prep.facts[i] for i in keep],
-                 [prep.events[i] for i in keep])
-    return p, {k: [v[i] for i in keep] for k, v in rows.items()}
+    return prep.subset(keep), {k: [v[i] for i in keep] for k, v in rows.items()}
 
 
 class IngestReport(dict):

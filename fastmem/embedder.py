@@ -18,7 +18,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder", "MiniLM", "default_embedder", "checked", "resolve_embedder", "EMBEDDERS"]
+__all__ = ["Embedder", "MiniLM", "default_embedder", "checked", "resolve_embedder", "EMBEDDERS", "encode_with_windows"]
 
 
 @runtime_checkable
@@ -213,6 +213,12 @@ class MiniLM:
         return [" ".join(words[i : i + w]) for i in range(0, max(1, len(words) - w // 4), step)]
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode_with_windows(texts)[0]
+
+    def encode_with_windows(self, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray | None]]:
+        """:meth:`encode`'s vectors, and for each text longer than one window its windows'
+        own unit vectors (``(n_windows, dim)``; None for a text of one window), from the
+        same forward passes."""
         pieces: list[str] = []
         owner: list[int] = []
         for i, t in enumerate(texts):
@@ -220,7 +226,7 @@ class MiniLM:
                 pieces.append(p)
                 owner.append(i)
         if not pieces:
-            return np.zeros((0, self.dim), np.float32)
+            return np.zeros((0, self.dim), np.float32), []
         if self._use_onnx(len(pieces)):
             vecs = _load_onnx(self.quantized).encode(pieces)
         elif self.backend == "numpy" or (self.backend == "auto" and len(pieces) < TORCH_FROM):
@@ -229,11 +235,15 @@ class MiniLM:
             vecs = _load_model().encode(pieces, batch_size=self.batch_size, normalize_embeddings=True,
                                         convert_to_numpy=True, show_progress_bar=False).astype(np.float32, copy=False)
         if len(pieces) == len(texts):
-            return np.ascontiguousarray(vecs)
+            return np.ascontiguousarray(vecs), [None] * len(texts)
+        own = np.asarray(owner)
         out = np.zeros((len(texts), self.dim), np.float32)
-        np.add.at(out, np.asarray(owner), vecs)
+        np.add.at(out, own, vecs)
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-        return out
+        counts = np.bincount(own, minlength=len(texts))
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        wins = [np.ascontiguousarray(vecs[a : a + c], np.float32) if c > 1 else None for a, c in zip(starts, counts)]
+        return out, wins
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Many query texts through the LRU cache; misses are embedded in one batch."""
@@ -333,6 +343,16 @@ def checked(vecs, n: int, dim: int) -> np.ndarray:
     if not np.isfinite(v).all():
         raise InvalidInput("the embedder returned NaN or infinite values")
     return v
+
+
+def encode_with_windows(embedder: Embedder, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray | None]]:
+    """Texts' vectors and, from an embedder that windows long texts (:class:`MiniLM`), each
+    long text's window vectors (None for the others and from other embedders)."""
+    f = getattr(embedder, "encode_with_windows", None)
+    if f is None:
+        return checked(embedder.encode(list(texts)), len(texts), embedder.dim), [None] * len(texts)
+    vecs, wins = f(list(texts))
+    return checked(vecs, len(texts), embedder.dim), wins
 
 
 def encode_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:

@@ -28,6 +28,7 @@ from .fusion import REF_DEPTH, drop_boundary_ties
 from .index import VectorIndex
 from .results import Hit, Recall
 from .standing import StandingIndex
+from .windows import WindowIndex
 from .text import content_words, from_epoch, singular
 from .usage import Ledger
 from .vectors import ids_json
@@ -61,12 +62,16 @@ class RecallPipeline:
         ``fuse({channel: {id: (rank, score)}}) -> {id: score}`` (see :mod:`fastmem.fusion`).
     standing : StandingIndex, optional
         The store's standing statements (``Recall.standing``).
+    windows : WindowIndex, optional
+        The long memories' window vectors (the vector channel scores each by its best).
     """
 
     def __init__(self, db: apsw.Connection, index: VectorIndex, scopes: C.Scopes, ledger: Ledger,
-                 slot: AnalogySlot, fuse, standing: StandingIndex | None = None) -> None:
+                 slot: AnalogySlot, fuse, standing: StandingIndex | None = None,
+                 windows: WindowIndex | None = None) -> None:
         self.db, self.index, self.scopes, self.ledger, self.slot, self.fuse = db, index, scopes, ledger, slot, fuse
         self.standing = standing if standing is not None else StandingIndex(db)
+        self.windows = windows if windows is not None else WindowIndex(db, index.dim)
         self.keyword = C.Keyword(db)
         self.graph = C.Graph(db)
         self._speakers: dict[str, tuple[str, str | None]] = Bounded(10_000)  # folded speaker names
@@ -259,7 +264,8 @@ def channel(name: str, *, derived: bool = False, also: tuple[str, ...] = ()):
 @channel("vector", also=("derived", "slot"))
 def _vector(p: RecallPipeline, t: TurnQuery) -> C.Channel:
     found, t.labels = C.vector(p.index, t.vec, t.fetch, t.members)
-    return found
+    best = p.windows.best(t.vec, t.fetch, t.members)  # long memories: their best window
+    return C.with_windows(found, best, t.fetch) if best else found
 
 
 @channel("keyword", also=("derived",))

@@ -273,6 +273,20 @@ def _m14_standing(db: apsw.Connection) -> None:
     )
 
 
+def _m15_windows(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        -- the window vectors of memories longer than the model's window (fastmem.windows)
+        CREATE TABLE windows(
+            rev INTEGER PRIMARY KEY AUTOINCREMENT,  -- grows with every write: readers see a change
+            memory_id INTEGER NOT NULL UNIQUE REFERENCES memories(id) ON DELETE CASCADE,
+            n INTEGER NOT NULL,         -- windows
+            vecs BLOB NOT NULL          -- n float32 unit vectors, one after the other
+        );
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -288,5 +302,6 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("change_log", _m12_change_log),
     ("category_scope", _m13_category_scope),
     ("standing", _m14_standing),
+    ("windows", _m15_windows),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -45,6 +45,7 @@ tests", whatever their polarity; the older one is never shown, and the newer one
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from collections.abc import Sequence
@@ -56,7 +57,7 @@ from .text import STOPWORDS
 
 __all__ = ["KINDS", "Statement", "Standing", "detect", "detect_docs", "cue", "explicit", "StandingIndex",
            "PLAIN", "SKIP", "ASSISTANT_SPEAKERS", "MATCH_MIN", "TOPIC_BONUS", "SAME_TOPIC", "SAME_TOPIC_ALONE", "write", "drop",
-           "exported", "imported"]
+           "exported", "imported", "reembed"]
 
 #: What ``remember(kind=...)`` accepts: the two standing kinds, and "plain" (never standing).
 KINDS = ("instruction", "preference", "plain")
@@ -434,6 +435,16 @@ def imported(d: dict) -> Statement:
         raise InvalidInput(f"standing kind must be one of {KINDS}, not {d.get('kind')!r}")
     return Statement(d["kind"], int(d.get("polarity", 1)), str(d.get("sentence", "")),
                      tuple(str(w) for w in d.get("topic", ())), str(d.get("focus", "")))
+
+
+def reembed(db, ids: Sequence[int], embedder) -> None:
+    """Embed again, with ``embedder``, the sentences of ``ids``' statements that have their
+    own vector (the store's model changed)."""
+    rows = db.execute("SELECT memory_id, kind, polarity, sentence, topic, focus FROM standing WHERE vec IS NOT NULL "
+                      "AND memory_id IN (SELECT value FROM json_each(?))", (json.dumps([int(i) for i in ids]),)).fetchall()
+    if rows:  # written again (not updated in place): a new rev, so readers reload
+        vecs = embedder.encode([r[3] for r in rows])
+        write(db, [(r[0], Statement(r[1], r[2], r[3], tuple(r[4].split()), r[5]), v) for r, v in zip(rows, vecs)])
 
 
 def drop(db, mid: int) -> None:

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from . import standing as S
+from .embedder import encode_with_windows
 from .errors import InvalidInput
 from .text import from_epoch
 
@@ -253,7 +254,21 @@ def _prepared(mem, header: dict, mems: list[dict], progress):
     vec = np.stack(vecs).astype(np.float32) if vecs else np.zeros((0, mem.embedder.dim), np.float32)
     return W.Prepared([r["text"] for r in mems], vec, facts,
                       [[(e[0], tuple(e[1]), tuple(e[2])) for e in r.get("events", [])] for r in mems],
-                      _standing(mem, mems))
+                      _standing(mem, mems), _windows(mem, mems))
+
+
+def _windows(mem, mems: list[dict]) -> list | None:
+    """The window vectors of the long texts (embedded again: an export does not carry them)."""
+    w = getattr(mem.embedder, "window_words", None)
+    if w is None:
+        return None
+    long = [i for i, r in enumerate(mems) if "chunk" not in r and len(r["text"].split()) > w]
+    if not long:
+        return None
+    out: list = [None] * len(mems)
+    for i, win in zip(long, encode_with_windows(mem.embedder, [mems[i]["text"] for i in long])[1]):
+        out[i] = win
+    return out
 
 
 def _standing(mem, mems: list[dict]) -> list | None:

@@ -14,7 +14,9 @@ from collections.abc import Iterable
 import apsw
 import numpy as np
 
-from .embedder import Embedder
+from . import standing as S
+from . import windows as X
+from .embedder import Embedder, encode_with_windows
 from .errors import ModelMismatch
 from .index import VectorIndex
 from .progress import bar
@@ -98,7 +100,8 @@ def model_mismatch(path: str, embedder: Embedder, other: list[str]) -> ModelMism
 
 
 def reembed_rows(store, embedder: Embedder, progress: bool | None) -> None:
-    """Recompute every stored vector with ``embedder``, 256 memories per transaction."""
+    """Recompute every stored vector with ``embedder`` (with the long memories' windows and
+    the standing statements' sentences), 256 memories per transaction."""
     db = store.db
     total = db.execute("SELECT count(*) FROM memories").fetchone()[0]
     b = bar(total, "re-embedding", True if progress is None else progress)
@@ -107,12 +110,16 @@ def reembed_rows(store, embedder: Embedder, progress: bool | None) -> None:
         rows = db.execute("SELECT id, text FROM memories WHERE id>? ORDER BY id LIMIT 256", (last,)).fetchall()
         if not rows:
             break
-        vecs = embedder.encode([t for _, t in rows])
+        vecs, wins = encode_with_windows(embedder, [t for _, t in rows])
         with store.atomic():
             db.executemany(
                 "INSERT OR REPLACE INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
                 [(mid, embedder.model_id, embedder.dim, v.tobytes()) for (mid, _), v in zip(rows, vecs)],
             )
+            for (mid, _), w in zip(rows, wins):  # the windows and statements follow the model
+                X.drop(db, mid)
+            X.write(db, [(mid, w) for (mid, _), w in zip(rows, wins) if w is not None])
+            S.reembed(db, [mid for mid, _ in rows], embedder)
         last = rows[-1][0]
         if b:
             b.update(len(rows))

@@ -22,9 +22,10 @@ import numpy as np
 from . import graph as G
 from . import workers
 from .canon import normalise_type
-from .embedder import Embedder, checked
+from .embedder import Embedder, checked, encode_with_windows
 from .errors import InvalidInput, NotFound
 from . import standing as S
+from . import windows as X
 from .extract import Extractor, Triple, analyse_texts, events_from_triples, lemmatiser
 from .progress import bar
 from .structure_index import StructuralChanges, StructureIndex
@@ -45,12 +46,16 @@ class Prepared:
     #: per text, its standing statement and the statement's own vector (None: the text's),
     #: or None (see :mod:`fastmem.standing`); None for the whole batch: none detected
     standing: list | None = None
+    #: per text, its window vectors when it is longer than one window (:mod:`fastmem.windows`),
+    #: else None; None for the whole batch: none
+    windows: list | None = None
 
     def subset(self, keep: Sequence[int]) -> "Prepared":
         """The texts at positions ``keep``, with everything derived from them."""
         return Prepared([self.texts[j] for j in keep], self.vecs[list(keep)], [self.facts[j] for j in keep],
                         [self.events[j] for j in keep],
-                        None if self.standing is None else [self.standing[j] for j in keep])
+                        None if self.standing is None else [self.standing[j] for j in keep],
+                        None if self.windows is None else [self.windows[j] for j in keep])
 
 
 def _check_triples(ts, i: int, lemmatise) -> list[Triple] | None:
@@ -181,12 +186,15 @@ def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Ex
     facts: list[list[Triple]] = []
     events: list[list] = []
     found: list = []
+    wins: list = []
     for start in range(0, len(texts), step):
         part = list(texts[start : start + step])
         need = [j for j in range(len(part)) if given[start + j] is None]
         todo = [part[j] for j in need] if (need and extractor) else []
         parsing = workers.submit(analyse_texts, extractor, todo) if len(todo) >= OVERLAP_MIN else None
-        vecs[start : start + len(part)] = checked(embedder.encode(part), len(part), embedder.dim)
+        part_vecs, part_wins = encode_with_windows(embedder, part)
+        vecs[start : start + len(part)] = part_vecs
+        wins.extend(part_wins)
         got = parsing.result() if parsing is not None else (analyse_texts(extractor, todo) if todo else [])
         ex = dict(zip(need, got))
         for j in range(len(part)):
@@ -199,7 +207,8 @@ def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Ex
             b.update(len(part))
     if b:
         b.close()
-    return Prepared(list(texts), vecs, facts, events, _statements(texts, vecs, found, kinds, embedder))
+    return Prepared(list(texts), vecs, facts, events, _statements(texts, vecs, found, kinds, embedder),
+                    wins if any(w is not None for w in wins) else None)
 
 
 def _statements(texts, vecs, found: list, kinds, embedder: Embedder) -> list | None:
@@ -252,6 +261,8 @@ def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, struc
             G.add_facts(db, mid, fs)
         structure.stage(db, mid, ev, pending)
     structure.write_df(db, pending.df)
+    if prep.windows is not None:
+        X.write(db, [(mid, w) for mid, w in zip(ids, prep.windows) if w is not None])
     if prep.standing is not None:  # a host's kind= (written with the row) is kept
         S.write(db, [(mid, *st) for mid, st in zip(ids, prep.standing) if st is not None and st[0] is not None],
                 replace=False)
@@ -378,6 +389,7 @@ def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_jso
             nodes = [n for r in db.execute("SELECT subj, obj FROM edges WHERE memory_id=?", (mid,)) for n in r]
             db.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
             S.drop(db, mid)
+            X.drop(db, mid)
             structure.stage_forget(db, mid, pending, delete=True)
         db.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id=?", (*args, mid))
         if text is not None and prep is None:  # derived later: the memory is pending again
@@ -394,6 +406,8 @@ def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_jso
             structure.stage(db, mid, prep.events[0], pending)
             if prep.standing is not None and prep.standing[0] is not None:
                 S.write(db, [(mid, *prep.standing[0])])
+            if prep.windows is not None and prep.windows[0] is not None:
+                X.write(db, [(mid, prep.windows[0])])
         structure.write_df(db, pending.df)
     return pending
 
