@@ -173,3 +173,26 @@ def test_observe_turn(benchmark, store10k):
         s.observe(f"Alice's boat in Berlin sounds great, turn {next(turns)}")
 
     benchmark.pedantic(one, rounds=30, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("n_windows", [2_000, 20_000, 100_000])
+def test_best_window_scan(benchmark, tmp_path, n_windows):
+    """The vector channel's exact scan over the long memories' window vectors
+    (fastmem.windows.WindowIndex.best), per recall: random unit vectors, 5 windows a memory."""
+    import numpy as np
+
+    from fastmem.windows import WindowIndex
+
+    benchmark.group = "best window scan"
+    rng = np.random.default_rng(0)
+    v = rng.standard_normal((n_windows, 384)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    with fastmem.Memory(str(tmp_path / "w.db"), extractor=None) as m:
+        ids = m.remember_many([f"memory {i}" for i in range(n_windows // 5)], progress=False)
+        with m.transaction():
+            m.db.executemany("INSERT INTO windows(memory_id, n, vecs) VALUES (?,?,?)",
+                             [(mid, 5, v[5 * i : 5 * i + 5].tobytes()) for i, mid in enumerate(ids)])
+        w = WindowIndex(m.db, 384)
+        q = v[0]
+        w.best(q, 50)  # loaded once
+        benchmark.pedantic(lambda: w.best(q, 50), rounds=30, warmup_rounds=2)

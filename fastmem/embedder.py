@@ -349,10 +349,22 @@ def encode_with_windows(embedder: Embedder, texts: Sequence[str]) -> tuple[np.nd
     """Texts' vectors and, from an embedder that windows long texts (:class:`MiniLM`), each
     long text's window vectors (None for the others and from other embedders)."""
     f = getattr(embedder, "encode_with_windows", None)
-    if f is None:
+    # a subclass that overrides encode (and not this) embeds with its own encode, no windows
+    own = f is not None and _defined_together(type(embedder), "encode", "encode_with_windows")
+    if not own:
         return checked(embedder.encode(list(texts)), len(texts), embedder.dim), [None] * len(texts)
     vecs, wins = f(list(texts))
-    return checked(vecs, len(texts), embedder.dim), wins
+    vecs = checked(vecs, len(texts), embedder.dim)
+    return vecs, [None if w is None else checked(w, len(w), embedder.dim) for w in wins]
+
+
+def _defined_together(cls, a: str, b: str) -> bool:
+    """Whether the nearest definitions of methods ``a`` and ``b`` are in the same class."""
+    for k in cls.__mro__:
+        has_a, has_b = a in vars(k), b in vars(k)
+        if has_a or has_b:
+            return has_a and has_b
+    return False
 
 
 def encode_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
