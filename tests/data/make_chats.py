@@ -376,18 +376,13 @@ def _chat(rng: random.Random, c: int) -> dict:
             if what != "ask":
                 said[(what, x[0])] = messages[-2]["id"] if what != "recommendation" else messages[-1]["id"]
     qs = []
-    for x in instr:
-        if x[2]:
-            qs.append({"kind": "instruction", "question": x[2][1], "evidence": [said[("instruction_update", x[0])]],
-                       "superseded": [said[("instruction", x[0])]]})
-        else:
-            qs.append({"kind": "instruction", "question": x[1], "evidence": [said[("instruction", x[0])]]})
-    for x in prefs:
-        if x[2]:
-            qs.append({"kind": "preference", "question": x[2][1], "evidence": [said[("preference_update", x[0])]],
-                       "superseded": [said[("preference", x[0])]]})
-        else:
-            qs.append({"kind": "preference", "question": x[1], "evidence": [said[("preference", x[0])]]})
+    for kind, items in (("instruction", instr), ("preference", prefs)):
+        for x in items:  # after an update, the question asked after it; its evidence the update
+            if x[2]:
+                qs.append({"kind": kind, "question": x[2][1], "evidence": [said[(kind + "_update", x[0])]],
+                           "superseded": [said[(kind, x[0])]]})
+            else:
+                qs.append({"kind": kind, "question": x[1], "evidence": [said[(kind, x[0])]]})
     for x in facts:
         qs.append({"kind": "fact", "question": x[1], "evidence": [said[("fact", x[0])]], "answer": x[2]})
     names = [x[0] for x in topics]
