@@ -165,37 +165,70 @@ def _first_person(tok) -> bool:
     return any(s.lower_ in _FIRST for s in _subjects(tok))
 
 
-def _has_standing_word(sent) -> bool:
+def _own_clause(v) -> list:
+    """The tokens of ``v``'s clause: its subtree less the clauses under it that have a subject
+    of their own ("remember, I'm always here": the "always" is not the order's)."""
+    skip: set[int] = set()
+    for c in v.subtree:
+        subj = [k for k in c.children if k.dep_ in ("nsubj", "nsubjpass")]
+        # a clause of the assistant's ("make sure you always include ...") is the order's content
+        if c.i != v.i and c.dep_ in _CLAUSE and subj and not any(k.lower_ == "you" for k in subj):
+            skip.update(t.i for t in c.subtree)
+    return [t for t in v.subtree if t.i not in skip]
+
+
+def _has_standing_word(sent, v=None) -> bool:
+    """A standing word (or phrase) in the sentence, or, given ``v``, in ``v``'s own clause."""
     low = sent.text.lower()
     if any(p in low for p in _IDIOMS):
         return False
-    return any(t.lower_ in _STANDING for t in sent) or any(p in low for p in _STANDING_PHRASES)
+    toks = _own_clause(v) if v is not None else list(sent)
+    text = " ".join(t.lower_ for t in toks)
+    return any(t.lower_ in _STANDING for t in toks) or any(p in text for p in _STANDING_PHRASES)
+
+
+def _about_something(v) -> bool:
+    """The order names what it is about: a noun under it, not a pronoun and not the "time" of
+    "any time" ("never give up", "keep going" name nothing)."""
+    return any(t.pos_ in ("NOUN", "PROPN", "X") and t.lower_ not in ("time", "times") for t in v.subtree)
 
 
 def _condition(root) -> str | None:
     """A clause under ``root`` introduced by when/if/unless whose subject is the user or the
     assistant ("when I ask for shell commands", "if you review my code"): its text."""
     for c in root.subtree:
-        if c.dep_ in ("advcl", "relcl") and any(m.lower_ in _COND_MARKS for m in c.children if m.dep_ in ("mark", "advmod")):
-            if any(s.lower_ in ("i", "you", "we") for s in _subjects(c)):
+        if c.dep_ in ("advcl", "relcl") and c.tag_ != "MD" and any(
+                m.lower_ in _COND_MARKS for m in c.children if m.dep_ in ("mark", "advmod")):
+            if any(s.lower_ in ("i", "you", "we") for s in _subjects(c)):  # not "when you can"
                 return "".join(t.text_with_ws for t in c.subtree).strip()
     return None
 
 
 def _general_scope(sent) -> bool:
     """What the statement applies to, in general, after a preposition: a quantified noun (all /
-    every / each / any: "in every snippet") or a plural owned by the user or the assistant
-    ("in my emails", "at the end of your answers"). Not "every word" or "each day" as an
-    object or an adverb: advice does that ("cut every word that ...")."""
+    every / each / any: "in every snippet", "in all your answers") or a plural owned by the
+    user ("in my emails"). Not "every word" or "each day" as an object or an adverb, nor "your
+    customers": advice does that ("cut every word that ...", "build relationships with your
+    customers")."""
     for t in sent:
         if t.pos_ not in ("NOUN", "PROPN") or t.dep_ != "pobj":
             continue
         kids = {c.lower_ for c in t.children if c.dep_ in ("det", "poss", "predet")}
         if kids & _QUANT:
             return True
-        if kids & {"my", "your", "our"} and t.tag_ in ("NNS", "NNPS"):
+        if kids & {"my", "our"} and t.tag_ in ("NNS", "NNPS"):
             return True
     return False
+
+
+def _forbids_in_yours(sent, v) -> bool:
+    """A prohibition about the assistant's outputs: ``v`` negative (don't, never, stop, avoid)
+    with a plural owned by "your" under it ("don't include links in your summaries"); not
+    "your" alone, which advice uses ("build relationships with your customers")."""
+    if not _negative(sent, v):
+        return False
+    return any(t.dep_ == "pobj" and t.tag_ in ("NNS", "NNPS") and any(k.lower_ == "your" for k in t.children)
+               for t in v.subtree)
 
 
 _CLAUSE = {"ROOT", "conj", "ccomp", "advcl", "parataxis", "xcomp", "pcomp"}
@@ -238,9 +271,11 @@ def _imperative(v) -> bool:
         moved = True
     if _subjects(v) or (v.dep_ in ("xcomp", "pcomp") and not moved):
         return False
-    if any(c.dep_ in ("aux", "auxpass") and c.lower_ in ("would", "could", "can", "will", "to", "have", "has", "had",
-                                                          "is", "was", "been", "be", "'ve", "'d")
+    if any(c.dep_ in ("aux", "auxpass") and c.lower_ in ("would", "could", "can", "ca", "will", "wo", "to", "have",
+                                                          "has", "had", "is", "was", "been", "be", "'ve", "'d")
            for c in v.children):
+        return False
+    if v.lemma_.lower() in _PREF_POS | _PREF_NEG:  # "Love how you ...": a preference, its "I" dropped
         return False
     if not (v.tag_ in ("VB", "VBP") or (v.tag_ == "VBN" and any(c.lower_ == "never" for c in v.children))):
         return False
@@ -271,26 +306,39 @@ def _negative(sent, v) -> bool:
 
 def _instruction(sent) -> tuple[int, str | None] | None:
     """(polarity, the condition clause or None) of an instruction, or None."""
-    general = _has_standing_word(sent) or _general_scope(sent)
+    general = _general_scope(sent)
     for v in _clauses(sent):
         if _addressed(v):
             cond = _condition(v)
-            if general or cond:
+            if (general or cond or _has_standing_word(sent, v) or _forbids_in_yours(sent, v)) and \
+                    (cond or _about_something(v)):
                 return (-1 if _negative(sent, v) else 1), cond
     return None
 
 
+def _lasting(v) -> bool:
+    """A taste that holds now, with an object: not in a relative clause ("everything we
+    love"), not past ("I enjoyed the film last night", "I used to love"), not without what
+    is liked ("Yeah, I love to.")."""
+    if v.dep_ == "relcl" or v.tag_ == "VBD" or (v.head.lemma_ == "use" and v.dep_ == "xcomp"):
+        return False
+    return any(c.dep_ in ("dobj", "xcomp", "ccomp", "attr", "acomp", "pcomp") or c.pos_ in ("NOUN", "PROPN")
+               or (c.dep_ == "prep" and any(k.dep_ in ("pobj", "pcomp") for k in c.children))
+               or c.lower_ in ("better", "more", "best", "most") for c in v.children)  # "like X better than Y"
+
+
 def _conversational(verb) -> bool:
     """The object of a like / love is the conversation itself ("your answer", "that idea",
-    "it", "how you explained it")."""
+    "it", "how you explained it", "that you chose pottery")."""
     for c in verb.children:
         if c.dep_ in ("dobj", "ccomp"):
             if c.pos_ == "PRON" or c.lower_ in _DEICTIC:
                 return True
             if any(k.lower_ in _DEICTIC | {"your"} for k in c.children if k.dep_ in ("det", "poss")):
                 return True
-            if c.dep_ == "ccomp" and any(k.tag_ in ("WRB", "WP") for k in c.children):
-                return True
+            if c.dep_ == "ccomp" and any(k.tag_ in ("WRB", "WP") or (k.dep_ == "mark" and k.lower_ == "that")
+                                         or k.dep_ in ("nsubj", "nsubjpass") for k in c.children):
+                return True  # "how you explained it", "that you chose pottery"
     return False
 
 
@@ -318,7 +366,7 @@ def _preference(sent) -> int | None:
     m = _PREF_START.match(sent.text)
     if m and not re.search(r"\b(would|'d)\b", low[:m.end()]):
         verb = next((t for t in sent if t.lower_ == m.group(1).lower()), None)
-        if verb is not None and not _conversational(verb) and not (verb.tag_ in ("VBD",)):
+        if verb is not None and not _conversational(verb) and _lasting(verb):
             return -1 if m.group(1).lower() in _PREF_NEG else 1
     return None
 
@@ -335,7 +383,7 @@ def _preference_of(sent, v, low: str) -> int | None:
     if lemma in _PREF_POS or lemma in _PREF_NEG:
         if lemma in _REQUEST_VERBS and would and any(c.dep_ == "xcomp" for c in v.children):
             return None  # "I'd like to book", "I'd love to hear"
-        if _conversational(v):
+        if _conversational(v) or not _lasting(v):
             return None
         return -1 if (lemma in _PREF_NEG) != neg else 1
     if would and any(c.lower_ == "rather" for c in root.children):

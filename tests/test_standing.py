@@ -57,6 +57,16 @@ def test_a_request_is_not_an_instruction_and_a_question_is_neither():
     assert detect(["Never use jQuery in my front-end examples."], load_spacy())[0].polarity == -1
 
 
+def test_chat_pleasantries_are_neither():
+    """What friends say in chat: encouragement, reactions, past tastes, things loved in a
+    relative clause, an offer. None of it is a standing instruction or preference."""
+    said = ["Never stop believing!", "Keep chasing your goals and don't give up!",
+            "Everybody we care about came to the party.", "I loved riding horses when I was a kid.",
+            "I love that you picked the blue one.", "Sure, I love to.", "Call me when you can!",
+            "Also make sure to thank your customers.", "I used to love skating."]
+    assert [(t, g) for t, g in zip(said, detect(said, load_spacy())) if g is not None] == []
+
+
 def _chat(m, scope="u"):
     """A few sessions of a coding chat: two instructions, a preference, filler."""
     said = [
