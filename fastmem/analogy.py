@@ -175,9 +175,6 @@ class AnalogySlot:
         self.mapper = Mapper(structure.verb_bits(), verb_vectors)
         #: the learned ranker (:mod:`fastmem.ranker`); None: the most surprising mapping
         self.ranker = ranker
-        #: when a list, each pick appends ``(memory id, features, surprise)`` of every
-        #: candidate that passes the gate (what ``fastmem eval proparalogy --fit`` learns from)
-        self.trace: list | None = None
         #: the last analogies of each session (at most SESSIONS sessions; an evicted one starts afresh)
         self._recent: dict[str, deque] = Bounded(SESSIONS)
 
@@ -272,19 +269,19 @@ class AnalogySlot:
             return None
         recent = self._recent.get(session, ()) if session else ()
         bits = self.structure.verb_bits(members)
-        scored = self._map(turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live, bits)
+        scored = self.shortlist(turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live, bits)
         # the best of how many: the memories the slot chooses from that have content events
         # (a small scope borrows the store's counts, not its population)
         population = bits.memories() if members is None else min(bits.memories(), self.structure.coded(members))
-        best = self._choose(turn, scored, max(population, 1), weights, (mean, std))
+        best = self.choose(turn, scored, max(population, 1), weights, (mean, std))
         if best is None:
             return None
         if session:
             self._recent.setdefault(session, deque(maxlen=self.repeat_window)).append(best.id)
         return best
 
-    def _map(self, turn: Turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live,
-             bits) -> list[tuple[_Candidate, Mapping, float]]:
+    def shortlist(self, turn: Turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live,
+                  bits) -> list[tuple[_Candidate, Mapping, float]]:
         """Stage 2: the first ``rerank`` candidates that pass the surface condition, each
         with its structure mapping (and stage-1 alignment), in stage-1 order."""
         n_surface = min(self.surface_exclude or 0, math.ceil(self.surface_fraction * max(n_live, 1)))
@@ -305,47 +302,48 @@ class AnalogySlot:
                     break
         return out
 
-    def _choose(self, turn: Turn, scored, n: int, weights, stats) -> Analogy | None:
-        """The gate and the choice: the most surprising mapping (times its use weight) whose
-        E-value over the population of ``n`` is at most ``alpha``."""
+    def gated(self, scored, n: int):
+        """The shortlisted ``(candidate, mapping, alignment)`` whose mapping passes the gate:
+        enough units, not literal, and an E-value over the population of ``n`` of at most ``alpha``."""
         gate = math.log2(self.alpha)
-        best, best_key = None, None
         for c, mp, align in scored:
-            if (not mp.pairs or mp.units < self.min_units or mp.literal > self.literal_max
-                    or mp.log2_expected(n) > gate):
-                continue
+            if (mp.pairs and mp.units >= self.min_units and mp.literal <= self.literal_max
+                    and mp.log2_expected(n) <= gate):
+                yield c, mp, align
+
+    def choose(self, turn: Turn, scored, n: int, weights, stats) -> Analogy | None:
+        """The choice among the gated: the most surprising mapping (times its use weight), or
+        the learned ranker's most probable one over its threshold. ``stats``: the store's
+        ``(mean, std)`` of the turn's code score."""
+        best, best_key = None, None
+        for c, mp, align in self.gated(scored, n):
             use = weights.get(c.id, (1.0, 0, 0))[0]
-            # a tie: the more structural terms shared, then the text (never the order written)
-            key = (mp.surprise + math.log2(max(use, 1e-9)), align, c.text)
             learned = None
-            if self.ranker is not None or self.trace is not None:
-                learned = self._learned(turn, c, mp, stats)
-                if learned is None:
+            if self.ranker is not None:
+                learned = self.ranker.prob(self.candidate_features(turn, c, mp, stats))
+                if learned < self.ranker.threshold:
                     continue
-                key = (learned * use, align, c.text) if self.ranker is not None else key
+                key = (learned * use, align, c.text)
+            else:
+                # a tie: the more structural terms shared, then the text (never the order written)
+                key = (mp.surprise + math.log2(max(use, 1e-9)), align, c.text)
             if best_key is None or key > best_key:
-                best, best_key = (c, mp, align, use, learned if self.ranker is not None else None), key
+                best, best_key = (c, mp, align, use, learned), key
         if best is None:
             return None
         c, mp, align, use, learned = best
         z = (self.structure.encoder.expected_score(turn.query, align, c.nterms) - stats[0]) / stats[1]
         return self._analogy(c, mp, align, z, use, n, learned)
 
-    def _learned(self, turn: Turn, c: _Candidate, mp: Mapping, stats) -> float | None:
-        """The learned ranker's probability for a candidate (None when below its threshold),
-        and the trace of its features."""
+    def candidate_features(self, turn: Turn, c: _Candidate, mp: Mapping, stats) -> np.ndarray:
+        """The learned ranker's features (:func:`fastmem.ranker.features`) of a shortlisted
+        candidate and its mapping; ``stats`` as in :meth:`choose`."""
         mean, std = stats
         sq = turn.query
         structural = self.structure.code_scores(sq, [(c.id, c.code, c.nterms)])[c.id]
         align, _, n_terms = self.structure.encoder.alignment(sq, c.events)
         z = (self.structure.encoder.expected_score(sq, align, n_terms) - mean) / std
-        f = self.describe(turn.events, c.events, mp, z=z, code_z=(structural - mean) / std)
-        if self.trace is not None:
-            self.trace.append((c.id, f, mp.surprise))
-        if self.ranker is None:
-            return 1.0
-        p = self.ranker.prob(f)
-        return p if p >= self.ranker.threshold else None
+        return self.describe(turn.events, c.events, mp, z=z, code_z=(structural - mean) / std)
 
     def _analogy(self, c: _Candidate, mp: Mapping, align: float, z: float, use: float, n: int,
                  learned: float | None = None) -> Analogy:

@@ -3,7 +3,8 @@
 import pytest
 
 import fastmem
-from fastmem.evaluate.slot import exact_scores
+from fastmem.analogy import AnalogySlot
+from fastmem.evaluate.slot import exact_scores, tracing
 
 FACTS = """Maria teaches chemistry at the local high school.
 The Rhine flows through Basel before reaching Germany.
@@ -42,6 +43,18 @@ def test_ownership_analogy_surfaces(store):
     assert why["p"] <= store.slot.alpha and why["e_value"] <= store.slot.alpha and why["mapping"] == ["own"]
     assert why["reason"].startswith("same structure: own (1 corresponding event") and "p=" in why["reason"]
     assert res.analogy.id != same_topic
+
+
+def test_tracing_records_the_gated_candidates_and_changes_no_pick(store):
+    target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
+    with tracing(store.slot) as traced:
+        res = store.recall("My friend Bob owns a red car.", k=5, record=False)
+    assert res.analogy is not None and res.analogy.id == target
+    assert target in [mid for mid, _, _ in traced]
+    mid, features, surprise = next(t for t in traced if t[0] == target)
+    assert features.ndim == 1 and features.size > 0 and surprise == pytest.approx(res.analogy.why["surprise"])
+    assert type(store.slot) is AnalogySlot and not hasattr(store.slot, "traced")
+    assert store.recall("My friend Bob owns a red car.", k=5, record=False).analogy.id == target
 
 
 def test_same_topic_memory_is_never_the_analogy(store):

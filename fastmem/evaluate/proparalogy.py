@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from .slot import exact_scores, features_of
+from .slot import exact_scores, features_of, tracing
 
 __all__ = ["FILE", "load_rows", "build_memories", "score", "run", "multiple_choice", "run_short", "SURFACE_GRID",
            "strip_connectives", "fold_of", "CONNECTIVES"]
@@ -381,10 +381,9 @@ def collect(path: str, *, memory_kw=None) -> dict | None:
         m.slot.ranker = None  # trace the hand-set rule's candidates
         cands = []  # per turn: [(memory index, features, surprise)]
         for q in queries:
-            m.slot.trace = []
-            m.recall(q, k=10, record=False)
-            cands.append([(pos[mid], f, a) for mid, f, a in m.slot.trace])
-        m.slot.trace = None
+            with tracing(m.slot) as traced:
+                m.recall(q, k=10, record=False)
+            cands.append([(pos[mid], f, a) for mid, f, a in traced])
         pair_f = []  # per row: (target features, distractor features) or None
         for r in rows:
             t, dd = (r.get("target_paragraph") or "").strip(), (r.get("distractor_target_paragraph") or "").strip()

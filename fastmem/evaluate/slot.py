@@ -1,17 +1,48 @@
 """Evaluation hooks on the analogy slot (``fastmem eval proparalogy``, the ranker's fit, tests):
-the slot's features and scores for chosen memories, without its gate or surface condition."""
+the slot's features and scores for chosen memories, without its gate or surface condition, and
+a trace of every candidate its gate passes during ordinary recalls (:func:`tracing`)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
 from ..analogy import AnalogySlot
 from ..extract import parse_turn
 
-__all__ = ["features_of", "exact_scores"]
+__all__ = ["features_of", "exact_scores", "tracing", "TracingSlot"]
+
+
+class TracingSlot(AnalogySlot):
+    """An analogy slot that records, for each pick, ``(memory id, features, surprise)`` of
+    every candidate its gate passes, in :attr:`traced` (what ``fastmem eval proparalogy
+    --fit`` learns from). It chooses exactly as :class:`AnalogySlot` does."""
+
+    traced: list
+
+    def choose(self, turn, scored, n, weights, stats):
+        scored = list(scored)
+        for c, mp, _ in self.gated(scored, n):
+            self.traced.append((c.id, self.candidate_features(turn, c, mp, stats), mp.surprise))
+        return super().choose(turn, scored, n, weights, stats)
+
+
+@contextmanager
+def tracing(slot: AnalogySlot) -> Iterator[list]:
+    """Within the block, ``slot`` (a memory's ``m.slot``) records every gated candidate of
+    its picks into the yielded list (see :class:`TracingSlot`); afterwards it is the plain
+    slot again."""
+    cls = slot.__class__
+    slot.__class__ = TracingSlot
+    slot.traced = []
+    try:
+        yield slot.traced
+    finally:
+        slot.__class__ = cls
+        del slot.traced
 
 
 def features_of(slot: AnalogySlot, text: str, ids: Sequence[int], extractor) -> list[np.ndarray | None]:
