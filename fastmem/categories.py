@@ -30,7 +30,7 @@ from typing import Protocol, runtime_checkable
 
 import apsw
 
-from .canon import fold_name
+from . import graph as G
 from .errors import InvalidInput, NotFound
 
 __all__ = ["Category", "Namer", "RoleNamer", "propose", "listing", "approve", "reject", "revert", "STATUSES"]
@@ -248,6 +248,22 @@ def _get(db, cid) -> tuple[int, str, str, int | None]:
     return row
 
 
+def restore(db: apsw.Connection, name: str, relations: list, fingerprint: str, scope: str | None,
+            members: Sequence[int]) -> int:
+    """An imported category as a proposal with its member nodes, inside the caller's
+    transaction; returns its id (the existing one when a category of that fingerprint is
+    there already; the members are added to it)."""
+    got = db.execute("INSERT INTO categories(name, status, fingerprint, relations, created, scope) "
+                     "VALUES (?,?,?,?,?,?) ON CONFLICT(fingerprint) DO NOTHING RETURNING id",
+                     (name, "proposed", fingerprint, json.dumps(relations), 0.0, scope)).fetchone()
+    # the id of the row the members belong to (last_insert_rowid() is another row's when
+    # the category was there already)
+    cid = got[0] if got else db.execute("SELECT id FROM categories WHERE fingerprint=?", (fingerprint,)).fetchone()[0]
+    db.executemany("INSERT OR IGNORE INTO category_members(category_id, node_id) VALUES (?,?)",
+                   [(cid, n) for n in members])
+    return cid
+
+
 def approve(store, cid: int) -> Category:
     """Make a proposed category a graph node linked to its members."""
     with store.atomic() as db:
@@ -256,9 +272,7 @@ def approve(store, cid: int) -> Category:
             return _one(db, cid)
         if status != "proposed":
             raise InvalidInput(f"category {cid} is {status}; revert it first")
-        db.execute("INSERT INTO nodes(key, name, type) VALUES (?,?,?)", (f"category:{cid}", name, "category"))
-        nid = db.last_insert_rowid()
-        db.execute("INSERT OR IGNORE INTO aliases(alias, node_id) VALUES (?,?)", (fold_name(name) or name.casefold(), nid))
+        nid = G.add_category_node(db, cid, name)
         db.execute("UPDATE categories SET status='approved', decided=?, node_id=? WHERE id=?", (time.time(), nid, cid))
     return _one(store.db, cid)
 
@@ -278,7 +292,7 @@ def revert(store, cid: int) -> Category:
     with store.atomic() as db:
         _, _, status, nid = _get(db, cid)
         if nid is not None:
-            db.execute("DELETE FROM nodes WHERE id=?", (nid,))  # aliases follow by cascade
+            G.drop_node(db, nid)  # aliases follow by cascade
         db.execute("UPDATE categories SET status='proposed', decided=NULL, node_id=NULL WHERE id=?", (cid,))
     return _one(store.db, cid)
 

@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import chunks as CH
+from . import graph as G
 from . import usage as U
+from . import writes as W
 from .structure import event_counts
 from .vectors import stored_vectors
 
@@ -60,13 +63,8 @@ def _sqlite(mem) -> list[Problem]:
 
 
 def _fts(mem) -> list[Problem]:
-    import apsw
-
-    try:
-        mem.db.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)")
-    except apsw.Error as exc:
-        return [Problem("fts", f"the keyword index disagrees with the texts ({exc})")]
-    return []
+    problem = W.text_index_problem(mem.db)
+    return [Problem("fts", f"the keyword index disagrees with the texts ({problem})")] if problem else []
 
 
 def _embeddings(mem) -> list[Problem]:
@@ -179,29 +177,23 @@ def _repair(mem, part: str) -> None:
     db = mem.db
     if part == "fts":
         with mem.store.atomic():
-            db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
+            W.rebuild_text_index(db)
     elif part == "embeddings":
         mem.reembed(progress=False)
     elif part == "index":
         mem.rebuild_index()
     elif part == "graph":
         with mem.store.atomic():
-            db.execute("DELETE FROM edges WHERE subj NOT IN (SELECT id FROM nodes) OR obj NOT IN (SELECT id FROM nodes) "
-                       "OR memory_id NOT IN (SELECT id FROM memories)")
-            db.execute("DELETE FROM nodes WHERE type<>'category' AND NOT EXISTS "
-                       "(SELECT 1 FROM edges e WHERE e.subj=nodes.id OR e.obj=nodes.id)")
+            G.drop_dangling(db)
     elif part == "usage":
         with mem.store.atomic():
-            db.execute("INSERT INTO usage(memory_id) SELECT id FROM memories WHERE id NOT IN (SELECT memory_id FROM usage)")
-            db.executemany("UPDATE usage SET weight=? WHERE memory_id=?",
-                           [(U.weight(e, i), mid) for mid, e, i in db.execute("SELECT memory_id, engaged, ignored FROM usage")])
+            U.fill_missing(db)
         mem.ledger.load()
     elif part == "structure":
         mem.rebuild_structure(progress=False)
     elif part == "chunks":
         with mem.store.atomic():
-            db.execute("DELETE FROM chunk_members WHERE member_id NOT IN (SELECT id FROM memories) "
-                       "OR chunk_id NOT IN (SELECT memory_id FROM chunks)")
+            CH.drop_dangling(db)
 
 
 def check(mem, *, repair: bool = False, parts=None) -> CheckReport:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import apsw
 import numpy as np
 
+from . import graph as G
 from . import writes as W
 from .canon import fold_name
 from .errors import InvalidInput
@@ -322,12 +323,7 @@ def _link(db: apsw.Connection, cid: int, cluster: Cluster) -> list[int]:
     """Copy the members' facts onto the chunk and record its members (those still there)."""
     got = [r[0] for r in db.execute("SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
                                     (json.dumps(cluster.members),))]
-    db.execute(
-        "INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj) "
-        "SELECT ?1, row_number() OVER (ORDER BY min(memory_id), min(pos)) - 1, subj, rel, min(rel_raw), obj FROM edges "
-        "WHERE memory_id IN (SELECT value FROM json_each(?2)) GROUP BY subj, rel, obj",
-        (cid, json.dumps(got)),
-    )
+    G.copy_facts(db, cid, got)
     db.executemany("INSERT INTO chunk_members(chunk_id, member_id) VALUES (?,?)", [(cid, m) for m in got])
     return got
 
@@ -360,6 +356,22 @@ def update(store, prep: W.Prepared, cluster: Cluster, *, summarizer: str, model_
         db.execute("UPDATE chunks SET signature=?, summarizer=?, updated=?, version=version+1 WHERE memory_id=?",
                    (signature(got), summarizer, time.time(), cid))
     return pending
+
+
+def restore(db: apsw.Connection, cid: int, scope: str, members, *, version: int, summarizer: str, created: float,
+            updated: float) -> None:
+    """Make the imported memory ``cid`` the chunk of ``members`` (ids in this store) it was
+    where it was exported, inside the caller's transaction."""
+    db.execute("INSERT INTO chunks(memory_id, scope, signature, version, summarizer, created, updated) "
+               "VALUES (?,?,?,?,?,?,?)", (cid, scope, "", version, summarizer, created, updated))
+    got = _link(db, cid, Cluster(scope, list(members)))
+    db.execute("UPDATE chunks SET signature=? WHERE memory_id=?", (signature(got), cid))
+
+
+def drop_dangling(db: apsw.Connection) -> None:
+    """Repair: memberships of a memory or chunk that is gone."""
+    db.execute("DELETE FROM chunk_members WHERE member_id NOT IN (SELECT id FROM memories) "
+               "OR chunk_id NOT IN (SELECT memory_id FROM chunks)")
 
 
 def members(db: apsw.Connection, chunk_id: int) -> list[int] | None:

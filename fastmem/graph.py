@@ -6,6 +6,7 @@ graph changes in the same write as the memory that asserts the facts.
 
 from __future__ import annotations
 
+import json
 import math
 
 from collections import deque
@@ -137,6 +138,50 @@ def add_facts(db: apsw.Connection, memory_id: int, triples) -> list[tuple[int, s
         )
         out.append((s, rel, o, flip))
     return out
+
+
+def drop_facts(db: apsw.Connection, memory_id: int) -> list[int]:
+    """Delete a memory's edges; returns the nodes they used (for :func:`drop_orphans`)."""
+    nodes = [n for r in db.execute("SELECT subj, obj FROM edges WHERE memory_id=?", (memory_id,)) for n in r]
+    db.execute("DELETE FROM edges WHERE memory_id=?", (memory_id,))
+    return nodes
+
+
+def copy_facts(db: apsw.Connection, memory_id: int, sources) -> None:
+    """Give ``memory_id`` (a chunk) the distinct facts of the memories ``sources``, in the
+    order they were first asserted."""
+    db.execute(
+        "INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj) "
+        "SELECT ?1, row_number() OVER (ORDER BY min(memory_id), min(pos)) - 1, subj, rel, min(rel_raw), obj FROM edges "
+        "WHERE memory_id IN (SELECT value FROM json_each(?2)) GROUP BY subj, rel, obj",
+        (memory_id, json.dumps([int(x) for x in sources])),
+    )
+
+
+def add_alias(db: apsw.Connection, alias: str, node_id: int) -> None:
+    """Another name of a node (kept when the alias is taken already)."""
+    db.execute("INSERT OR IGNORE INTO aliases(alias, node_id) VALUES (?,?)", (alias, node_id))
+
+
+def add_category_node(db: apsw.Connection, category_id: int, name: str) -> int:
+    """The graph node of an approved category, with its folded name as an alias; returns its id."""
+    db.execute("INSERT INTO nodes(key, name, type) VALUES (?,?,?)", (f"category:{category_id}", name, "category"))
+    nid = db.last_insert_rowid()
+    add_alias(db, fold_name(name) or name.casefold(), nid)
+    return nid
+
+
+def drop_node(db: apsw.Connection, node_id: int) -> None:
+    """Delete a node; its aliases and candidates follow by cascade."""
+    db.execute("DELETE FROM nodes WHERE id=?", (node_id,))
+
+
+def drop_dangling(db: apsw.Connection) -> None:
+    """Repair: edges whose memory or node is gone, and entity nodes no edge uses."""
+    db.execute("DELETE FROM edges WHERE subj NOT IN (SELECT id FROM nodes) OR obj NOT IN (SELECT id FROM nodes) "
+               "OR memory_id NOT IN (SELECT id FROM memories)")
+    db.execute("DELETE FROM nodes WHERE type<>'category' AND NOT EXISTS "
+               "(SELECT 1 FROM edges e WHERE e.subj=nodes.id OR e.obj=nodes.id)")
 
 
 def drop_orphans(db: apsw.Connection, node_ids) -> None:

@@ -283,12 +283,12 @@ def _standing(mem, mems: list[dict]) -> list | None:
 
 def _restore_usage(db, mems: list[dict], ids: list[int]) -> None:
     from . import usage as U
+    from . import writes as W
 
     for r, mid in zip(mems, ids):
         surf, eng, ign, last = (list(r.get("usage") or []) + [0, 0, 0, None])[:4]
-        db.execute("UPDATE memories SET created=?, updated=? WHERE id=?", (r.get("created") or 0, r.get("updated") or 0, mid))
-        db.execute("UPDATE usage SET surfaced=?, engaged=?, ignored=?, last_surfaced=?, weight=? WHERE memory_id=?",
-                   (surf, eng, ign, last, U.weight(eng, ign), mid))
+        W.set_times(db, mid, r.get("created") or 0, r.get("updated") or 0)
+        U.restore(db, mid, surf, eng, ign, last)
 
 
 def _restore_chunks(db, mems: list[dict], new_id: dict[int, int]) -> None:
@@ -298,12 +298,9 @@ def _restore_chunks(db, mems: list[dict], new_id: dict[int, int]) -> None:
         ch = r.get("chunk")
         if not ch:
             continue
-        cid = new_id[r["id"]]
-        db.execute("INSERT INTO chunks(memory_id, scope, signature, version, summarizer, created, updated) "
-                   "VALUES (?,?,?,?,?,?,?)", (cid, r.get("scope") or "", "", ch.get("version", 1),
-                                              ch.get("summarizer", "import"), r.get("created") or 0, r.get("updated") or 0))
-        got = CH._link(db, cid, CH.Cluster(r.get("scope") or "", [new_id[m] for m in ch["members"] if m in new_id]))
-        db.execute("UPDATE chunks SET signature=? WHERE memory_id=?", (CH.signature(got), cid))
+        CH.restore(db, new_id[r["id"]], r.get("scope") or "", [new_id[m] for m in ch["members"] if m in new_id],
+                   version=ch.get("version", 1), summarizer=ch.get("summarizer", "import"),
+                   created=r.get("created") or 0, updated=r.get("updated") or 0)
 
 
 def _restore_aliases(db, aliases: list[dict]) -> None:
@@ -312,7 +309,7 @@ def _restore_aliases(db, aliases: list[dict]) -> None:
     for a in aliases:
         for e in G.lookup(db, a["node"]):
             if e.type == (a.get("type") if a.get("type") != "?" else "thing"):
-                db.execute("INSERT OR IGNORE INTO aliases(alias, node_id) VALUES (?,?)", (a["alias"], e.id))
+                G.add_alias(db, a["alias"], e.id)
                 break
 
 
@@ -329,15 +326,7 @@ def _restore_categories(store, cats: list[dict]) -> None:
             if node:
                 members.append(node[0])
         rels = [["out", x[1:-2]] if x.startswith("-") else ["in", x[2:-1]] for x in c["relations"]]
-        key = f"import:{c['name']}:{len(members)}"
-        got = db.execute("INSERT INTO categories(name, status, fingerprint, relations, created, scope) "
-                         "VALUES (?,?,?,?,?,?) ON CONFLICT(fingerprint) DO NOTHING RETURNING id",
-                         (c["name"], "proposed", key, json.dumps(rels), 0.0, c.get("scope"))).fetchone()
-        # the id of the row the members belong to (last_insert_rowid() is another row's when
-        # the category was there already)
-        cat_id = got[0] if got else db.execute("SELECT id FROM categories WHERE fingerprint=?", (key,)).fetchone()[0]
-        db.executemany("INSERT OR IGNORE INTO category_members(category_id, node_id) VALUES (?,?)",
-                       [(cat_id, n) for n in members])
+        cat_id = CAT.restore(db, c["name"], rels, f"import:{c['name']}:{len(members)}", c.get("scope"), members)
         if c["status"] == "approved":
             CAT.approve(store, cat_id)
         elif c["status"] == "rejected":

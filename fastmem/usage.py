@@ -62,6 +62,29 @@ def distinctive(words: list[str]) -> set[str]:
     return {w for w in words if len(w) >= 4 and not w.isdigit()}
 
 
+def add_rows(db, ids) -> None:
+    """The usage rows of new memories (nothing surfaced yet)."""
+    db.executemany("INSERT INTO usage(memory_id) VALUES (?)", [(mid,) for mid in ids])
+
+
+def drop_events(db, mid: int) -> None:
+    """A forgotten memory's surfacing events (its usage row goes by cascade)."""
+    db.execute("DELETE FROM usage_events WHERE memory_id=?", (mid,))
+
+
+def restore(db, mid: int, surfaced: int, engaged: int, ignored: int, last_surfaced) -> None:
+    """An imported memory's counters, as exported; its weight follows from them."""
+    db.execute("UPDATE usage SET surfaced=?, engaged=?, ignored=?, last_surfaced=?, weight=? WHERE memory_id=?",
+               (surfaced, engaged, ignored, last_surfaced, weight(engaged, ignored), mid))
+
+
+def fill_missing(db) -> None:
+    """Repair: a usage row for every memory without one, and every weight recomputed."""
+    db.execute("INSERT INTO usage(memory_id) SELECT id FROM memories WHERE id NOT IN (SELECT memory_id FROM usage)")
+    db.executemany("UPDATE usage SET weight=? WHERE memory_id=?",
+                   [(weight(e, i), mid) for mid, e, i in db.execute("SELECT memory_id, engaged, ignored FROM usage")])
+
+
 class Ledger:
     """The usage ledger of one store: what each recall surfaced, what came of it, and the
     resulting use weights.

@@ -112,10 +112,7 @@ def reembed_rows(store, embedder: Embedder, progress: bool | None) -> None:
             break
         vecs, wins = encode_with_windows(embedder, [t for _, t in rows])
         with store.atomic():
-            db.executemany(
-                "INSERT OR REPLACE INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
-                [(mid, embedder.model_id, embedder.dim, v.tobytes()) for (mid, _), v in zip(rows, vecs)],
-            )
+            put(db, [mid for mid, _ in rows], vecs, embedder.model_id)
             for (mid, _), w in zip(rows, wins):  # the windows and statements follow the model
                 X.drop(db, mid)
             X.write(db, [(mid, w) for (mid, _), w in zip(rows, wins) if w is not None])
@@ -137,6 +134,17 @@ def write_vectors(db: apsw.Connection, ids: list[int], vecs: np.ndarray, model_i
         from .errors import NotFound
 
         raise NotFound(f"no memory with id {missing[0]}")
+    put(db, ids, vecs, model_id)
+
+
+def put(db: apsw.Connection, ids, vecs: np.ndarray, model_id: str) -> None:
+    """Store (or replace) the vectors of memories ``ids`` (rows of ``vecs``), inside the
+    caller's transaction; the one writer of the ``embeddings`` table."""
     db.executemany("INSERT OR REPLACE INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
                    [(int(i), model_id, int(v.shape[0]), np.ascontiguousarray(v, np.float32).tobytes())
                     for i, v in zip(ids, vecs)])
+
+
+def drop(db: apsw.Connection, mid: int) -> None:
+    """Delete a memory's vector (its text changed and is derived later)."""
+    db.execute("DELETE FROM embeddings WHERE memory_id=?", (mid,))

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from . import graph as G
+from . import usage as U
+from . import vectors as V
 from . import workers
 from .canon import normalise_type
 from .embedder import Embedder, checked, encode_with_windows
@@ -244,18 +246,14 @@ def _insert_rows(db, texts: Sequence[str], *, scope, source, meta_json, at, spea
              None if at is None else at[i], speakers[i]),
         )
         new_ids.append(db.last_insert_rowid())
-    db.executemany("INSERT INTO usage(memory_id) VALUES (?)", [(mid,) for mid in new_ids])
+    U.add_rows(db, new_ids)
     return new_ids
 
 
 def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, structure: StructureIndex,
                     pending: StructuralChanges) -> None:
     """Embeddings, graph facts, events, codes and word counts of memories whose rows exist."""
-    dim = prep.vecs.shape[1]
-    db.executemany(
-        "INSERT OR REPLACE INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
-        [(mid, model_id, dim, prep.vecs[i].tobytes()) for i, mid in enumerate(ids)],
-    )
+    V.put(db, ids, prep.vecs, model_id)
     for mid, fs, ev in zip(ids, prep.facts, prep.events):
         if fs:
             G.add_facts(db, mid, fs)
@@ -345,12 +343,11 @@ def forget(store, mid: int, structure: StructureIndex) -> StructuralChanges:
     with store.atomic() as db:
         if db.execute("SELECT 1 FROM memories WHERE id=?", (mid,)).fetchone() is None:
             raise NotFound(f"no memory with id {mid}")
-        nodes = [n for r in db.execute("SELECT subj, obj FROM edges WHERE memory_id=?", (mid,)) for n in r]
         structure.stage_forget(db, mid, pending)
         structure.write_df(db, pending.df)
-        db.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
+        nodes = G.drop_facts(db, mid)
         db.execute("DELETE FROM memories WHERE id=?", (mid,))
-        db.execute("DELETE FROM usage_events WHERE memory_id=?", (mid,))
+        U.drop_events(db, mid)
         G.drop_orphans(db, nodes)
     return pending
 
@@ -386,19 +383,17 @@ def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_jso
         if text is not None:
             sets.append("text=?")
             args.append(text)
-            nodes = [n for r in db.execute("SELECT subj, obj FROM edges WHERE memory_id=?", (mid,)) for n in r]
-            db.execute("DELETE FROM edges WHERE memory_id=?", (mid,))
+            nodes = G.drop_facts(db, mid)
             S.drop(db, mid)
             X.drop(db, mid)
             structure.stage_forget(db, mid, pending, delete=True)
         db.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id=?", (*args, mid))
         if text is not None and prep is None:  # derived later: the memory is pending again
-            db.execute("DELETE FROM embeddings WHERE memory_id=?", (mid,))
+            V.drop(db, mid)
             db.execute("INSERT OR REPLACE INTO pending(memory_id, triples) VALUES (?, NULL)", (mid,))
             G.drop_orphans(db, nodes)
         elif text is not None:
-            db.execute("INSERT OR REPLACE INTO embeddings(memory_id, model, dim, vec) VALUES (?,?,?,?)",
-                       (mid, model_id, prep.vecs.shape[1], prep.vecs[0].tobytes()))
+            V.put(db, [mid], prep.vecs[:1], model_id)
             db.execute("DELETE FROM pending WHERE memory_id=?", (mid,))  # derived now, from the new text
             if prep.facts[0]:
                 G.add_facts(db, mid, prep.facts[0])
@@ -410,6 +405,27 @@ def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_jso
                 X.write(db, [(mid, prep.windows[0])])
         structure.write_df(db, pending.df)
     return pending
+
+
+def set_times(db, mid: int, created: float, updated: float) -> None:
+    """A memory's written and changed times, as an import carries them."""
+    db.execute("UPDATE memories SET created=?, updated=? WHERE id=?", (created, updated, mid))
+
+
+def text_index_problem(db) -> str | None:
+    """What FTS5's integrity check says of the keyword index against the texts; None: agreed."""
+    import apsw
+
+    try:
+        db.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)")
+    except apsw.Error as exc:
+        return str(exc)
+    return None
+
+
+def rebuild_text_index(db) -> None:
+    """Repair: the keyword index made again from the texts."""
+    db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
 
 
 def row(db, mid: int) -> dict[str, Any]:

@@ -7,6 +7,7 @@ internals: its connection, store, indexes, ledger, scopes, pipeline or slot. A c
 the core then cannot break them silently."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,47 @@ def test_the_front_and_its_services_hold_no_sql(name):
            if isinstance(n, ast.Constant) and isinstance(n.value, str)
            and any(w in n.value.upper() for w in ("SELECT ", "INSERT ", "UPDATE ", "DELETE FROM"))]
     assert sql == []
+
+
+#: The one module that writes each table (reads may join across tables for a scope filter;
+#: writes never cross). schema.py creates them and keeps the FTS rows by trigger.
+OWNERS = {
+    "memories": "writes", "memories_fts": "writes", "pending": "writes", "embeddings": "vectors",
+    "ingest_log": "writes",
+    "usage": "usage", "usage_events": "usage",
+    "nodes": "graph", "edges": "graph", "aliases": "graph", "alias_candidates": "graph",
+    "chunks": "chunks", "chunk_members": "chunks",
+    "categories": "categories", "category_members": "categories",
+    "codes": "structure_index", "events": "structure_index", "event_df": "structure_index",
+    "hrr_stats": "structure_index",
+    "standing": "standing", "windows": "windows",
+    "settings": "store", "change_log": "store", "_fastmem_migrations": "store",
+}
+WRITE = re.compile(r"\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)", re.I)
+
+
+def _writes(path: Path) -> list[tuple[str, int]]:
+    return [(m.group(1).lower(), n.lineno) for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and _is_sql(n.value)
+            for m in WRITE.finditer(n.value) if m.group(1).upper() not in {"SET", "OF"}]
+
+
+def _is_sql(s: str) -> bool:
+    """A statement, not prose or a word list (``UPDATE`` also heads a line of chat)."""
+    return bool(re.match(r"\s*(?:INSERT|UPDATE|DELETE|WITH|SELECT|CREATE)\b", s))
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_table_is_written_by_its_owner_only(path):
+    if path.name == "schema.py":
+        return  # the DDL, the migrations and the FTS triggers
+    module = path.stem
+    crossing = [f"{path.name}:{line} writes {table} (owner: {OWNERS.get(table, 'none')})"
+                for table, line in _writes(path) if OWNERS.get(table) != module]
+    assert crossing == []
+
+
+def test_the_owner_check_sees_a_crossing(tmp_path):
+    bad = tmp_path / "chunks.py"
+    bad.write_text('SQL = "UPDATE usage SET weight=1 WHERE memory_id=?"\n', encoding="utf-8")
+    assert _writes(bad) == [("usage", 1)] and OWNERS["usage"] != "chunks"
