@@ -13,6 +13,7 @@ labelled sentences from everyday agent conversations (``tests/test_relations.py`
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -147,6 +148,7 @@ RELATIONS = {k: v for k, v in _SYNONYMS.items()}
 INVERSES = dict(_INVERSES)
 
 
+@functools.lru_cache(maxsize=65_536)  # a pure function of its arguments; a bulk load repeats them
 def canon_relation(lemma_phrase: str, subject_type=ANY, object_type=ANY) -> tuple[str, bool]:
     """Canonical relation of a lemmatised phrase and whether subject/object must flip.
 

@@ -44,6 +44,9 @@ __all__ = ["IngestReport", "commit_batch", "derive_batch", "ingest", "reembed", 
 
 #: Texts per derived batch (one Ray task; one transaction per store file).
 BATCH = 256
+#: The structural code dimension the derive step encodes at: the default store's
+#: (:class:`fastmem.Memory` ``hrr_dim``); a store of another dimension encodes at commit.
+DERIVE_HRR_DIM = 512
 
 
 def _ray():
@@ -121,13 +124,17 @@ def _job(items: list[dict], batch_size: int, shard_by: str | None) -> str:
 
 
 # -- derive ---------------------------------------------------------------------------------
-def derive_batch(items: Sequence[dict], embedder=None, extractor=None):
+def derive_batch(items: Sequence[dict], embedder=None, extractor=None, encoder=None):
     """The pure step: validated items -> a :class:`fastmem.writes.Prepared` (embeddings,
-    facts, events) plus what each row is written with. Exactly what ``remember_many`` does
-    before its transaction."""
+    facts, events, statements, windows and, with a :class:`fastmem.structure.StructureEncoder`
+    as ``encoder``, structural codes) plus what each row is written with. What
+    ``remember_many`` does before its transaction, and the codes it computes inside it: the
+    commit step then encodes nothing (a code of another dimension than the store's is
+    encoded again there)."""
     from . import writes as W
     from .embedder import default_embedder
     from .extract import SpacyExtractor
+    from .structure_index import stored_code
 
     embedder = embedder if embedder is not None else default_embedder()
     extractor = extractor if extractor is not None else SpacyExtractor()
@@ -137,6 +144,8 @@ def derive_batch(items: Sequence[dict], embedder=None, extractor=None):
                                    at=[it.get("at") for it in items])
     speakers = W.check_speakers([it.get("speaker") for it in items], len(items))
     prep = W.prepare(texts, given, embedder, extractor, False, W.kinds_for(None, speakers))
+    if encoder is not None:
+        prep.codes = [stored_code(encoder, ev) for ev in prep.events]
     rows = {"scope": [it["scope"] for it in items], "source": [it["source"] for it in items],
             "meta": [it["meta"] for it in items], "at": when, "speaker": [it.get("speaker") for it in items]}
     return prep, rows
@@ -149,13 +158,16 @@ class _Deriver:
         from .embedder import default_embedder
         from .extract import SpacyExtractor
 
+        from .structure import StructureEncoder
+
         self.embedder, self.extractor = default_embedder(), SpacyExtractor()
+        self.encoder = StructureEncoder(DERIVE_HRR_DIM, embed=self.embedder.encode)
         self.embedder.encode(["warm up"])
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         out_batch, out_payload = [], []
         for b, items in zip(batch["batch"], batch["items"]):
-            prep, rows = derive_batch(json.loads(items), self.embedder, self.extractor)
+            prep, rows = derive_batch(json.loads(items), self.embedder, self.extractor, self.encoder)
             out_batch.append(int(b))
             out_payload.append(pickle.dumps((prep, rows), protocol=pickle.HIGHEST_PROTOCOL))
         return {"batch": out_batch, "payload": out_payload}

@@ -25,7 +25,7 @@ from .embedder import Embedder, resolve_embedder
 from .errors import InvalidInput
 from .extract import Extractor, parse_texts
 from .fusion import FUSIONS
-from .index import VectorIndex
+from .index import BULK_THREADS_MIN, VectorIndex
 from .pending import BATCH, Finisher
 from .ranker import resolve_ranker
 from .recall import RecallPipeline
@@ -202,23 +202,32 @@ class Engine:
                 yield self.tx
                 return
             self.sync()
-            with self.store.atomic() as db:
-                tx = self.tx = Transaction(self, db)
-                try:
-                    yield tx
-                finally:
-                    self.tx = None
+            tx = None
+            try:
+                with self.store.atomic() as db:
+                    tx = self.tx = Transaction(self, db)
+                    try:
+                        yield tx
+                    finally:
+                        self.tx = None
+            except BaseException:
+                if tx is not None:
+                    tx.discard()  # rolled back: what began early is withdrawn
+                raise
             tx.apply()
 
     def commit(self, prep: W.Prepared, *, scope, source, meta_json, at, ids=None, speaker=None) -> list[int]:
         """Write a prepared batch (one transaction); the in-process index, codes and scopes
         follow it after COMMIT."""
+        bulk = len(prep.texts) >= BULK_THREADS_MIN  # the index is built while the rows are written
         with self.transaction() as tx:
             ids, changes = W.commit(self.store, prep, scope=scope, source=source, meta_json=meta_json,
                                     model_id=self.embedder.model_id, structure=self.structure, at=at, ids=ids,
-                                    speaker=speaker)
+                                    speaker=speaker,
+                                    on_ids=(lambda got: tx.added_early(got, prep.vecs, scope)) if bulk else None)
             tx.structure(changes)
-            tx.added(ids, prep.vecs, scope)
+            if not bulk:
+                tx.added(ids, prep.vecs, scope)
         return ids
 
     def derive_until(self, stop) -> int:

@@ -123,21 +123,43 @@ def resolve_entity(db: apsw.Connection, name: str, etype: str | None, *, create:
     return nid
 
 
+def add_facts_many(db: apsw.Connection, ids, facts) -> None:
+    """:func:`add_facts` for a batch of memories (``facts[i]`` the triples of ``ids[i]``):
+    each ``(name, type)`` resolved once (a name resolves to the same node again until nodes
+    are merged or deleted, which a write does not do), every edge in one statement."""
+    names: dict = {}
+    rows = []
+    for mid, triples in zip(ids, facts):
+        for pos, t in enumerate(triples or ()):
+            rel, flip = canon_relation(t.relation, t.subject_type, t.object_type)
+            s = _resolved(db, t.subject, t.subject_type, names)
+            o = _resolved(db, t.object, t.object_type, names)
+            if flip:
+                s, o = o, s
+            rows.append((mid, pos, s, rel, t.relation, o))
+    db.executemany("INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj) VALUES (?,?,?,?,?,?)", rows)
+
+
 def add_facts(db: apsw.Connection, memory_id: int, triples) -> list[tuple[int, str, int, bool]]:
     """Store a memory's triples as edges; returns (subject id, relation, object id, flipped)."""
-    out = []
+    out, rows = [], []
     for pos, t in enumerate(triples):
         rel, flip = canon_relation(t.relation, t.subject_type, t.object_type)
         s = resolve_entity(db, t.subject, t.subject_type)
         o = resolve_entity(db, t.object, t.object_type)
         if flip:
             s, o = o, s
-        db.execute(
-            "INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj) VALUES (?,?,?,?,?,?)",
-            (memory_id, pos, s, rel, t.relation, o),
-        )
+        rows.append((memory_id, pos, s, rel, t.relation, o))
         out.append((s, rel, o, flip))
+    db.executemany("INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj) VALUES (?,?,?,?,?,?)", rows)
     return out
+
+
+def _resolved(db: apsw.Connection, name: str, etype: str | None, names: dict) -> int:
+    nid = names.get((name, etype))
+    if nid is None:
+        nid = names[(name, etype)] = resolve_entity(db, name, etype)
+    return nid
 
 
 def drop_facts(db: apsw.Connection, memory_id: int) -> list[int]:

@@ -32,6 +32,10 @@ EXACT_MAX = 2048
 COMPACT_MIN = 1024
 
 
+#: Batches of at least this many vectors are added with one hnswlib thread per core.
+BULK_THREADS_MIN = 1024
+
+
 class VectorIndex:
     """Inner-product HNSW index whose labels are memory ids.
 
@@ -186,7 +190,10 @@ class VectorIndex:
         with native():
             if need > idx.get_max_elements():
                 idx.resize_index(max(need, int(idx.get_max_elements() * 1.5)))
-            idx.add_items(np.asarray(vecs, np.float32), np.asarray(ids, np.int64), num_threads=1)
+            # a bulk load builds with every core (hnswlib's threads end with the call); a few
+            # rows go in on one thread, in order, so small stores are built the same each time
+            threads = (os.cpu_count() or 1) if len(ids) >= BULK_THREADS_MIN else 1
+            idx.add_items(np.asarray(vecs, np.float32), np.asarray(ids, np.int64), num_threads=threads)
 
     # -- mutation --------------------------------------------------------------------------
     def add(self, ids: np.ndarray, vecs: np.ndarray) -> None:
@@ -194,9 +201,25 @@ class VectorIndex:
         if len(ids) == 0:
             return
         self._add_raw(ids, vecs)
+        if self._deleted:  # hnswlib revives a withdrawn label that is added again
+            self._deleted.difference_update(int(x) for x in ids)
         self.live += len(ids)
         self.max_id = max(self.max_id, int(np.max(ids)))
         self.dirty += len(ids)
+
+    def begin_add(self, ids: np.ndarray, vecs: np.ndarray) -> "StagedAdd":
+        """Start adding the vectors of new memories on a thread of its own, hidden until
+        :meth:`StagedAdd.finish` (after their COMMIT; :meth:`StagedAdd.withdraw` after a
+        rollback). Only while the caller holds the memory's lock, which every search takes:
+        nothing searches the index between the start and the end."""
+        ids = np.asarray(ids, np.int64)
+        vecs = np.asarray(vecs, np.float32)
+        idx = self._index
+        need = idx.get_current_count() + len(ids)
+        with native():
+            if need > idx.get_max_elements():
+                idx.resize_index(max(need, int(idx.get_max_elements() * 1.5)))
+        return StagedAdd(self, ids, vecs)
 
     def update(self, ids: np.ndarray, vecs: np.ndarray) -> None:
         """Replace the vectors of these labels (added when absent, revived when deleted)."""
@@ -351,3 +374,48 @@ class VectorIndex:
                 if os.path.exists(leftover):
                     os.remove(leftover)
         self.dirty = 0
+
+
+class StagedAdd:
+    """Vectors being added to a :class:`VectorIndex` on a thread while their transaction
+    runs (see :meth:`VectorIndex.begin_add`): a bulk load's index build overlaps its SQL
+    writes. Exactly one of :meth:`finish` or :meth:`withdraw` ends it."""
+
+    def __init__(self, index: VectorIndex, ids: np.ndarray, vecs: np.ndarray) -> None:
+        self.index, self.ids, self.vecs = index, ids, vecs
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="fastmem-index-add", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            with native():
+                # one core fewer than the machine has: the caller goes on writing rows meanwhile
+                self.index._index.add_items(self.vecs, self.ids, num_threads=max(1, (os.cpu_count() or 1) - 1))
+        except BaseException as exc:  # raised to the caller by finish/withdraw
+            self.error = exc
+
+    def finish(self) -> None:
+        """After COMMIT: the vectors count as the index's (added again, in the caller's
+        thread, when the background add failed)."""
+        self._thread.join()
+        ix = self.index
+        if self.error is not None:
+            ix._add_raw(self.ids, self.vecs)
+        if ix._deleted:
+            ix._deleted.difference_update(int(x) for x in self.ids)
+        ix.live += len(self.ids)
+        ix.max_id = max(ix.max_id, int(np.max(self.ids)))
+        ix.dirty += len(self.ids)
+
+    def withdraw(self) -> None:
+        """After a rollback: whatever was added is marked deleted (hidden from every search,
+        revived if the same ids are added again)."""
+        self._thread.join()
+        ix = self.index
+        have = ix._labels()
+        for label in self.ids.tolist():
+            if label in have and label not in ix._deleted:
+                with native():
+                    ix._index.mark_deleted(label)
+                ix._deleted.add(label)

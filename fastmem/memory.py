@@ -421,8 +421,9 @@ class Memory:
                      vectors: bool = False) -> int:
         """Write everything needed to rebuild this store (or one scope) as JSON lines to
         ``path`` (None: standard output); see :mod:`fastmem.transfer`. ``vectors`` includes
-        the embeddings (base64), so an import with the same model needs no model run.
-        Returns the number of lines written."""
+        everything a model derived (embeddings, structural codes, window and statement
+        vectors, base64), so an import with the same model embeds, parses and encodes
+        nothing: a bulk load. Returns the number of lines written."""
         return self._rows.export_jsonl(path, scope=scope, vectors=vectors)
 
     def import_jsonl(self, path: str | os.PathLike, *, progress: bool | None = None) -> int:

@@ -45,6 +45,7 @@ tests", whatever their polarity; the older one is never shown, and the newer one
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from dataclasses import dataclass, field
@@ -469,12 +470,26 @@ def write(db, rows: Sequence[tuple], *, replace: bool = True) -> None:
           None if v is None else np.asarray(v, np.float32).tobytes()) for mid, st, v in rows])
 
 
-def exported(db) -> dict[int, dict]:
+def exported(db, *, vectors: bool = False) -> dict[int, dict]:
     """Every stored statement as an export carries it: ``{memory id: {kind, polarity,
-    sentence, topic, focus}}`` (``kind="plain"``: a host said none)."""
-    return {mid: {"kind": k, "polarity": p, "sentence": st, "topic": t.split(), "focus": f}
-            for mid, k, p, st, t, f in db.execute(
-                "SELECT memory_id, kind, polarity, sentence, topic, focus FROM standing")}
+    sentence, topic, focus}}`` (``kind="plain"``: a host said none), with ``vectors`` its
+    sentence's own vector (base64 float32) where it has one."""
+    out = {}
+    for mid, k, p, st, t, f, v in db.execute(
+            "SELECT memory_id, kind, polarity, sentence, topic, focus, vec FROM standing"):
+        out[mid] = {"kind": k, "polarity": p, "sentence": st, "topic": t.split(), "focus": f}
+        if vectors and v is not None:
+            out[mid]["vector"] = base64.b64encode(v).decode()
+    return out
+
+
+def vector_of(d: dict, dim: int) -> np.ndarray | None:
+    """The exported sentence vector of a statement (:func:`exported`), when present and of ``dim``."""
+    b = d.get("vector")
+    if not b:
+        return None
+    v = np.frombuffer(base64.b64decode(b), np.float32)
+    return v if v.shape == (dim,) else None
 
 
 def imported(d: dict) -> Statement:

@@ -13,6 +13,7 @@ it has committed.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 import math
 from dataclasses import dataclass, field
 
@@ -26,7 +27,7 @@ from .mapping import VerbBits
 from .structure import VERB_KEY, CodeStats, StructQuery, StructureEncoder, event_counts
 from .term_index import TermIndex, term_hashes
 
-__all__ = ["StructureIndex", "StructuralChanges"]
+__all__ = ["StoredCode", "stored_code", "StructureIndex", "StructuralChanges"]
 
 #: The running statistics are saved every this many structural changes (and on flush), so
 #: that reopening after a crash recomputes them rarely.
@@ -40,6 +41,28 @@ SLOT_SCOPE_OWN_STATS = 4096
 SCOPE_OWN_MIN = 8
 #: Scopes whose codes are kept between turns (at most 4 MB each).
 SCOPE_CACHE = 8
+
+
+@dataclass(frozen=True)
+class StoredCode:
+    """A memory's code as the ``codes`` table holds it (an export carries it, so that an
+    import of the same encoder version and dimension has nothing to encode)."""
+
+    q8: bytes  # (2 dim,) int8: the code's cosines then sines
+    nterms: int
+    terms: bytes  # int64 term hashes
+
+
+def stored_code(encoder: StructureEncoder, events) -> StoredCode | None:
+    """A memory's code as the ``codes`` table stores it (None: no events), computed where the
+    rows are derived (a Ray worker) so that the commit encodes nothing."""
+    if not events:
+        return None
+    code, nterms = encoder.encode(events)
+    if code is None:
+        return None
+    return StoredCode(K.quantize(code.reshape(1, -1))[0].tobytes(), nterms,
+                      term_hashes(encoder.term_keys(events)).tobytes())
 
 
 @dataclass
@@ -265,21 +288,36 @@ class StructureIndex:
         return events_from_triples(ts)
 
     # -- writing (inside the caller's transaction) -----------------------------------------
-    def stage(self, db: apsw.Connection, mid: int, events: list, pending: StructuralChanges) -> None:
-        """Write one memory's events, code and terms; count its words into ``pending``."""
-        if not events:
-            return
-        ev = [[e[0], list(e[1]), list(e[2])] for e in events]
-        db.execute("INSERT OR REPLACE INTO events(memory_id, events) VALUES (?,?)", (mid, json.dumps(ev)))
-        keys = self.encoder.term_keys(ev)
-        code, nterms = self.encoder.encode(ev)
-        q8 = K.quantize(code.reshape(1, -1))[0]
-        hashes = term_hashes(keys)
-        db.execute("INSERT OR REPLACE INTO codes(memory_id, dim, code, nterms, terms) VALUES (?,?,?,?,?)",
-                   (mid, self.dim, q8.tobytes(), nterms, hashes.tobytes()))
-        pending.codes.append((mid, q8, nterms, hashes))
-        for w, c in event_counts(ev).items():
-            pending.df[w] = pending.df.get(w, 0) + c
+    def stage(self, db: apsw.Connection, mid: int, events: list, pending: StructuralChanges,
+              stored: StoredCode | None = None) -> None:
+        """Write one memory's events, code and terms; count its words into ``pending``.
+        ``stored``: its code as this encoder made it already (an import), used as given."""
+        self.stage_many(db, [mid], [events], pending, None if stored is None else [stored])
+
+    def stage_many(self, db: apsw.Connection, ids: Sequence[int], events: Sequence[list], pending: StructuralChanges,
+                   stored: Sequence[StoredCode | None] | None = None) -> None:
+        """:meth:`stage` for a batch (one statement per table)."""
+        ev_rows, code_rows = [], []
+        for i, (mid, evs) in enumerate(zip(ids, events)):
+            if not evs:
+                continue
+            ev = evs  # (verb, subjects, objects) triples; tuples store as lists
+            ev_rows.append((mid, json.dumps(ev)))
+            given = None if stored is None else stored[i]
+            if given is not None and len(given.q8) == 2 * self.dim:
+                q8, nterms = np.frombuffer(given.q8, np.int8), int(given.nterms)
+                hashes = np.frombuffer(given.terms, np.int64)
+            else:
+                code, nterms = self.encoder.encode(ev)
+                q8 = K.quantize(code.reshape(1, -1))[0]
+                hashes = term_hashes(self.encoder.term_keys(ev))
+            code_rows.append((mid, self.dim, q8.tobytes(), nterms, hashes.tobytes()))
+            pending.codes.append((mid, q8, nterms, hashes))
+            for w, c in event_counts(ev).items():
+                pending.df[w] = pending.df.get(w, 0) + c
+        db.executemany("INSERT OR REPLACE INTO events(memory_id, events) VALUES (?,?)", ev_rows)
+        db.executemany("INSERT OR REPLACE INTO codes(memory_id, dim, code, nterms, terms) VALUES (?,?,?,?,?)",
+                       code_rows)
 
     def stage_forget(self, db: apsw.Connection, mid: int, pending: StructuralChanges, *, delete: bool = False) -> None:
         """Uncount a memory's words and code (its rows go with the memory by cascade, or now
@@ -323,8 +361,7 @@ class StructureIndex:
         if pending.codes:
             ids = np.asarray([c[0] for c in pending.codes], np.int64)
             self.stats.add(ids, np.stack([c[1] for c in pending.codes]), self.encoder.scale(np.asarray([c[2] for c in pending.codes])))
-            for c in pending.codes:
-                self.terms.add(c[0], c[3])
+            self.terms.add_many([c[0] for c in pending.codes], [c[3] for c in pending.codes])
         self._changes += len(pending.codes) + len(pending.removed)
 
     def save_if_due(self, store) -> None:

@@ -146,14 +146,36 @@ class TermIndex:
         if self._delta_n > max(self.MERGE_MIN, self.MERGE_SHARE * self._base_n):
             self.merge()
 
+    def add_many(self, ids, hashes: Sequence[np.ndarray]) -> None:
+        """:meth:`add` for a batch: one large next to the base (a bulk load) is folded into
+        the base at once, in one pass over arrays; a small one goes to the delta."""
+        ids = [int(m) for m in ids]
+        new = sum(len(h) for h in hashes)
+        if new < self.MERGE_SHARE * self._base_n or len(ids) < 64 or len(set(ids)) != len(ids):
+            for mid, hs in zip(ids, hashes):
+                self.add(mid, hs)
+            return
+        self.remove(ids)
+        first = self._next
+        slots = np.arange(first, first + len(ids), dtype=np.int64)
+        self._room(first + len(ids) - 1)
+        self.alive[slots] = True
+        self._mid[slots] = ids
+        self._slot.update(zip(ids, slots.tolist()))
+        self._next += len(ids)
+        uniq = [np.unique(h) for h in hashes]
+        counts = np.fromiter((len(u) for u in uniq), np.int64, len(uniq))
+        self.merge(extra=(np.concatenate(uniq).astype(np.int64), np.repeat(slots, counts)))
+
     def remove(self, mids) -> None:
         for mid in mids:
             slot = self._slot.pop(int(mid), None)
             if slot is not None:
                 self.alive[slot] = False
 
-    def merge(self) -> None:
-        """Fold the delta into a new base, dropping dead slots and renumbering the live ones."""
+    def merge(self, extra: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Fold the delta (and ``extra`` ``(hashes, slots)`` pairs) into a new base, dropping
+        dead slots and renumbering the live ones."""
         if self._csr is None:  # never queried: the pairs are still at hand
             flat, rows = [self._raw[0]], [self._raw[1]]
         else:
@@ -162,6 +184,9 @@ class TermIndex:
         for h, (arr, size) in self._delta.items():
             flat.append(np.full(size, h, np.int64))
             rows.append(arr[:size])
+        if extra is not None:
+            flat.append(extra[0])
+            rows.append(extra[1])
         flat, rows = np.concatenate(flat), np.concatenate(rows)
         keep = self.alive[rows]
         live = np.flatnonzero(self.alive[: self._next])

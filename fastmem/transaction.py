@@ -45,6 +45,7 @@ class Transaction:
         self._reload_usage = False
         self._reset_scopes = False
         self._reset_graph = False
+        self._staged: list = []  # index adds begun during the transaction (bulk loads)
 
     # -- recording (inside the transaction) ------------------------------------------------
     def added(self, ids: Sequence[int], vecs: np.ndarray | None, scope: str | Sequence[str]) -> None:
@@ -56,6 +57,21 @@ class Transaction:
         each = [scope] * len(ids) if isinstance(scope, str) else list(scope)
         for sc in dict.fromkeys(each):
             self._scoped.append((sc, [i for i, x in zip(ids, each) if x == sc]))
+
+    def added_early(self, ids: Sequence[int], vecs: np.ndarray, scope: str | Sequence[str]) -> None:
+        """:meth:`added` for a bulk load: the vector index begins adding now, on a thread,
+        while the transaction goes on (the owner's lock keeps every search out until it
+        ends); the vectors count from the COMMIT, and are withdrawn after a rollback."""
+        ids = [int(i) for i in ids]
+        self.added(ids, None, scope)
+        if ids:
+            self._staged.append(self._owner.index.begin_add(np.asarray(ids, np.int64), vecs))
+
+    def discard(self) -> None:
+        """After a rollback: what began early is withdrawn (nothing else was applied)."""
+        for staged in self._staged:
+            staged.withdraw()
+        self._staged = []
 
     def revectored(self, ids: Sequence[int], vecs: np.ndarray) -> None:
         """Existing memories whose vectors were written anew."""
@@ -92,7 +108,9 @@ class Transaction:
     def apply(self) -> None:
         """Carry the recorded changes out in the owner's in-process state."""
         o = self._owner
+        # structure first: its statistics are computed while a bulk load's index build ends
         steps: list[Callable[[], None]] = [lambda p=p: o.structure.apply(p) for p in self._structure]
+        steps += [staged.finish for staged in self._staged]
         for what, ids, vecs in self._vectors:
             if what == "add":
                 steps.append(lambda ids=ids, vecs=vecs: o.index.add(ids, vecs))

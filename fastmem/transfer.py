@@ -9,11 +9,14 @@ object: ``{"text": ..., "scope": ..., "source": ..., "meta": {...}, "triples": [
 
 Export (:func:`export_lines`): a header line ``{"fastmem_export": 1, ...}`` with the model and
 dimensions, then one line per memory with its text, scope, source, meta, time, speaker, facts (as
-triples), narrative events, usage counters and optionally its vector (base64 float32), chunk
-bookkeeping on chunk memories, then the extra aliases of the graph and the categories. Import
-(:func:`parse_export`, then ``Memory.import_jsonl``) rebuilds the same store: facts are
-written as given (no re-parse), events as given (the same structural codes), vectors reused
-when the model matches (else re-embedded), ids kept when the target store is empty.
+triples), narrative events, usage counters and optionally (``vectors=True``) everything derived
+from a model: its vector (base64 float32), its structural code, its window vectors and its
+standing statement's vector; chunk bookkeeping on chunk memories, then the extra aliases of
+the graph and the categories. Import (:func:`parse_export`, then ``Memory.import_jsonl``)
+rebuilds the same store: facts are written as given (no re-parse), events as given (the same
+structural codes), the model-derived parts reused when the model (and for codes, the encoder's
+version and dimension) matches, else computed again; ids kept when the target store is empty.
+An import of such an export embeds, parses and encodes nothing: a bulk load.
 """
 
 from __future__ import annotations
@@ -26,10 +29,14 @@ import sys
 from collections.abc import Iterable, Iterator
 
 import numpy as np
+import orjson
 
 from . import standing as S
 from .embedder import encode_with_windows
+from .structure import StructureEncoder
+from .structure_index import StoredCode
 from .errors import InvalidInput
+from .index import BULK_THREADS_MIN
 from .text import from_epoch
 
 __all__ = ["read_items", "export_lines", "parse_export", "FORMATS"]
@@ -99,9 +106,10 @@ def export_lines(mem, *, scope: str | None = None, vectors: bool = False) -> Ite
     where, args = ("WHERE m.scope=?", (scope,)) if scope is not None else ("", ())
     n = db.execute(f"SELECT count(*) FROM memories m {where}", args).fetchone()[0]
     yield {"fastmem_export": 1, "model": mem.embedder.model_id, "dim": mem.embedder.dim, "hrr_dim": mem.hrr_dim,
-           "memories": n, "scope": scope}
+           "structure_version": StructureEncoder.version, "memories": n, "scope": scope}
     chunk_rows = {r[0]: r[1:] for r in db.execute("SELECT memory_id, version, summarizer FROM chunks")}
-    standing = S.exported(db)
+    standing = S.exported(db, vectors=vectors)
+    derived = _derived(db, mem.hrr_dim) if vectors else None
     for row in db.execute(
         "SELECT m.id, m.text, m.scope, m.source, m.meta, m.at, m.speaker, m.created, m.updated, ev.events, u.surfaced, "
         "u.engaged, "
@@ -125,6 +133,8 @@ def export_lines(mem, *, scope: str | None = None, vectors: bool = False) -> Ite
             out["standing"] = standing[mid]
         if vectors and vec is not None:
             out["vector"] = base64.b64encode(vec).decode()
+        if derived is not None:
+            out.update(derived(mid))
         yield out
     # a scoped export holds the aliases of that scope's entities and that scope's categories only
     in_scope = ("AND EXISTS (SELECT 1 FROM edges e JOIN memories m ON m.id=e.memory_id "
@@ -144,6 +154,35 @@ def export_lines(mem, *, scope: str | None = None, vectors: bool = False) -> Ite
                             "members": [[nm, types.get(i)] for nm, i in zip(c.members, c.member_ids)]}}
 
 
+def _derived(db, hrr_dim: int):
+    """``fn(memory id) -> {"code": ..., "windows": ...}``: a memory's stored code and window
+    vectors as an export carries them (base64; absent parts left out)."""
+    def fn(mid: int) -> dict:
+        out = {}
+        c = db.execute("SELECT code, nterms, terms FROM codes WHERE memory_id=? AND dim=?", (mid, hrr_dim)).fetchone()
+        if c is not None:
+            out["code"] = {"q8": _b64(c[0]), "nterms": c[1], "terms": _b64(c[2])}
+        w = db.execute("SELECT vecs FROM windows WHERE memory_id=?", (mid,)).fetchone()
+        if w is not None:
+            out["windows"] = _b64(w[0])
+        return out
+    return fn
+
+
+def _b64(b: bytes) -> str:
+    return base64.b64encode(b).decode()
+
+
+def _loads(line: str):
+    """One JSON line: orjson (several times faster: an export's lines are mostly base64
+    vectors), the standard library for what orjson refuses (NaN, integers over 64 bits) and
+    for its error message."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+
+
 def parse_export(fh) -> tuple[dict, list[dict], list[dict], list[dict]]:
     """(header, memories, aliases, categories) of an export file object; raises
     :class:`InvalidInput` when it is not one."""
@@ -159,7 +198,7 @@ def parse_export(fh) -> tuple[dict, list[dict], list[dict], list[dict]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = _loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"export line {n}: not JSON ({exc.msg})") from None
         if "alias" in obj:
@@ -207,36 +246,44 @@ def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list
     for r in mems:
         check_text(r["text"], f"memory {r['id']}")
         W.check_speaker(r.get("speaker"), f"memory {r['id']}: speaker")
-    prep = _prepared(mem, header, mems, progress)
+    same_model = header.get("model") == mem.embedder.model_id and header.get("dim") == mem.embedder.dim
+    # what needs the model is computed before the transaction (it may embed: the model differs)
+    vecs = _vectors(mem, mems, same_model, progress)
+    standing, windows = _standing(mem, mems, same_model), _windows(mem, mems, same_model)
     scope = [r.get("scope") or "" for r in mems]
+    bulk = len(mems) >= BULK_THREADS_MIN  # the index is built while the rows are written
     with mem.transaction() as tx:
         db = tx.db
+        keep_ids = len(mem) == 0
+        if bulk and keep_ids:  # the ids are the export's: the index build starts now
+            tx.added_early([r["id"] for r in mems], vecs, scope)
+        prep = _prepared(mem, header, mems, vecs, standing, windows, same_model)
         ids, pending = W.commit(mem.store, prep, scope=scope, source=[r.get("source") for r in mems],
                                 meta_json=[json.dumps(r.get("meta") or {}) for r in mems],
                                 at=[to_epoch(r.get("at")) for r in mems], speaker=[r.get("speaker") for r in mems],
                                 model_id=mem.embedder.model_id, structure=mem.structure,
-                                ids=[r["id"] for r in mems] if len(mem) == 0 else None)
+                                ids=[r["id"] for r in mems] if keep_ids else None,
+                                times=[(r.get("created") or 0, r.get("updated") or 0) for r in mems],
+                                on_ids=(lambda got: tx.added_early(got, vecs, scope)) if bulk and not keep_ids else None)
         _restore_usage(db, mems, ids)
         new_id = {r["id"]: mid for r, mid in zip(mems, ids)}
         _restore_chunks(db, mems, new_id)
         _restore_aliases(db, aliases)
         _restore_categories(mem.store, cats)
         tx.structure(pending)
-        tx.added(ids, prep.vecs, scope)
+        if not bulk:
+            tx.added(ids, prep.vecs, scope)
         tx.usage_changed()
         tx.scopes_changed()
         tx.graph_changed()
     return len(mems)
 
 
-def _prepared(mem, header: dict, mems: list[dict], progress):
-    """The rows' vectors (the export's when its model is the store's, else embedded 256 at a
-    time with a progress bar), facts and events."""
-    from . import writes as W
-    from .extract import Triple
+def _vectors(mem, mems: list[dict], same_model: bool, progress) -> np.ndarray:
+    """The rows' vectors: the export's when its model is the store's, else embedded 256 at a
+    time with a progress bar."""
     from .progress import bar
 
-    same_model = header.get("model") == mem.embedder.model_id and header.get("dim") == mem.embedder.dim
     vecs = [vector_of(r, mem.embedder.dim) if same_model else None for r in mems]
     todo = [i for i, v in enumerate(vecs) if v is None]
     b = bar(len(todo), "embedding", progress) if todo else None
@@ -248,47 +295,87 @@ def _prepared(mem, header: dict, mems: list[dict], progress):
             b.update(len(part))
     if b:
         b.close()
+    return np.stack(vecs).astype(np.float32) if vecs else np.zeros((0, mem.embedder.dim), np.float32)
+
+
+def _prepared(mem, header: dict, mems: list[dict], vecs: np.ndarray, standing, windows, same_model: bool):
+    """The rows as a prepared batch: their vectors, facts, events, statements, windows and
+    (same model, encoder version and dimension) codes."""
+    from . import writes as W
+    from .extract import Triple
+
     facts = [[] if "chunk" in r else [Triple(f[0], f[1], f[2], None if f[3] in (None, "?") else f[3],
                                              None if f[4] in (None, "?") else f[4]) for f in r.get("facts", [])]
              for r in mems]
-    vec = np.stack(vecs).astype(np.float32) if vecs else np.zeros((0, mem.embedder.dim), np.float32)
-    return W.Prepared([r["text"] for r in mems], vec, facts,
-                      [[(e[0], tuple(e[1]), tuple(e[2])) for e in r.get("events", [])] for r in mems],
-                      _standing(mem, mems), _windows(mem, mems))
+    same_code = (same_model and header.get("hrr_dim") == mem.hrr_dim
+                 and header.get("structure_version") == StructureEncoder.version)
+    return W.Prepared([r["text"] for r in mems], vecs, facts,
+                      [r.get("events") or [] for r in mems],  # (verb, subjects, objects), as stored
+                      standing, windows,
+                      [_code(r, mem.hrr_dim) for r in mems] if same_code else None)
 
 
-def _windows(mem, mems: list[dict]) -> list | None:
-    """The window vectors of the long texts (embedded again: an export does not carry them)."""
+def _code(rec: dict, hrr_dim: int) -> StoredCode | None:
+    """The exported code of a memory record, when present and whole."""
+    c = rec.get("code")
+    if not isinstance(c, dict):
+        return None
+    try:
+        q8, terms = base64.b64decode(c["q8"]), base64.b64decode(c["terms"])
+        nterms = int(c["nterms"])
+    except (KeyError, TypeError, ValueError):
+        raise InvalidInput(f"memory {rec.get('id')}: its exported code is malformed") from None
+    if len(q8) != 2 * hrr_dim or len(terms) % 8:
+        return None
+    return StoredCode(q8, nterms, terms)
+
+
+def _windows(mem, mems: list[dict], same_model: bool) -> list | None:
+    """The window vectors of the long texts: the export's (same model), else embedded again."""
     w = getattr(mem.embedder, "window_words", None)
     if w is None:
         return None
-    long = [i for i, r in enumerate(mems) if "chunk" not in r and len(r["text"].split()) > w]
-    if not long:
-        return None
     out: list = [None] * len(mems)
+    dim = mem.embedder.dim
+    long = []
+    for i, r in enumerate(mems):
+        if "chunk" in r or len(r["text"].split()) <= w:
+            continue
+        got = np.frombuffer(base64.b64decode(r["windows"]), np.float32) if same_model and r.get("windows") else None
+        if got is not None and got.size and got.size % dim == 0:
+            out[i] = got.reshape(-1, dim)
+        else:
+            long.append(i)
+    if not long:
+        return out if any(x is not None for x in out) else None
     for i, win in zip(long, encode_with_windows(mem.embedder, [mems[i]["text"] for i in long])[1]):
         out[i] = win
     return out
 
 
-def _standing(mem, mems: list[dict]) -> list | None:
-    """The exported statements (their sentences embedded again when not the whole text)."""
+def _standing(mem, mems: list[dict], same_model: bool) -> list | None:
+    """The exported statements, with their sentences' own vectors: the export's (same model),
+    else embedded again (a statement whose sentence is the whole text has none)."""
     sts = [S.imported(r["standing"]) if r.get("standing") else None for r in mems]
     if not any(sts):
         return None
     own = [i for i, st in enumerate(sts) if st is not None and st.sentence and st.sentence != mems[i]["text"].strip()]
-    sv = dict(zip(own, mem.embedder.encode([sts[i].sentence for i in own]))) if own else {}
+    sv = {}
+    if same_model:
+        sv = {i: v for i in own if (v := S.vector_of(mems[i]["standing"], mem.embedder.dim)) is not None}
+    todo = [i for i in own if i not in sv]
+    if todo:
+        sv.update(zip(todo, mem.embedder.encode([sts[i].sentence for i in todo])))
     return [None if st is None else (st, sv.get(i)) for i, st in enumerate(sts)]
 
 
 def _restore_usage(db, mems: list[dict], ids: list[int]) -> None:
     from . import usage as U
-    from . import writes as W
 
     for r, mid in zip(mems, ids):
         surf, eng, ign, last = (list(r.get("usage") or []) + [0, 0, 0, None])[:4]
-        W.set_times(db, mid, r.get("created") or 0, r.get("updated") or 0)
-        U.restore(db, mid, surf, eng, ign, last)
+        if surf or eng or ign or last is not None:  # a new row holds zeros already
+            U.restore(db, mid, surf, eng, ign, last)
 
 
 def _restore_chunks(db, mems: list[dict], new_id: dict[int, int]) -> None:

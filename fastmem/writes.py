@@ -51,13 +51,17 @@ class Prepared:
     #: per text, its window vectors when it is longer than one window (:mod:`fastmem.windows`),
     #: else None; None for the whole batch: none
     windows: list | None = None
+    #: per text, its structural code as stored (:class:`fastmem.structure_index.StoredCode`,
+    #: an import's: nothing to encode), or None to encode it from its events; None: all encoded
+    codes: list | None = None
 
     def subset(self, keep: Sequence[int]) -> "Prepared":
         """The texts at positions ``keep``, with everything derived from them."""
         return Prepared([self.texts[j] for j in keep], self.vecs[list(keep)], [self.facts[j] for j in keep],
                         [self.events[j] for j in keep],
                         None if self.standing is None else [self.standing[j] for j in keep],
-                        None if self.windows is None else [self.windows[j] for j in keep])
+                        None if self.windows is None else [self.windows[j] for j in keep],
+                        None if self.codes is None else [self.codes[j] for j in keep])
 
 
 def _check_triples(ts, i: int, lemmatise) -> list[Triple] | None:
@@ -233,19 +237,17 @@ def _each(x, n: int) -> list:
     return list(x) if isinstance(x, (list, tuple)) else [x] * n
 
 
-def _insert_rows(db, texts: Sequence[str], *, scope, source, meta_json, at, speaker, ids, now: float) -> list[int]:
-    """The memories' rows (FTS rows by trigger) and usage rows; returns their ids."""
+def _insert_rows(db, texts: Sequence[str], *, scope, source, meta_json, at, speaker, ids, now: float,
+                 times=None) -> list[int]:
+    """The memories' rows (FTS rows by trigger) and usage rows; returns their ids.
+    ``times``: per text ``(created, updated)`` (an import's); else both ``now``."""
     n = len(texts)
     scopes, sources, metas, speakers = _each(scope, n), _each(source, n), _each(meta_json, n), _each(speaker, n)
-    new_ids: list[int] = []
-    for i, text in enumerate(texts):
-        db.execute(
-            "INSERT INTO memories(id, text, scope, source, created, updated, meta, at, speaker) "
-            "VALUES (?,?,?,?,?,?,?,?,?)",
-            (None if ids is None else ids[i], text, scopes[i], sources[i], now, now, metas[i],
-             None if at is None else at[i], speakers[i]),
-        )
-        new_ids.append(db.last_insert_rowid())
+    new_ids = [r[0] for r in db.executemany(
+        "INSERT INTO memories(id, text, scope, source, created, updated, meta, at, speaker) "
+        "VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",
+        [(None if ids is None else ids[i], text, scopes[i], sources[i], *(times[i] if times is not None else (now, now)),
+          metas[i], None if at is None else at[i], speakers[i]) for i, text in enumerate(texts)])]
     U.add_rows(db, new_ids)
     return new_ids
 
@@ -254,10 +256,8 @@ def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, struc
                     pending: StructuralChanges) -> None:
     """Embeddings, graph facts, events, codes and word counts of memories whose rows exist."""
     V.put(db, ids, prep.vecs, model_id)
-    for mid, fs, ev in zip(ids, prep.facts, prep.events):
-        if fs:
-            G.add_facts(db, mid, fs)
-        structure.stage(db, mid, ev, pending)
+    G.add_facts_many(db, ids, prep.facts)
+    structure.stage_many(db, ids, prep.events, pending, prep.codes)
     structure.write_df(db, pending.df)
     if prep.windows is not None:
         X.write(db, [(mid, w) for mid, w in zip(ids, prep.windows) if w is not None])
@@ -268,16 +268,20 @@ def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, struc
 
 def commit(store, prep: Prepared, *, scope, source, meta_json, model_id: str, structure: StructureIndex,
            at: Sequence[float | None] | None = None, ids: Sequence[int] | None = None,
-           speaker=None) -> tuple[list[int], StructuralChanges]:
+           speaker=None, times=None, on_ids=None) -> tuple[list[int], StructuralChanges]:
     """Write a prepared batch in one transaction; returns the new ids and the structural
     changes to apply (:meth:`StructureIndex.apply`) once it has committed.
 
     ``scope``, ``source``, ``meta_json`` and ``speaker`` are one value for all or a list (one per text);
-    ``ids`` asks for these ids (a restore), otherwise the store assigns them."""
+    ``ids`` asks for these ids (a restore), otherwise the store assigns them; ``times`` gives
+    each text's ``(created, updated)`` (a restore), otherwise now. ``on_ids(ids)`` is called
+    inside the transaction as soon as the ids are known (a bulk load starts its index build)."""
     pending = StructuralChanges()
     with store.atomic() as db:
         ids = _insert_rows(db, prep.texts, scope=scope, source=source, meta_json=meta_json, at=at, speaker=speaker,
-                           ids=ids, now=time.time())
+                           ids=ids, now=time.time(), times=times)
+        if on_ids is not None:
+            on_ids(ids)
         _insert_derived(db, ids, prep, model_id, structure, pending)
     return ids, pending
 
@@ -405,11 +409,6 @@ def update(store, mid: int, *, text: str | None, prep: Prepared | None, meta_jso
                 X.write(db, [(mid, prep.windows[0])])
         structure.write_df(db, pending.df)
     return pending
-
-
-def set_times(db, mid: int, created: float, updated: float) -> None:
-    """A memory's written and changed times, as an import carries them."""
-    db.execute("UPDATE memories SET created=?, updated=? WHERE id=?", (created, updated, mid))
 
 
 def text_index_problem(db) -> str | None:

@@ -38,8 +38,8 @@ __all__ = [
 ]
 
 
-_PLAIN = frozenset({"Q8_SCALE", "atom", "atoms", "permute", "postings_csr_sorted", "sims_q8_many",
-                    "term_scores_bincount", "to_unit", "z_stats"})
+_PLAIN = frozenset({"Q8_SCALE", "atom", "atoms", "dequantize", "permute", "postings_csr_sorted", "sims_q8_many",
+                    "stats_add", "stats_remove", "term_scores_bincount", "to_unit", "z_stats"})
 
 
 def compiled_loaded() -> bool:

@@ -98,18 +98,6 @@ def quantize(v):
     return out
 
 
-@nb.njit(cache=True)
-def dequantize(q):
-    """int8 (N, 2D) -> float64 unit rows (N, 2D), the ``u`` that the statistics sum."""
-    n, d2 = q.shape
-    out = np.empty((n, d2))
-    r = 1.0 / (Q8_SCALE * math.sqrt(d2 // 2)) if d2 > 0 else 0.0
-    for i in range(n):
-        for j in range(d2):
-            out[i, j] = q[i, j] * r
-    return out
-
-
 # -- similarity ------------------------------------------------------------------------------
 @nb.njit(cache=True)
 def sim(a, b):
@@ -211,8 +199,9 @@ def postings_csr(term_of, row_of, n_terms):
 
 # -- store-wide statistics -------------------------------------------------------------------
 @nb.njit(cache=True)
-def _rank_update(s, m, u, sign):
-    # in place: s += sign * sum u; M += sign * u^T u, for a few rows (no temporary D^2 matrix)
+def rank_update(s, m, u, sign):
+    """In place: s += sign * sum u; M += sign * u^T u, for a few rows (no temporary D^2
+    matrix; :func:`fastmem.kernels.stats_add` calls it for batches of up to 16 rows)."""
     n, d2 = u.shape
     for r in range(n):
         for i in range(d2):
@@ -220,27 +209,6 @@ def _rank_update(s, m, u, sign):
             a = sign * u[r, i]
             for j in range(d2):
                 m[i, j] += a * u[r, j]
-
-
-def _stats_update(s, m, u, sign: float) -> None:
-    if not len(u):
-        return
-    u = np.ascontiguousarray(u, np.float64)
-    if len(u) <= 16:
-        _rank_update(s, m, u, sign)
-    else:  # a batch: one BLAS product
-        s += sign * u.sum(axis=0)
-        m += sign * (u.T @ u)
-
-
-def stats_add(s: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
-    """Add unit rows ``u`` (n, 2D) to the running sums in place: s += sum u, M += u^T u."""
-    _stats_update(s, m, u, 1.0)
-
-
-def stats_remove(s: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
-    """Remove unit rows ``u`` (n, 2D) from the running sums in place."""
-    _stats_update(s, m, u, -1.0)
 
 
 def warmup(*, parallel: bool = False) -> None:
@@ -254,13 +222,10 @@ def warmup(*, parallel: bool = False) -> None:
     unbind(v, v)
     bundle(v)
     u = to_unit(v)
-    q = quantize(v)
-    dequantize(q)
+    quantize(v)
     sim(a, a)
     sim_many(a, v)
-    s = np.zeros(2 * d)
-    m = np.zeros((2 * d, 2 * d))
-    stats_add(s, m, u)
+    rank_update(np.zeros(2 * d), np.zeros((2 * d, 2 * d)), u, 1.0)
     indptr, rows = postings_csr(np.zeros(2, np.int64), np.arange(2, dtype=np.int64), 1)
     e = np.zeros(0, np.int64)
     term_scores(indptr[:-1], indptr[1:], rows, np.ones(1), e, e, e, np.zeros(0), np.ones(2, np.bool_), np.zeros(2), 0.5)

@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
-__all__ = ["Q8_SCALE", "TWO_PI", "atom", "atoms", "permute", "postings_csr_sorted", "sims_q8_many", "term_scores_bincount",
-           "to_unit", "z_stats"]
+__all__ = ["Q8_SCALE", "TWO_PI", "atom", "atoms", "dequantize", "permute", "postings_csr_sorted", "sims_q8_many",
+           "stats_add", "stats_remove", "term_scores_bincount", "to_unit", "z_stats"]
 
 TWO_PI = 2.0 * math.pi
 Q8_SCALE = 127.0
@@ -138,3 +138,35 @@ def postings_csr_sorted(term_of: np.ndarray, row_of: np.ndarray, n_terms: int) -
     indptr = np.zeros(n_terms + 1, np.int64)
     np.cumsum(np.bincount(term_of, minlength=n_terms), out=indptr[1:])
     return indptr, np.asarray(row_of, np.int64)[np.argsort(term_of, kind="stable")]
+
+
+# -- store-wide statistics -------------------------------------------------------------------
+def dequantize(q: np.ndarray) -> np.ndarray:
+    """int8 (N, 2D) -> float64 unit rows (N, 2D), the ``u`` that the statistics sum."""
+    q = np.asarray(q)
+    d2 = q.shape[1]
+    r = 1.0 / (Q8_SCALE * math.sqrt(d2 // 2)) if d2 > 0 else 0.0
+    return q.astype(np.float64) * r
+
+
+def _stats_update(s: np.ndarray, m: np.ndarray, u: np.ndarray, sign: float) -> None:
+    if not len(u):
+        return
+    u = np.ascontiguousarray(u, np.float64)
+    if len(u) <= 16:  # a few rows (one write): rank updates, no temporary D^2 matrix
+        from .hrr import rank_update
+
+        rank_update(s, m, u, sign)
+    else:  # a batch (an import, a bulk load, a rebuild): one BLAS product, no Numba
+        s += sign * u.sum(axis=0)
+        m += sign * (u.T @ u)
+
+
+def stats_add(s: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
+    """Add unit rows ``u`` (n, 2D) to the running sums in place: s += sum u, M += u^T u."""
+    _stats_update(s, m, u, 1.0)
+
+
+def stats_remove(s: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
+    """Remove unit rows ``u`` (n, 2D) from the running sums in place."""
+    _stats_update(s, m, u, -1.0)

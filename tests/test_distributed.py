@@ -49,13 +49,13 @@ def _turns(n):
 def _rows(path, tmp):
     out = os.path.join(tmp, os.path.basename(path) + ".jsonl")
     with fastmem.Memory(path, progress=False) as m:
-        m.export_jsonl(out)
+        m.export_jsonl(out, vectors=True)
     keep = []
     for line in open(out):
         r = json.loads(line)
-        if "text" in r:
+        if "text" in r:  # the codes: computed by the derive step, or at commit by remember_many
             keep.append((r["text"], r.get("source"), json.dumps(r.get("facts"), sort_keys=True),
-                         json.dumps(r.get("events"), sort_keys=True)))
+                         json.dumps(r.get("events"), sort_keys=True), json.dumps(r.get("code"), sort_keys=True)))
     return keep
 
 
@@ -88,7 +88,7 @@ def test_a_ray_import_writes_the_store_remember_many_writes(cluster, reference, 
     items, want = reference
     rep = distributed.ingest(items, str(tmp_path / "ray.db"), batch_size=64)
     assert rep["memories"] == N and rep["skipped"] == 0 and rep["batches"] == 5
-    assert _rows(str(tmp_path / "ray.db"), str(tmp_path)) == want  # ids, order, facts, events
+    assert _rows(str(tmp_path / "ray.db"), str(tmp_path)) == want  # ids, order, facts, events, codes
     again = distributed.ingest(items, str(tmp_path / "ray.db"), batch_size=64)
     assert again["memories"] == 0 and again["skipped"] == 5  # the same job twice writes nothing twice
 

@@ -119,7 +119,9 @@ def _store_commands(add) -> None:
     p = add("export", cmd_export, "write everything needed to rebuild the store as JSONL")
     p.add_argument("--out", default="-", help="file (default: standard output)")
     p.add_argument("--scope", default=None)
-    p.add_argument("--vectors", action="store_true", help="include the embeddings (no model run on import)")
+    p.add_argument("--vectors", action="store_true",
+                   help="include what the models derived: embeddings, structural codes, window and statement "
+                        "vectors (an import with the same model embeds, parses and encodes nothing)")
     p = add("import", cmd_import, "rebuild memories from an export")
     p.add_argument("file")
 
