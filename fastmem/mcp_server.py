@@ -17,11 +17,17 @@ mcp 2). One server serves one store file:
   counted in the usage ledger.
 
 Transports: ``stdio`` (desktop clients start the server themselves) or streamable HTTP,
-bound to 127.0.0.1 unless ``allow_remote`` is given.
+bound to 127.0.0.1 unless ``allow_remote`` is given. Another address also needs a bearer
+token (``token``; on the command line ``--token-file FILE`` or the ``FASTMEM_MCP_TOKEN``
+environment variable, never an argument a process list shows): every HTTP request must carry
+``Authorization: Bearer <token>`` or is answered 401 before it reaches the server. The token
+is compared in constant time and never logged or printed. A token given on localhost is
+checked too.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import sys
@@ -51,12 +57,43 @@ from pydantic import Field
 from .errors import FastmemError, InvalidInput, NotFound
 from .integrations import analogy_metadata, standing_metadata, tool_hit
 
-__all__ = ["LOCAL_HOSTS", "build_server", "serve"]
+__all__ = ["LOCAL_HOSTS", "TOKEN_MIN", "build_server", "check_token", "serve"]
 
 logger = logging.getLogger("fastmem.mcp")
 
 #: Hosts the HTTP transport binds without ``allow_remote``.
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+#: Fewest characters of a bearer token (``secrets.token_urlsafe(32)`` gives 43).
+TOKEN_MIN = 24
+
+
+def check_token(token) -> str:
+    """A bearer token as the server accepts it: a str of at least :data:`TOKEN_MIN` visible
+    ASCII characters (no spaces). The message never repeats the token."""
+    if not isinstance(token, str) or len(token) < TOKEN_MIN or not all(33 <= ord(c) < 127 for c in token):
+        raise InvalidInput(f"the bearer token must be at least {TOKEN_MIN} visible ASCII characters without "
+                           "spaces (e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')")
+    return token
+
+
+class _BearerAuth:
+    """ASGI middleware: HTTP requests without ``Authorization: Bearer <token>`` get 401."""
+
+    def __init__(self, app, token: str) -> None:
+        self.app = app
+        self._want = b"Bearer " + token.encode("ascii")
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            got = dict(scope.get("headers") or ()).get(b"authorization", b"")
+            if not hmac.compare_digest(got, self._want):
+                body = b'{"error": "unauthorized: this server needs Authorization: Bearer <token>"}'
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
 
 _READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 _WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
@@ -350,19 +387,29 @@ def _resources(server, t: _Tenant) -> None:
 
 
 def serve(path: str, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
-          scope: str | None = None, read_only: bool = False, allow_remote: bool = False) -> None:
+          scope: str | None = None, read_only: bool = False, allow_remote: bool = False,
+          token: str | None = None) -> None:
     """Open the store at ``path`` and serve it until the client goes (stdio) or the process is
     stopped (HTTP); the store is closed (index and statistics saved) on the way out.
 
-    The models load on a background thread from the start, so the first call waits less.
+    ``token``: the bearer token every HTTP request must carry (required with a non-loopback
+    ``host``, which also needs ``allow_remote``; see the module docstring). The models load
+    on a background thread from the start, so the first call waits less.
     """
     if transport not in ("stdio", "http"):
         raise InvalidInput(f"transport must be 'stdio' or 'http', not {transport!r}")
+    if token is not None:
+        check_token(token)
+        if transport != "http":
+            raise InvalidInput("a bearer token is for the http transport (stdio has no network side)")
     if transport == "http" and host not in LOCAL_HOSTS:
         if not allow_remote:
             raise InvalidInput(f"binding {host} exposes the memory to the network: pass allow_remote "
-                               "(--allow-remote) if that is what you want; the server has no authentication")
-        print(f"fastmem mcp: WARNING: serving {path} on {host}:{port} without authentication", file=sys.stderr)
+                               "(--allow-remote) if that is what you want, with a bearer token")
+        if token is None:
+            raise InvalidInput(f"binding {host} needs a bearer token: put one in a file and pass --token-file FILE "
+                               "(or set FASTMEM_MCP_TOKEN)")
+        print(f"fastmem mcp: serving {path} on {host}:{port}; every request needs the bearer token", file=sys.stderr)
     import fastmem
 
     mem = fastmem.Memory(path, progress=False)
@@ -372,12 +419,23 @@ def serve(path: str, *, transport: str = "stdio", host: str = "127.0.0.1", port:
         server = build_server(mem, scope=scope, read_only=read_only, host=host, port=port)
         if transport == "stdio":
             server.run("stdio")
+        elif token is not None:
+            _serve_http(server, host, port, token)
         elif _SDK2:  # pragma: no cover - the extra pins 1.x
             server.run("streamable-http", host=host, port=port)
         else:
             server.run("streamable-http")
     finally:
         mem.close()
+
+
+def _serve_http(server, host: str, port: int, token: str) -> None:
+    """The SDK's streamable-HTTP app behind :class:`_BearerAuth`, on uvicorn (as the SDK runs
+    it), without an access log."""
+    import uvicorn
+
+    app = _BearerAuth(server.streamable_http_app(), token)
+    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)).run()
 
 
 def _warm(mem) -> None:

@@ -238,3 +238,59 @@ def test_http_transport_on_localhost_and_remote_binding_needs_a_flag(tmp_path):
         proc.wait(30)
     with fastmem.Memory(db) as m:  # stopped by a signal: the write was committed
         assert m.count() == 1
+
+
+def test_a_remote_bind_needs_a_bearer_token_and_refuses_requests_without_it(tmp_path):
+    import httpx
+    from mcp.client.streamable_http import streamable_http_client
+
+    db = str(tmp_path / "m.db")
+    base = [sys.executable, "-m", "fastmem", "mcp", "--db", db, "--transport", "http", "--host", "0.0.0.0"]
+    refused = subprocess.run(base + ["--allow-remote"], capture_output=True, text=True, timeout=60, env=_env())
+    assert refused.returncode == 2 and "--token-file" in refused.stderr
+    short = tmp_path / "short"
+    short.write_text("abc\n")
+    refused = subprocess.run(base + ["--allow-remote", "--token-file", str(short)], capture_output=True, text=True,
+                             timeout=60, env=_env())
+    assert refused.returncode == 2 and "at least" in refused.stderr and "abc" not in refused.stderr
+    token = "tok-" + "q7Zp2xR9vL4mN8sK1wE6yT3uH5jB0cF"
+    (tmp_path / "token").write_text(token + "\n")
+    port = _free_port()
+    proc = subprocess.Popen(base + ["--allow-remote", "--token-file", str(tmp_path / "token"), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the HTTP server did not start within 90 s"
+            time.sleep(0.2)
+        url = f"http://127.0.0.1:{port}/mcp"
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+        accept = {"accept": "application/json, text/event-stream"}
+        for auth in (None, "Bearer wrong-" + token, token, "Bearer " + token[:-1]):
+            headers = dict(accept, **({"authorization": auth} if auth else {}))
+            r = httpx.post(url, json=hello, headers=headers, timeout=30)
+            assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", auth
+        assert httpx.post(url, json=hello, headers=dict(accept, authorization=f"Bearer {token}"),
+                          timeout=30).status_code == 200
+
+        async def main():
+            client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+            async with client, streamable_http_client(url, http_client=client) as streams:
+                async with ClientSession(streams[0], streams[1]) as s:
+                    await s.initialize()
+                    await s.call_tool("remember", {"text": "The wifi password at the Porto office is grey-owl-17."})
+                    return _data(await s.call_tool("recall", {"query": "Porto wifi password", "k": 1}))
+
+        got = asyncio.run(asyncio.wait_for(main(), 120))
+        assert "grey-owl-17" in got["hits"][0]["text"]
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=30)
+    assert token.encode() not in out + err  # never logged
+    with fastmem.Memory(db) as m:
+        assert m.count() == 1

@@ -146,7 +146,11 @@ def _tool_commands(add) -> None:
     p.add_argument("--port", type=int, default=8765, help="http: port (default 8765)")
     p.add_argument("--scope", default=None, help="serve one tenant: every tool reads and writes this scope only")
     p.add_argument("--read-only", action="store_true", help="offer no tool that writes; recalls are not recorded")
-    p.add_argument("--allow-remote", action="store_true", help="http: allow binding an address other than localhost")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="http: allow binding an address other than localhost (needs a bearer token)")
+    p.add_argument("--token-file", default=None,
+                   help="http: a file whose first line is the bearer token every request must carry (or set "
+                        "FASTMEM_MCP_TOKEN); required with --allow-remote")
     p = add("bench", cmd_bench, "latency of ingest and of each recall stage against store size")
     p.add_argument("--size", default="1k,10k", help="comma-separated sizes, e.g. 1k,10k,100k")
     p.add_argument("--queries", type=int, default=50)

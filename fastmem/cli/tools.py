@@ -7,6 +7,7 @@ import json
 import os
 import time
 
+from ..errors import InvalidInput
 from .common import UsageError, _db, _out
 
 
@@ -45,12 +46,34 @@ def cmd_mcp(a) -> int:
         from .. import mcp_server
     except ImportError as exc:
         raise UsageError(f"fastmem mcp: {exc}") from None
-    if a.transport == "http" and a.host not in mcp_server.LOCAL_HOSTS and not a.allow_remote:
-        raise UsageError(f"fastmem mcp: --host {a.host} exposes the memory to the network without "
-                         "authentication; add --allow-remote if that is what you want")
+    token = _token(a)
+    if a.transport == "http" and a.host not in mcp_server.LOCAL_HOSTS:
+        if not a.allow_remote:
+            raise UsageError(f"fastmem mcp: --host {a.host} exposes the memory to the network; add --allow-remote "
+                             "(with a bearer token: --token-file FILE) if that is what you want")
+        if token is None:
+            raise UsageError(f"fastmem mcp: --host {a.host} needs a bearer token: write one to a file and pass "
+                             "--token-file FILE, or set FASTMEM_MCP_TOKEN (e.g. python -c 'import secrets; "
+                             "print(secrets.token_urlsafe(32))')")
+    if token is not None:
+        try:
+            mcp_server.check_token(token)
+        except InvalidInput as exc:
+            raise UsageError(f"fastmem mcp: {exc}") from None
     mcp_server.serve(_db(a), transport=a.transport, host=a.host, port=a.port, scope=a.scope,
-                     read_only=a.read_only, allow_remote=a.allow_remote)
+                     read_only=a.read_only, allow_remote=a.allow_remote, token=token)
     return 0
+
+
+def _token(a) -> str | None:
+    """The bearer token: the first line of ``--token-file``, else ``FASTMEM_MCP_TOKEN``."""
+    if a.token_file:
+        try:
+            with open(a.token_file, encoding="utf-8") as fh:
+                return fh.readline().strip()
+        except OSError as exc:
+            raise UsageError(f"fastmem mcp: cannot read --token-file {a.token_file}: {exc.strerror or exc}") from None
+    return os.environ.get("FASTMEM_MCP_TOKEN") or None
 
 
 def cmd_warmup(a) -> int:
