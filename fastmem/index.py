@@ -381,23 +381,36 @@ class StagedAdd:
     runs (see :meth:`VectorIndex.begin_add`): a bulk load's index build overlaps its SQL
     writes. Exactly one of :meth:`finish` or :meth:`withdraw` ends it."""
 
+    #: Vectors added per hnswlib call (between calls the thread count can change).
+    SLICE = 4096
+
     def __init__(self, index: VectorIndex, ids: np.ndarray, vecs: np.ndarray) -> None:
         self.index, self.ids, self.vecs = index, ids, vecs
         self.error: BaseException | None = None
+        self._caller_done = threading.Event()
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fastmem-index-add", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
+        cores = os.cpu_count() or 1
         try:
-            with native():
-                # one core fewer than the machine has: the caller goes on writing rows meanwhile
-                self.index._index.add_items(self.vecs, self.ids, num_threads=max(1, (os.cpu_count() or 1) - 1))
+            for start in range(0, len(self.ids), self.SLICE):
+                if self._stop.is_set():  # withdrawn: the rest is never added
+                    break
+                # one core fewer than the machine has while the caller writes rows; every core
+                # once it waits for the rest
+                threads = cores if self._caller_done.is_set() else max(1, cores - 1)
+                with native():
+                    self.index._index.add_items(self.vecs[start : start + self.SLICE],
+                                                self.ids[start : start + self.SLICE], num_threads=threads)
         except BaseException as exc:  # raised to the caller by finish/withdraw
             self.error = exc
 
     def finish(self) -> None:
-        """After COMMIT: the vectors count as the index's (added again, in the caller's
-        thread, when the background add failed)."""
+        """After COMMIT: the vectors count as the index's (what the background add did not
+        manage is added again, in the caller's thread, when it failed)."""
+        self._caller_done.set()
         self._thread.join()
         ix = self.index
         if self.error is not None:
@@ -411,6 +424,7 @@ class StagedAdd:
     def withdraw(self) -> None:
         """After a rollback: whatever was added is marked deleted (hidden from every search,
         revived if the same ids are added again)."""
+        self._stop.set()
         self._thread.join()
         ix = self.index
         have = ix._labels()
