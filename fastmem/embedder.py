@@ -130,8 +130,7 @@ class MiniLM:
         ``"numpy"``: :class:`fastmem.minilm.Bert`, the same pass in NumPy. ``"torch"``:
         sentence-transformers, the reference (seconds to import). All three give the same
         vectors (cosine >= 0.999) under the same model id. ``"auto"`` (default): ONNX Runtime
-        when it is installed (measured on 2 cores: one query 3.5 ms against 7.2 ms in NumPy,
-        512 real turns 183 texts/s against torch's 123), once the process has embedded
+        when it is installed (the faster one: ``docs/defaults.md``, "Embedder"), once the process has embedded
         :data:`ONNX_FROM` texts or it is loaded (:meth:`load`); NumPy for the first few texts of a
         process, which it loads faster. Without ONNX Runtime, NumPy for up to
         :data:`TORCH_FROM` texts at a time and torch for larger batches.

@@ -247,11 +247,8 @@ ALL_REPAIRS = ("pronoun", "copula", "light", "conj")
 #: The version of the rules that read events (bump when they change what a text's events are:
 #: stores parse their memories again on open). 2: skeleton verbs keep their lemma.
 EVENTS_VERSION = 2
-#: The rules applied by default. Measured one at a time on ProPara-Logy silver (paragraphs in row
-#: order, score ties counted as losses; slot precision / distractor share / target above its
-#: own distractor; none 0.471 / 0.178 / 0.648): copula
-#: 0.491 / 0.157 / 0.697; pronoun 0.463 / 0.178 / 0.650, light 0.469 / 0.177 / 0.640 and conj
-#: 0.471 / 0.181 / 0.648 earn nothing, alone or beside copula, so they stay opt-in.
+#: The rules applied by default: copula only; pronoun, light and conj earned nothing on
+#: ProPara-Logy silver, alone or beside it, so they stay opt-in (``docs/defaults.md``, "Parse repairs").
 REPAIRS = frozenset({"copula"})
 
 

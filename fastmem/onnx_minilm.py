@@ -139,10 +139,7 @@ class OnnxBert(Bert):
         Let ONNX Runtime's worker threads busy-wait for the next batch after each one (its own
         default). Off here: in fastmem a forward pass is followed by the turn's spaCy parse,
         SQLite and the kernels, and on a small machine a spinning worker takes a core from
-        them. Measured on 2 cores, a recall on a 10k store with the query embedding: 40.9 /
-        39.1 ms spinning, 23.5 / 22.6 ms not (its embedding 10.9 -> 6.6 ms, its parse 13.0 ->
-        7.8 ms). An embedding alone loses a little: one real turn 10.9-11.2 ms against
-        9.7-11.1 spinning; 512 turns 132-144 texts/s against 133-138 (3+3 alternating processes).
+        them (the measurements: ``docs/defaults.md``, "Embedder").
     """
 
     def __init__(self, path: str, *, threads: int | None = None, quantized: bool = False, spin: bool = False,

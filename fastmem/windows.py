@@ -6,13 +6,9 @@ vector index holds that mean. Averaging the windows of a long markdown answer di
 each part is about, so a question about one paragraph of it misses. Each such memory's window
 vectors are kept as well (the ``windows`` table, owned here), and the vector channel scores a
 long memory by the better of its mean and its best-matching window (:class:`WindowIndex`,
-max over the stored window vectors at query time).
-
-Measured on the development chats (``fastmem eval chats``, the vector channel alone, 12
-questions whose answer sits in the middle of a long assistant answer): any@5 0.167 with the
-mean, 0.167 with the first window only (a plain truncating embedding), 0.667 with the best
-window; over all 132 questions 0.795 -> 0.833. A memory of one window has no row here (its
-mean is its window), so short-turn corpora such as LoCoMo are unchanged.
+max over the stored window vectors at query time; the figures that chose it are in
+``docs/defaults.md``). A memory of one window has no row here (its mean is its window), so
+short-turn corpora such as LoCoMo are unchanged.
 """
 
 from __future__ import annotations
@@ -42,10 +38,9 @@ def clear(db) -> None:
 
 class WindowIndex:
     """The store's window vectors in memory, reloaded when the table changed (its largest
-    ``rev``, which every write raises, or its row count). Exact search (the windows are those
-    of long memories only): median 0.13 ms a recall for 2,000 windows, 2.3 ms for 20,000,
-    8.7 ms for 100,000 on 2 cores (``bench/test_bench_store.py -k best_window``); a store with that many belongs in an
-    approximate index of its own."""
+    ``rev``, which every write raises, or its row count). Exact search over the windows of long
+    memories only (its cost by window count: ``bench/test_bench_store.py -k best_window``); a
+    store with a hundred thousand windows belongs in an approximate index of its own."""
 
     def __init__(self, db, dim: int) -> None:
         self.db, self.dim = db, dim
