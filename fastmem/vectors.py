@@ -7,6 +7,7 @@ rows that other processes committed or deleted, and recompute every vector with 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterable
@@ -42,7 +43,8 @@ def stored_vectors(db: apsw.Connection, ids: np.ndarray, dim: int) -> np.ndarray
 def open_index(db: apsw.Connection, index: VectorIndex, progress: bool | None) -> str:
     """Load ``index`` and reconcile it with the table, or build it (with a progress bar).
     Returns ``'loaded'`` or ``'rebuilt'``."""
-    ids = np.fromiter((r[0] for r in db.execute("SELECT memory_id FROM embeddings ORDER BY memory_id")), np.int64)
+    ids = np.fromiter(itertools.chain.from_iterable(db.execute("SELECT memory_id FROM embeddings ORDER BY memory_id")),
+                      np.int64)
     b = None
     if not (index.path and os.path.exists(index.path)):
         b = bar(len(ids), "building vector index", progress)

@@ -409,3 +409,25 @@ def test_processes_closing_one_store_at_once_each_save_the_index(tmp_path):
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]  # no temporary file left behind
     again = VectorIndex(path, dim=32, model_id="m")
     assert again.open(np.arange(1, 301), lambda ids: vecs[ids - 1]) == "loaded"
+
+
+def test_reconcile_makes_the_live_labels_the_tables_ids():
+    """The index follows the table on open: stale labels hidden, missing ones added, a label
+    deleted here but present in the table revived, and nothing done when they agree."""
+    import numpy as np
+
+    from fastmem.index import VectorIndex
+
+    rng = np.random.default_rng(1)
+    vecs = rng.standard_normal((20, 16)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    fetch = lambda ids: vecs[np.asarray(ids) - 1]  # noqa: E731
+    ix = VectorIndex(None, dim=16, model_id="m")
+    ix.open(np.zeros(0, np.int64), fetch)
+    ix.add(np.arange(1, 11), vecs[:10])
+    ix.delete([3])
+    table = np.asarray([11, 5, 1, 2, 3, 4, 12], np.int64)  # 6-10 gone, 3 back, 11-12 new (any order)
+    assert ix.reconcile(table, fetch) is True
+    assert sorted(ix.labels().tolist()) == [1, 2, 3, 4, 5, 11, 12] and ix.live == 7 and ix.max_id == 12
+    assert ix.query(vecs[2], 1)[0].tolist() == [3] and ix.query(vecs[11], 1)[0].tolist() == [12]
+    assert ix.reconcile(table, fetch) is False
