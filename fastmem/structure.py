@@ -297,16 +297,24 @@ class CodeStats:
     def _weighted(self, q8: np.ndarray, scale) -> np.ndarray:
         return K.dequantize(np.ascontiguousarray(q8)) * np.asarray(scale, np.float64).reshape(-1, 1)
 
+    #: Rows dequantised at a time (a bulk load's 100k rows would be 800 MB of float64 at once).
+    BLOCK = 8192
+
+    def _update(self, q8: np.ndarray, scale, fn) -> None:
+        scale = np.broadcast_to(np.asarray(scale, np.float64), (len(q8),))
+        for start in range(0, len(q8), self.BLOCK):
+            fn(self.s, self.m, self._weighted(q8[start : start + self.BLOCK], scale[start : start + self.BLOCK]))
+
     def add(self, ids, q8: np.ndarray, scale) -> None:
         if len(ids):
-            K.stats_add(self.s, self.m, self._weighted(q8, scale))
+            self._update(q8, scale, K.stats_add)
             self.n += len(ids)
             self.id_sum += int(np.sum(ids))
             self.changes += 1
 
     def remove(self, ids, q8: np.ndarray, scale) -> None:
         if len(ids):
-            K.stats_remove(self.s, self.m, self._weighted(q8, scale))
+            self._update(q8, scale, K.stats_remove)
             self.n -= len(ids)
             self.id_sum -= int(np.sum(ids))
             self.changes += 1
