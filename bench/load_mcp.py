@@ -97,9 +97,10 @@ def main() -> int:
     with open(os.path.join(work, "token"), "w") as fh:
         fh.write(token)
     port = _free_port()
+    log = open(os.path.join(work, "server.log"), "w+")  # a file: a pipe nobody reads would block the server
     proc = subprocess.Popen([sys.executable, "-m", "fastmem", "mcp", "--db", path, "--transport", "http",
                              "--port", str(port), "--token-file", os.path.join(work, "token")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+                            stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     lat = {"recall": [], "remember": []}
     written, errors = [], []
     try:
@@ -109,7 +110,8 @@ def main() -> int:
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             if proc.poll() is not None or time.monotonic() > deadline:
-                print(proc.stderr.read().decode()[-2000:])
+                log.seek(0)
+                print(log.read()[-2000:])
                 return 1
             time.sleep(0.2)
         queries = iter(B.queries(100_000, seed=11))
@@ -126,8 +128,14 @@ def main() -> int:
         asyncio.run(run())
         wall = time.perf_counter() - t0
     finally:
+        t_stop = time.perf_counter()
         proc.terminate()
-        proc.wait(60)
+        try:
+            proc.wait(600)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            errors.append(("shutdown", "the server did not stop within 600 s of SIGTERM"))
+        stop_s = time.perf_counter() - t_stop
     lost = 0
     with fastmem.Memory(path, progress=False) as m:
         for mid, text, marker in written:
@@ -138,6 +146,12 @@ def main() -> int:
             hits = m.recall(marker, k=3, record=False, analogy=False).hits
             if row is None or row.get("text") != text or not hits or hits[0].id != mid:
                 lost += 1
+                if lost <= 3:
+                    print("lost:", mid, text, "| stored:", None if row is None else row.get("text"),
+                          "| top hits:", [(h.id, h.text[:60]) for h in hits])
+    log.seek(0)
+    server_errors = [line for line in log.read().splitlines() if "ERROR" in line or "Traceback" in line]
+    log.close()
     shutil.rmtree(work, ignore_errors=True)
     print(f"{a.clients} clients, {wall:.0f} s, {a.size} memories at the start")
     print("| tool | calls | errors | p50 ms | p99 ms |")
@@ -145,7 +159,8 @@ def main() -> int:
     for tool in ("recall", "remember"):
         v = [x * 1e3 for x in lat[tool]]
         print(f"| {tool} | {len(v)} | {sum(1 for e in errors if e[0] == tool)} | {_pct(v, 50):.1f} | {_pct(v, 99):.1f} |")
-    print(f"remembered {len(written)}, lost {lost}; errors: {errors[:3]}")
+    print(f"remembered {len(written)}, lost {lost}; the server stopped {stop_s:.1f} s after SIGTERM; "
+          f"errors: {errors[:3]}; server log: {len(server_errors)} error lines {server_errors[:2]}")
     return 1 if errors or lost else 0
 
 
