@@ -6,8 +6,9 @@ A fresh copy of the cached scale store (``test_bench_scale.py``; 100k memories b
 served over streamable HTTP with a bearer token. Each client holds its own MCP session and
 loops until the time is up (after one recall has loaded the server's models): 80% ``recall`` (a query new to the server each time, k=5, the
 analogy slot on), 20% ``remember`` of a text unique to that call. Afterwards, with the server
-stopped, every id a ``remember`` returned must be in the file with its text and be the top
-hit of a keyword recall of its unique marker (nothing lost). Prints one table: calls, errors,
+stopped, every id a ``remember`` returned must be in the file with its text and among the
+top 3 hits of a recall of its unique marker (nothing lost; how many were not the first hit,
+behind a sibling load memory whose use weight the run's recalls raised, is printed too). Prints one table: calls, errors,
 p50 and p99 latency per tool, and the loss count; exits 1 on any error or loss.
 """
 
@@ -136,19 +137,20 @@ def main() -> int:
             proc.kill()
             errors.append(("shutdown", "the server did not stop within 600 s of SIGTERM"))
         stop_s = time.perf_counter() - t_stop
-    lost = 0
+    lost = second = 0
     with fastmem.Memory(path, progress=False) as m:
         for mid, text, marker in written:
             try:
                 row = m.get(mid)
             except fastmem.NotFound:
                 row = None
-            hits = m.recall(marker, k=3, record=False, analogy=False).hits
-            if row is None or row.get("text") != text or not hits or hits[0].id != mid:
+            hits = [h.id for h in m.recall(marker, k=3, record=False, analogy=False).hits]
+            if row is None or row.get("text") != text or mid not in hits:
                 lost += 1
                 if lost <= 3:
-                    print("lost:", mid, text, "| stored:", None if row is None else row.get("text"),
-                          "| top hits:", [(h.id, h.text[:60]) for h in hits])
+                    print("lost:", mid, text, "| stored:", None if row is None else row.get("text"), "| hits:", hits)
+            elif hits[0] != mid:  # a sibling load memory first: the run's own recalls moved use weights
+                second += 1
     log.seek(0)
     server_errors = [line for line in log.read().splitlines() if "ERROR" in line or "Traceback" in line]
     log.close()
@@ -159,7 +161,7 @@ def main() -> int:
     for tool in ("recall", "remember"):
         v = [x * 1e3 for x in lat[tool]]
         print(f"| {tool} | {len(v)} | {sum(1 for e in errors if e[0] == tool)} | {_pct(v, 50):.1f} | {_pct(v, 99):.1f} |")
-    print(f"remembered {len(written)}, lost {lost}; the server stopped {stop_s:.1f} s after SIGTERM; "
+    print(f"remembered {len(written)}, lost {lost} (found, but not first: {second}); the server stopped {stop_s:.1f} s after SIGTERM; "
           f"errors: {errors[:3]}; server log: {len(server_errors)} error lines {server_errors[:2]}")
     return 1 if errors or lost else 0
 
