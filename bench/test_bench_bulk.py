@@ -30,13 +30,14 @@ def _small(path):
 @pytest.fixture(scope="module", params=SIZES, ids=lambda n: f"{n // 1000}k")
 def export(request, tmp_path_factory):
     n = request.param
+    from million import _export
+
     if n == 100_000:
-        from million import _export
         from test_bench_scale import _build
 
         full = _export(cached_store("scale", n, _build(n)))
     else:
-        full = _export_of(cached_store("bulk", n, _small))
+        full = _export(cached_store("bulk", n, _small))
     bare = str(tmp_path_factory.mktemp("bare") / "bare.jsonl")
     with open(full, encoding="utf-8") as src, open(bare, "w", encoding="utf-8") as out:
         for line in src:
@@ -45,15 +46,6 @@ def export(request, tmp_path_factory):
             out.write(json.dumps(r) + "\n")
     fastmem.warmup(models=True)
     return n, full, bare
-
-
-def _export_of(path):
-    out = path + ".export.jsonl"
-    if not os.path.exists(out + ".done"):
-        with fastmem.Memory(path, progress=False) as m:
-            m.export_jsonl(out, vectors=True)
-        open(out + ".done", "w").close()
-    return out
 
 
 def _load(benchmark, tmp_path, src, n, rounds):

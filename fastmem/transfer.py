@@ -212,13 +212,9 @@ def parse_export(fh) -> tuple[dict, list[dict], list[dict], list[dict]]:
     return header, mems, aliases, cats
 
 
-def vector_of(rec: dict, dim: int) -> np.ndarray | None:
-    """The exported vector of a memory record, when present and of ``dim``."""
-    b = rec.get("vector")
-    if not b:
-        return None
-    v = np.frombuffer(base64.b64decode(b), np.float32)
-    return v if v.shape == (dim,) else None
+#: The exported vector of a memory record, when present and of ``dim`` (the same field as a
+#: statement's: :func:`fastmem.standing.vector_of`).
+vector_of = S.vector_of
 
 
 def write_lines(lines: Iterable[dict], path: str | os.PathLike | None) -> int:

@@ -204,9 +204,32 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def test_http_transport_on_localhost_and_remote_binding_needs_a_flag(tmp_path):
+def _wait_for_port(proc, port, seconds=90):
+    """Bounded wait until the server ``proc`` listens on ``port``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        assert proc.poll() is None, proc.stderr.read().decode()
+        assert time.monotonic() < deadline, f"the HTTP server did not start within {seconds} s"
+        time.sleep(0.2)
+
+
+async def _remember_and_recall(url, text, query, headers=None):
+    """One session over streamable HTTP: remember ``text``, then recall ``query`` (k=1)."""
+    import httpx
     from mcp.client.streamable_http import streamable_http_client
 
+    client = httpx.AsyncClient(headers=headers or {}, timeout=60)
+    async with client, streamable_http_client(url, http_client=client) as streams:  # mcp 1: 3, mcp 2: 2
+        async with ClientSession(streams[0], streams[1]) as s:
+            await s.initialize()
+            await s.call_tool("remember", {"text": text})
+            return _data(await s.call_tool("recall", {"query": query, "k": 1}))
+
+
+def test_http_transport_on_localhost_and_remote_binding_needs_a_flag(tmp_path):
     db = str(tmp_path / "m.db")
     refused = subprocess.run([sys.executable, "-m", "fastmem", "mcp", "--db", db, "--transport", "http",
                               "--host", "0.0.0.0"], capture_output=True, text=True, timeout=60, env=_env())
@@ -215,23 +238,10 @@ def test_http_transport_on_localhost_and_remote_binding_needs_a_flag(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "fastmem", "mcp", "--db", db, "--transport", "http",
                              "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
     try:
-        deadline = time.monotonic() + 90
-        while True:  # bounded wait for the port
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert proc.poll() is None, proc.stderr.read().decode()
-            assert time.monotonic() < deadline, "the HTTP server did not start within 90 s"
-            time.sleep(0.2)
-
-        async def main():
-            async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as streams:  # mcp 1: 3, mcp 2: 2
-                async with ClientSession(streams[0], streams[1]) as s:
-                    await s.initialize()
-                    await s.call_tool("remember", {"text": "The wifi password at the Lisbon office is blue-heron-42."})
-                    return _data(await s.call_tool("recall", {"query": "Lisbon wifi password", "k": 1}))
-
-        got = asyncio.run(asyncio.wait_for(main(), 120))
+        _wait_for_port(proc, port)
+        got = asyncio.run(asyncio.wait_for(_remember_and_recall(
+            f"http://127.0.0.1:{port}/mcp", "The wifi password at the Lisbon office is blue-heron-42.",
+            "Lisbon wifi password"), 120))
         assert "blue-heron-42" in got["hits"][0]["text"]
     finally:
         proc.terminate()
@@ -242,7 +252,6 @@ def test_http_transport_on_localhost_and_remote_binding_needs_a_flag(tmp_path):
 
 def test_a_remote_bind_needs_a_bearer_token_and_refuses_requests_without_it(tmp_path):
     import httpx
-    from mcp.client.streamable_http import streamable_http_client
 
     db = str(tmp_path / "m.db")
     base = [sys.executable, "-m", "fastmem", "mcp", "--db", db, "--transport", "http", "--host", "0.0.0.0"]
@@ -259,14 +268,7 @@ def test_a_remote_bind_needs_a_bearer_token_and_refuses_requests_without_it(tmp_
     proc = subprocess.Popen(base + ["--allow-remote", "--token-file", str(tmp_path / "token"), "--port", str(port)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert proc.poll() is None, proc.stderr.read().decode()
-            assert time.monotonic() < deadline, "the HTTP server did not start within 90 s"
-            time.sleep(0.2)
+        _wait_for_port(proc, port)
         url = f"http://127.0.0.1:{port}/mcp"
         hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                  "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
@@ -278,15 +280,9 @@ def test_a_remote_bind_needs_a_bearer_token_and_refuses_requests_without_it(tmp_
         assert httpx.post(url, json=hello, headers=dict(accept, authorization=f"Bearer {token}"),
                           timeout=30).status_code == 200
 
-        async def main():
-            client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
-            async with client, streamable_http_client(url, http_client=client) as streams:
-                async with ClientSession(streams[0], streams[1]) as s:
-                    await s.initialize()
-                    await s.call_tool("remember", {"text": "The wifi password at the Porto office is grey-owl-17."})
-                    return _data(await s.call_tool("recall", {"query": "Porto wifi password", "k": 1}))
-
-        got = asyncio.run(asyncio.wait_for(main(), 120))
+        got = asyncio.run(asyncio.wait_for(_remember_and_recall(
+            url, "The wifi password at the Porto office is grey-owl-17.", "Porto wifi password",
+            headers={"Authorization": f"Bearer {token}"}), 120))
         assert "grey-owl-17" in got["hits"][0]["text"]
     finally:
         proc.terminate()
