@@ -62,7 +62,8 @@ def _load(benchmark, tmp_path, src, n, rounds):
     for m in mems:
         assert len(m) == n
         m.close()
-    benchmark.extra_info["rows_per_s"] = round(n / benchmark.stats.stats.median)
+    if benchmark.stats is not None:  # None under --benchmark-disable
+        benchmark.extra_info["rows_per_s"] = round(n / benchmark.stats.stats.median)
 
 
 def test_bulk_load(benchmark, export, tmp_path):

@@ -81,7 +81,8 @@ def test_recall_new_query(benchmark, store):
     for key in ("embed", "parse", "keyword", "vector", "graph", "fuse", "analogy"):
         vals = sorted(t.get(key, 0.0) for t in runs)
         benchmark.extra_info[f"{key}_ms"] = round(vals[len(vals) // 2], 3)
-    benchmark.extra_info["p99_ms"] = round(_pct(benchmark.stats.stats.data, 99) * 1e3, 3)
+    if benchmark.stats is not None:  # None under --benchmark-disable
+        benchmark.extra_info["p99_ms"] = round(_pct(benchmark.stats.stats.data, 99) * 1e3, 3)
 
 
 def _pct(values, q: float) -> float:
