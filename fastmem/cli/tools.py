@@ -46,7 +46,9 @@ def cmd_mcp(a) -> int:
         from .. import mcp_server
     except ImportError as exc:
         raise UsageError(f"fastmem mcp: {exc}") from None
-    token = _token(a)
+    if a.token_file and a.transport != "http":
+        raise UsageError("fastmem mcp: --token-file is for --transport http (stdio has no network side)")
+    token = _token(a) if a.transport == "http" else None  # FASTMEM_MCP_TOKEN: the http transport's only
     if a.transport == "http" and a.host not in mcp_server.LOCAL_HOSTS:
         if not a.allow_remote:
             raise UsageError(f"fastmem mcp: --host {a.host} exposes the memory to the network; add --allow-remote "
