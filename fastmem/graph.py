@@ -140,19 +140,9 @@ def add_facts_many(db: apsw.Connection, ids, facts) -> None:
     db.executemany("INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj) VALUES (?,?,?,?,?,?)", rows)
 
 
-def add_facts(db: apsw.Connection, memory_id: int, triples) -> list[tuple[int, str, int, bool]]:
-    """Store a memory's triples as edges; returns (subject id, relation, object id, flipped)."""
-    out, rows = [], []
-    for pos, t in enumerate(triples):
-        rel, flip = canon_relation(t.relation, t.subject_type, t.object_type)
-        s = resolve_entity(db, t.subject, t.subject_type)
-        o = resolve_entity(db, t.object, t.object_type)
-        if flip:
-            s, o = o, s
-        rows.append((memory_id, pos, s, rel, t.relation, o))
-        out.append((s, rel, o, flip))
-    db.executemany("INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj) VALUES (?,?,?,?,?,?)", rows)
-    return out
+def add_facts(db: apsw.Connection, memory_id: int, triples) -> None:
+    """Store a memory's triples as edges (:func:`add_facts_many` for one memory)."""
+    add_facts_many(db, [memory_id], [triples])
 
 
 def _resolved(db: apsw.Connection, name: str, etype: str | None, names: dict) -> int:

@@ -55,7 +55,7 @@ class StoredCode:
 
 def stored_code(encoder: StructureEncoder, events) -> StoredCode | None:
     """A memory's code as the ``codes`` table stores it (None: no events), computed where the
-    rows are derived (a Ray worker) so that the commit encodes nothing."""
+    rows are derived (a Ray worker, so that its commit encodes nothing) or at the commit."""
     if not events:
         return None
     code, nterms = encoder.encode(events)
@@ -301,19 +301,14 @@ class StructureIndex:
         for i, (mid, evs) in enumerate(zip(ids, events)):
             if not evs:
                 continue
-            ev = evs  # (verb, subjects, objects) triples; tuples store as lists
-            ev_rows.append((mid, json.dumps(ev)))
-            given = None if stored is None else stored[i]
-            if given is not None and len(given.q8) == 2 * self.dim:
-                q8, nterms = np.frombuffer(given.q8, np.int8), int(given.nterms)
-                hashes = np.frombuffer(given.terms, np.int64)
-            else:
-                code, nterms = self.encoder.encode(ev)
-                q8 = K.quantize(code.reshape(1, -1))[0]
-                hashes = term_hashes(self.encoder.term_keys(ev))
-            code_rows.append((mid, self.dim, q8.tobytes(), nterms, hashes.tobytes()))
-            pending.codes.append((mid, q8, nterms, hashes))
-            for w, c in event_counts(ev).items():
+            ev_rows.append((mid, json.dumps(evs)))  # (verb, subjects, objects); tuples store as lists
+            code = None if stored is None else stored[i]
+            if code is None or len(code.q8) != 2 * self.dim:
+                code = stored_code(self.encoder, evs)
+            q8, hashes = np.frombuffer(code.q8, np.int8), np.frombuffer(code.terms, np.int64)
+            code_rows.append((mid, self.dim, code.q8, code.nterms, code.terms))
+            pending.codes.append((mid, q8, code.nterms, hashes))
+            for w, c in event_counts(evs).items():
                 pending.df[w] = pending.df.get(w, 0) + c
         db.executemany("INSERT OR REPLACE INTO events(memory_id, events) VALUES (?,?)", ev_rows)
         db.executemany("INSERT OR REPLACE INTO codes(memory_id, dim, code, nterms, terms) VALUES (?,?,?,?,?)",
