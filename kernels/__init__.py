@@ -1,6 +1,8 @@
-"""Kernels for phase-vector HRR (FHRR), imported as ``fastmem.kernels``: Numba for the write
-side (:mod:`.hrr`: encoding, quantising, statistics updates, postings), plain NumPy for atoms
-and for everything a recall runs (:mod:`.plain`), so that a recall never imports Numba.
+"""Kernels for phase-vector HRR (FHRR), imported as ``fastmem.kernels``: plain NumPy for atoms
+and for everything a single write or a recall runs (:mod:`.plain`: encoding, quantising,
+statistics, similarities, postings scores), so that neither imports Numba; Numba (:mod:`.hrr`)
+for the algebra and for the postings' faster twins, used once a process has loaded it
+(:func:`fastmem.warmup`, a long-running backend).
 
 Kernels take and return arrays; no I/O, no classes, no mutable globals. Every kernel has a
 plain NumPy reference in :mod:`fastmem.kernels.reference`, used by the tests.
@@ -38,8 +40,9 @@ __all__ = [
 ]
 
 
-_PLAIN = frozenset({"Q8_SCALE", "atom", "atoms", "dequantize", "permute", "postings_csr_sorted", "sims_q8_many",
-                    "stats_add", "stats_remove", "term_scores_bincount", "to_unit", "z_stats"})
+_PLAIN = frozenset({"Q8_SCALE", "atom", "atoms", "bundle", "bundle_weighted", "dequantize", "permute",
+                    "postings_csr_sorted", "quantize", "sims_q8_many", "stats_add", "stats_remove",
+                    "term_scores_bincount", "to_unit", "z_stats"})
 
 
 def compiled_loaded() -> bool:

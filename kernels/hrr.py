@@ -1,4 +1,7 @@
-"""FHRR kernels: atoms, bind/unbind/bundle, similarity, term postings and store statistics.
+"""FHRR kernels compiled by Numba: bind/unbind, phase similarity and the term postings (their
+build and the candidate scores, which have NumPy twins in :mod:`.plain` for processes that
+have not loaded Numba). What a single write runs (bundle, quantize, the statistics update) is
+in :mod:`.plain`, so that a one-shot process never loads Numba.
 
 Shapes: D is the code dimension (phases), N the number of stored codes. ``u`` denotes the
 unit form ``[cos v; sin v] / sqrt(D)`` of shape (2D,), so that ``sim(a, b) = u_a . u_b``.
@@ -30,7 +33,7 @@ if not nb.config.CACHE_DIR:  # imported earlier by someone else: tell it now, be
     nb.config.CACHE_DIR = cache_dir()
 
 # what needs no compilation (atoms, the query-time kernels) is plain NumPy, in .plain
-from .plain import Q8_SCALE, TWO_PI, atom, atoms, permute, sims_q8_many, to_unit  # noqa: E402,F401
+from .plain import Q8_SCALE, TWO_PI, atom, atoms, bundle, permute, quantize, sims_q8_many, to_unit  # noqa: E402,F401
 
 
 # -- atoms -----------------------------------------------------------------------------------
@@ -56,46 +59,6 @@ def bind(a, b):
 def unbind(m, k):
     """(m - k) mod 2pi: exact inverse of :func:`bind`."""
     return _wrap(m - k)
-
-
-@nb.njit(cache=True)
-def bundle_weighted(v, w):
-    """Weighted circular mean of the rows of ``v`` (N, D) -> (D,).
-
-    ``angle(sum_i w_i exp(i v_i))``; where the sum cancels to exactly zero the phase is 0.
-    """
-    n, d = v.shape
-    c = np.zeros(d)
-    s = np.zeros(d)
-    for i in range(n):
-        wi = w[i]
-        for j in range(d):
-            c[j] += wi * math.cos(v[i, j])
-            s[j] += wi * math.sin(v[i, j])
-    out = np.empty(d)
-    for j in range(d):
-        a = math.atan2(s[j], c[j])
-        out[j] = a if a >= 0.0 else a + TWO_PI
-    return out
-
-
-def bundle(v: np.ndarray) -> np.ndarray:
-    """Circular mean of the rows of ``v`` (N, D) -> (D,), equal weights."""
-    v = np.ascontiguousarray(v, np.float64)
-    return bundle_weighted(v, np.ones(v.shape[0]))
-
-
-# -- unit and stored forms ------------------------------------------------------------------
-@nb.njit(cache=True)
-def quantize(v):
-    """Phases (N, D) -> int8 (N, 2D): ``round(127 [cos v; sin v])``."""
-    n, d = v.shape
-    out = np.empty((n, 2 * d), np.int8)
-    for i in range(n):
-        for j in range(d):
-            out[i, j] = np.int8(round(Q8_SCALE * math.cos(v[i, j])))
-            out[i, d + j] = np.int8(round(Q8_SCALE * math.sin(v[i, j])))
-    return out
 
 
 # -- similarity ------------------------------------------------------------------------------
@@ -197,20 +160,6 @@ def postings_csr(term_of, row_of, n_terms):
     return indptr, rows
 
 
-# -- store-wide statistics -------------------------------------------------------------------
-@nb.njit(cache=True)
-def rank_update(s, m, u, sign):
-    """In place: s += sign * sum u; M += sign * u^T u, for a few rows (no temporary D^2
-    matrix; :func:`fastmem.kernels.stats_add` calls it for batches of up to 16 rows)."""
-    n, d2 = u.shape
-    for r in range(n):
-        for i in range(d2):
-            s[i] += sign * u[r, i]
-            a = sign * u[r, i]
-            for j in range(d2):
-                m[i, j] += a * u[r, j]
-
-
 def warmup(*, parallel: bool = False) -> None:
     """Compile every kernel on tiny inputs (Numba caches them on disk: a later process only
     loads them). ``parallel`` is accepted for compatibility: no kernel is multi-threaded now
@@ -220,12 +169,8 @@ def warmup(*, parallel: bool = False) -> None:
     a = atom("warmup", d)
     bind(a, a)
     unbind(v, v)
-    bundle(v)
-    u = to_unit(v)
-    quantize(v)
     sim(a, a)
     sim_many(a, v)
-    rank_update(np.zeros(2 * d), np.zeros((2 * d, 2 * d)), u, 1.0)
     indptr, rows = postings_csr(np.zeros(2, np.int64), np.arange(2, dtype=np.int64), 1)
     e = np.zeros(0, np.int64)
     term_scores(indptr[:-1], indptr[1:], rows, np.ones(1), e, e, e, np.zeros(0), np.ones(2, np.bool_), np.zeros(2), 0.5)

@@ -185,9 +185,10 @@ def test_term_index_update_replaces_a_memorys_terms():
     assert dict(zip(*[x.tolist() for x in ti.query(np.asarray([10]), np.ones(1), 0.5, 10)])) == {}
 
 
-def test_a_recall_in_a_fresh_process_imports_no_numba(tmp_path):
-    """A CLI call or a host's first turn recalls, analogy slot included, without Numba's
-    import and first dispatch (~1 s); writes still compile their kernels."""
+def test_a_write_and_a_recall_in_a_fresh_process_import_no_numba(tmp_path):
+    """A CLI call or a host's one-shot turn writes (code, statistics) and recalls, analogy
+    slot included, without Numba's import and first dispatch (~1 s and ~150 MB); the write's
+    code and statistics are the ones a process with Numba loaded would keep."""
     db = str(tmp_path / "s.db")
     with fastmem.Memory(db, progress=False) as m:
         m.remember_many(["My neighbour Lena moved from Lisbon to Berlin in May and found a flat near the river.",
@@ -201,12 +202,15 @@ def test_a_recall_in_a_fresh_process_imports_no_numba(tmp_path):
                          "The startup hired ten engineers and opened an office in Lisbon."])
     code = ("import sys, fastmem\n"
             f"with fastmem.Memory({db!r}) as m:\n"
+            "    m.remember('The baker Ines moved from Faro to Lyon in April and rented a shop by the station.')\n"
             "    r = m.recall('My cousin Ana moved from Porto to Madrid in June and rented a room by the park.', k=3)\n"
             "assert r.hits and r.timings_ms.get('analogy') is not None, r.timings_ms\n"
             "print(r.analogy is not None, 'numba' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["True", "False"]
+    with fastmem.Memory(db, progress=False) as m:  # Numba is loaded here (the module's warmup)
+        assert m.check().ok, m.check()
 
 
 @pytest.mark.parametrize("n_rows,n_terms", [(0, 3), (1, 1), (500, 40), (5000, 300)])

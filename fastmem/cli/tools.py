@@ -19,7 +19,7 @@ def cmd_hermes(a) -> int:
         t0 = time.perf_counter()
         from .. import kernels
 
-        kernels.warmup()  # hermes' first turn then loads compiled kernels instead of compiling them
+        kernels.warmup()  # a process that warms up later (a backend, `fastmem bench`) loads them compiled
         out["warmup_s"] = round(time.perf_counter() - t0, 2)
         if a.json:
             _out(out)

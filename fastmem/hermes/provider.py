@@ -93,7 +93,7 @@ class FastmemProvider(MemoryProvider):
         self._ctx = T.Context(C.scope_for(), writable=False)
         self._session_id = ""
         self._pool: ThreadPoolExecutor | None = None
-        self._ready = threading.Event()  # models loaded and kernels compiled
+        self._ready = threading.Event()  # models loaded
         self._warming: threading.Thread | None = None
         # ids of this session's turns the model still sees verbatim in its context (written
         # since the session began or its context was last compressed): never a line of the
@@ -196,12 +196,14 @@ class FastmemProvider(MemoryProvider):
                 pass
 
     def _warm(self, mem) -> None:
-        """Load the models and compile the kernels off the agent's path, then finish what
-        earlier processes left pending."""
+        """Load the models off the agent's path, then finish what earlier processes left
+        pending."""
         try:
             import fastmem
 
-            fastmem.warmup(models=True)
+            # the models only: every kernel a turn runs has a NumPy form, and Numba would add
+            # ~150 MB and ~1 s of CPU to each one-shot `hermes chat -q`
+            fastmem.warmup(models=True, kernels=False)
             self._ready.set()
             if self._ctx.writable:
                 mem.derive_pending(wait=False)
@@ -210,7 +212,7 @@ class FastmemProvider(MemoryProvider):
 
     @property
     def ready(self) -> bool:
-        """Whether ``prefetch`` gives the full recall (models loaded, kernels compiled)."""
+        """Whether ``prefetch`` gives the full recall (models loaded)."""
         return self._ready.is_set()
 
     def shutdown(self) -> None:
@@ -302,7 +304,7 @@ class FastmemProvider(MemoryProvider):
         if self._mem is None or not isinstance(query, str) or not query.strip():
             return ""
         self._start_warmup()
-        if not self._ready.is_set() and self._mem.models_ready():  # only the kernels left: brief
+        if not self._ready.is_set() and self._mem.models_ready():  # the warm-up is finishing: brief
             self._ready.wait(PREFETCH_WAIT_S)
         sid = session_id or self._session_id
         k = self._cfg["prefetch_k"]
