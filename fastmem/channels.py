@@ -429,7 +429,17 @@ class Graph:
         self._deg[nid] = (d, n)
         return d
 
-    def __call__(self, query: str, pool: int, scope: str | None, n: int = 0) -> tuple[Channel, list[str]]:
+    def memories(self, nid: int) -> np.ndarray:
+        """The distinct memories whose facts name the entity, ascending: its postings, read
+        from the two ``(entity, memory)`` indexes alone (no table row is visited)."""
+        rows = self.db.execute("SELECT memory_id FROM edges WHERE subj=?1 UNION ALL "
+                               "SELECT memory_id FROM edges WHERE obj=?1", (nid,)).fetchall()
+        return np.unique(np.fromiter((r[0] for r in rows), np.int64, len(rows)))
+
+    def __call__(self, query: str, pool: int, scope: str | None, n: int = 0,
+                 members: set[int] | None = None) -> tuple[Channel, list[str]]:
+        """Rank the memories for ``query``; ``members`` are the ids of ``scope`` when the store
+        also holds other scopes (:meth:`Scopes.allowed`), None when no memory is left out."""
         grams = _grams(query)
         if not grams:
             return {}, []
@@ -449,20 +459,20 @@ class Graph:
         deg = {nd: self.degree(nd, n) for nd in nodes}
         rare = sorted(nd for nd in nodes if deg[nd] <= self.CAP)
         common = sorted((nd for nd in nodes if deg[nd] > self.CAP), key=lambda nd: deg[nd])
-        join = "JOIN memories m ON m.id=e.memory_id AND m.scope=:scope " if scope is not None else ""
         lim = pool if not common else 4 * pool
-        if rare:  # counted in SQL: distinct named entities per memory
-            rows = db.execute(
-                "SELECT x.mid, count(DISTINCT x.nd) c FROM (SELECT e.memory_id mid, e.subj nd FROM edges e " + join
-                + "WHERE e.subj IN (SELECT value FROM json_each(:n)) UNION ALL SELECT e.memory_id, e.obj FROM edges e "
-                + join + "WHERE e.obj IN (SELECT value FROM json_each(:n)) AND e.subj NOT IN (SELECT value FROM "
-                "json_each(:n))) x GROUP BY x.mid ORDER BY c DESC, x.mid DESC LIMIT :lim",
-                {"n": json.dumps(rare), "scope": scope, "lim": lim}).fetchall()
+        if rare:  # distinct named entities per memory, counted over the postings
+            ids, counts = np.unique(np.concatenate([self.memories(nd) for nd in rare]), return_counts=True)
+            if members is not None:
+                keep = np.fromiter((m in members for m in ids.tolist()), np.bool_, len(ids))
+                ids, counts = ids[keep], counts[keep]
+            top = np.lexsort((-ids, -counts))[:lim]  # most entities first, then newest
+            rows = list(zip(ids[top].tolist(), counts[top].tolist()))
         elif common:  # only hubs: the newest memories of the rarest (backwards on its index)
+            join = "JOIN memories m ON m.id=e.memory_id AND m.scope=:scope " if members is not None else ""
             newest: set[int] = set()
             for col in ("subj", "obj"):
                 newest.update(r[0] for r in db.execute(
-                    f"SELECT e.memory_id FROM edges e {join}WHERE e.{col}=:n ORDER BY e.id DESC LIMIT :lim",
+                    f"SELECT DISTINCT e.memory_id FROM edges e {join}WHERE e.{col}=:n ORDER BY e.memory_id DESC LIMIT :lim",
                     {"n": common[0], "scope": scope, "lim": lim}))
             rows = [(mid, 1) for mid in sorted(newest, reverse=True)[:lim]]
         else:

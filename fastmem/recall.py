@@ -275,7 +275,7 @@ def _keyword(p: RecallPipeline, t: TurnQuery) -> C.Channel:
 
 @channel("graph")
 def _graph(p: RecallPipeline, t: TurnQuery) -> C.Channel:
-    found, t.entities = p.graph(t.query, t.fetch, t.scope, p.index.live)
+    found, t.entities = p.graph(t.query, t.fetch, t.scope, p.index.live, t.members)
     return found
 
 

@@ -287,6 +287,19 @@ def _m15_windows(db: apsw.Connection) -> None:
     )
 
 
+def _m16_edge_postings(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        -- an entity's memories read from the index alone (the graph channel's postings): the
+        -- (entity, memory) pairs in order, no table row visited
+        CREATE INDEX edges_subj_memory ON edges(subj, memory_id);
+        CREATE INDEX edges_obj_memory ON edges(obj, memory_id);
+        DROP INDEX edges_subj;
+        DROP INDEX edges_obj;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -303,5 +316,6 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("category_scope", _m13_category_scope),
     ("standing", _m14_standing),
     ("windows", _m15_windows),
+    ("edge_postings", _m16_edge_postings),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

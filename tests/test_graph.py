@@ -207,3 +207,30 @@ def test_a_fuzzy_merge_does_not_depend_on_how_many_names_share_a_prefix(mem):
             db.execute("INSERT OR IGNORE INTO aliases(alias, node_id) SELECT ?, id FROM nodes WHERE key=?", (key, key))
     mem.remember("y", triples=[("Jonathan Smithers", "sold", "bike", "person", "thing")])
     assert mem.entity("Jonathan Smithers")[0].id == mem.entity("Johnathan Smithers")[0].id
+
+
+def test_graph_channel_counts_named_entities_and_treats_hubs_as_extras(mem, monkeypatch):
+    """The channel's ranking, read from the (entity, memory) postings: memories naming more of
+    the turn's entities first, the newest among equals; an entity with more than ``CAP``
+    facts (a hub) only adds to memories the rarer ones found, and a turn naming only hubs
+    gets the newest memories of the rarest. In a store of several scopes, another scope's
+    memories are never counted."""
+    from fastmem.channels import Graph
+
+    monkeypatch.setattr(Graph, "CAP", 5)  # Acme (8 facts) is a hub; Lisbon (5) is not
+    hub = [mem.remember(f"Note {i} of the week.", triples=[("Acme", "own", f"Part {i}")]) for i in range(6)]
+    both = mem.remember("The first note.", triples=[("Widget", "located_in", "Lisbon"), ("Acme", "own", "Widget")])
+    acme_lisbon = mem.remember("The second note.", triples=[("Acme", "visit", "Lisbon")])
+    old = mem.remember("The third note.", triples=[("Bob", "visit", "Lisbon")])
+    new = mem.remember("The fourth note.", triples=[("Carol", "visit", "Lisbon")])
+    mem.remember("A note elsewhere.", triples=[("Widget", "located_in", "Lisbon")], scope="other")
+
+    def ranked(query):
+        hits = mem.recall(query, k=10, channels=("graph",), scope="", record=False).hits
+        return [h.id for h in hits], {h.id: h.why["graph"]["score"] for h in hits}
+
+    ids, score = ranked("Acme, Widget and Lisbon")
+    assert ids == [both, acme_lisbon, new, old]  # the hub's own notes are not found through it
+    assert [score[i] for i in ids] == [3.0, 2.0, 1.0, 1.0]
+    ids, _ = ranked("Acme")
+    assert ids == [acme_lisbon, both] + hub[::-1][:8]
