@@ -185,7 +185,8 @@ class Engine:
         self.seq, changed = self.store.changes_since(self.seq)
         V.catch_up(self.db, self.index, changed["vec"])
         self.index.seq = self.seq
-        if changed["code"] is None or changed["code"] or not self.structure.in_sync():
+        code = changed["code"]  # new memories' codes are added; anything else is read again
+        if code is None or not (self.structure.catch_up(code) if code else self.structure.in_sync()):
             self.structure.load()
         self.structure.seq = self.seq
         self.ledger.load()

@@ -134,6 +134,30 @@ class StructureIndex:
         self.stats = stats
         self.df = dict(self.db.execute("SELECT word, n FROM event_df"))
 
+    def catch_up(self, mids) -> bool:
+        """Take other connections' code changes for ``mids`` without reading every code: when
+        none of them is in this process's index (codes written elsewhere for new memories,
+        the common case of several writing processes), their rows are added to the
+        statistics and the term index, and the word counts are read again. A memory this
+        process already holds (updated or forgotten elsewhere) needs its old code, which is
+        gone: returns False, changing nothing, and the caller reloads (:meth:`load`)."""
+        mids = sorted(int(m) for m in mids)
+        if not mids:
+            return True
+        if self.terms.count_of(mids):
+            return False
+        rows = self.db.execute("SELECT memory_id, code, nterms, terms FROM codes WHERE dim=? AND memory_id IN "
+                               "(SELECT value FROM json_each(?)) ORDER BY memory_id", (self.dim, json.dumps(mids))).fetchall()
+        if any(r[3] is None for r in rows):  # an older writer left no terms: they come from the events on load
+            return False
+        if rows:
+            ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+            q8 = np.frombuffer(b"".join(r[1] for r in rows), np.int8).reshape(len(rows), 2 * self.dim)
+            self.stats.add(ids, q8, self.encoder.scale(np.asarray([r[2] for r in rows])))
+            self.terms.add_many(ids.tolist(), [np.frombuffer(r[3], np.int64) for r in rows])
+        self.df = dict(self.db.execute("SELECT word, n FROM event_df"))
+        return True
+
     def _codes_changed_since(self, seq: int) -> bool:
         trimmed = self.db.execute("SELECT value FROM settings WHERE key='change_log_trimmed'").fetchone()
         if trimmed and int(trimmed[0]) > seq:

@@ -71,21 +71,20 @@ def refresh(db: apsw.Connection, index: VectorIndex, ids) -> None:
 
 def catch_up(db: apsw.Connection, index: VectorIndex, changed=()) -> None:
     """Take what other connections committed: the vectors of ``changed`` ids (from the change
-    log: added, replaced or deleted; None: every row, for a connection further behind than
-    the log keeps), then any row still missing or stale by count (stores older than the log)."""
+    log, which the tables' triggers fill on every connection: added, replaced or deleted),
+    and any row above the index's largest id. ``changed=None`` (a connection further behind
+    than the log keeps) reconciles with every row. No count of the table: at 1M memories that
+    scan alone took ~0.4 s of every catch-up."""
+    fetch = lambda part: stored_vectors(db, part, index.dim)  # noqa: E731
     if changed is None:
         changed = [r[0] for r in db.execute("SELECT memory_id FROM embeddings")]
-        index.reconcile(np.asarray(changed, np.int64), lambda part: stored_vectors(db, part, index.dim))
+        index.reconcile(np.asarray(changed, np.int64), fetch)
+        return
     if changed:
         refresh(db, index, changed)
-    fetch = lambda part: stored_vectors(db, part, index.dim)  # noqa: E731
-    n_emb = db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
     ids = np.fromiter((r[0] for r in db.execute("SELECT memory_id FROM embeddings WHERE memory_id>?", (index.max_id,))), np.int64)
     if len(ids):  # ids only grow (AUTOINCREMENT): new rows are the ones above our max
         index.add(ids, fetch(ids))
-    if n_emb != index.live:  # another process deleted some: full reconcile
-        all_ids = np.fromiter((r[0] for r in db.execute("SELECT memory_id FROM embeddings")), np.int64)
-        index.reconcile(all_ids, fetch)
 
 
 def other_models(db: apsw.Connection, embedder: Embedder) -> list[str]:
