@@ -83,9 +83,10 @@ def _until(start: float) -> None:
     time.sleep(max(0.0, start - time.time()))
 
 
-def _writer(path: str, k: int, start: float, end: float, out: str) -> int:
+def _writer(path: str, k: int, start: float, end: float, out: str, rate: float = 0.0) -> int:
     """A process writing the store through the Python API from ``start`` to ``end``
-    (time.time()), its models loaded before."""
+    (time.time()), its models loaded before; ``rate`` writes a second at most (0: as fast as
+    the store lets it)."""
     import json
 
     import fastmem
@@ -106,6 +107,8 @@ def _writer(path: str, k: int, start: float, end: float, out: str) -> int:
                 rows.append({"id": mid, "text": text, "marker": marker, "s": time.perf_counter() - t0})
             except Exception as exc:  # counted, not raised: the run reports every error
                 rows.append({"error": repr(exc)[:200], "s": time.perf_counter() - t0})
+            if rate > 0:
+                time.sleep(max(0.0, 1.0 / rate - (time.perf_counter() - t0)))
     with open(out, "w") as fh:
         json.dump(rows, fh)
     return 0
@@ -176,16 +179,18 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=120.0)
     ap.add_argument("--size", type=int, default=100_000)
     ap.add_argument("--writers", type=int, default=0, help="processes writing through the Python API meanwhile")
+    ap.add_argument("--writer-rate", type=float, default=0.0,
+                    help="writes a second per writer process (0: as fast as the store lets it)")
     ap.add_argument("--hermes", action="store_true", help="a process running the hermes provider meanwhile")
     ap.add_argument("--warm", type=float, default=90.0,
                     help="seconds the writer and hermes processes get to load their models before the clock")
-    ap.add_argument("--role", nargs=4, help=argparse.SUPPRESS)  # writer|hermes PATH K START:END:OUT
+    ap.add_argument("--role", nargs=4, help=argparse.SUPPRESS)  # writer|hermes PATH K START:END:OUT[:RATE]
     a = ap.parse_args()
     if a.role:
         role, path, k, rest = a.role
-        start, end, out = rest.split(":", 2)
+        start, end, rate, out = rest.split(":", 3)
         if role == "writer":
-            return _writer(path, int(k), float(start), float(end), out)
+            return _writer(path, int(k), float(start), float(end), out, float(rate))
         return _hermes(path, float(start), float(end), out)
 
     import fastmem
@@ -229,7 +234,7 @@ def main() -> int:
             for role, k in roles:
                 out = os.path.join(work, f"{role}{k}.json")
                 helpers.append((role, out, subprocess.Popen(
-                    [sys.executable, os.path.abspath(__file__), "--role", role, path, k, f"{start}:{wall_end}:{out}"],
+                    [sys.executable, os.path.abspath(__file__), "--role", role, path, k, f"{start}:{wall_end}:{a.writer_rate}:{out}"],
                     stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"})))
             await asyncio.sleep(max(0.0, start - time.time()))
             end = time.monotonic() + a.seconds
@@ -279,14 +284,19 @@ def main() -> int:
             if row is None or row.get("text") != text or mid not in hits:
                 lost += 1
                 if lost <= 3:
-                    print("lost:", mid, text, "| stored:", None if row is None else row.get("text"), "| hits:", hits)
+                    deep = {h.id: h.why for h in m.recall(marker, k=50, record=False, analogy=False).hits}
+                    pending = m.db.execute("SELECT count(*) FROM pending WHERE memory_id=?", (mid,)).fetchone()[0]
+                    print("lost:", mid, text, "| stored:", None if row is None else row.get("text"), "| hits:", hits,
+                          "| pending:", pending, "| its why:", deep.get(mid), "| first's why:", deep.get(hits[0]) if hits else None)
             elif hits[0] != mid:  # a sibling load memory first: the run's own recalls moved use weights
                 second += 1
     log.seek(0)
     server_errors = [line for line in log.read().splitlines() if "ERROR" in line or "Traceback" in line]
     log.close()
     shutil.rmtree(work, ignore_errors=True)
-    print(f"{a.clients} clients, {wall:.0f} s, {a.size} memories at the start")
+    print(f"{a.clients} clients, {a.writers} writer processes"
+          + (f" ({a.writer_rate:g} writes/s each)" if a.writers and a.writer_rate else "")
+          + (", the hermes provider in another" if a.hermes else "") + f", {wall:.0f} s, {a.size} memories at the start")
     print("| tool | calls | errors | p50 ms | p99 ms |")
     print("|---|---|---|---|---|")
     kind = {"recall": "recall", "remember": "remember", "writer remember": "writer", "hermes prefetch": "hermes"}
