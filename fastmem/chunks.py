@@ -434,3 +434,9 @@ def chunk_ids(db: apsw.Connection, scope: str | None) -> list[int]:
     """The chunk memories' ids (of one scope when given)."""
     sql = "SELECT memory_id FROM chunks" + (" WHERE scope=?" if scope is not None else "") + " ORDER BY memory_id"
     return [r[0] for r in db.execute(sql, (scope,) if scope is not None else ())]
+
+
+def containing(db: apsw.Connection, member_id: int) -> list[int]:
+    """The chunks that hold ``member_id`` among their members, oldest first."""
+    return [r[0] for r in db.execute("SELECT chunk_id FROM chunk_members WHERE member_id=? ORDER BY chunk_id",
+                                     (member_id,))]

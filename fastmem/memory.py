@@ -479,6 +479,11 @@ class Memory:
         """Number of memories (of one scope, and from one source, when given)."""
         return self._rows.count(scope=scope, source=source)
 
+    def newest(self, *, scope: str | None = None, offset: int = 0, limit: int = 50) -> list[int]:
+        """Ids of the newest memories first (of one scope when given), a page at a time:
+        ``limit`` of them after skipping ``offset``."""
+        return self._rows.newest(scope=scope, offset=offset, limit=limit)
+
     def events(self, memory_id: int) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
         """The stored narrative events of a memory (what its structural code encodes):
         ``(verb, subject fillers, object fillers)`` in text order."""
@@ -580,6 +585,10 @@ class Memory:
         """Ids of the chunk memories (of one scope when given)."""
         return self._passes.chunks(scope=scope)
 
+    def chunks_of(self, memory_id: int) -> list[int]:
+        """Ids of the chunks that hold ``memory_id`` among their members (oldest first)."""
+        return self._passes.chunks_of(memory_id)
+
     def dissolve(self, chunk_id: int) -> None:
         """Undo a chunk completely: its memory, copied facts, code, vector and bookkeeping
         go; the members were never changed. Raises NotFound when it is not a chunk."""
@@ -626,6 +635,22 @@ class Memory:
         """Counters of one memory: surfaced, engaged, ignored, weight, last_surfaced."""
         return self._usage.usage(memory_id)
 
+    def use_history(self, memory_id: int, *, limit: int = 50) -> list[dict[str, Any]]:
+        """A memory's newest use events, newest first: ``ts``, ``session``, ``turn``,
+        ``channel`` (what surfaced it) and ``outcome`` ("engaged", "ignored", or None while
+        the next turn has not told)."""
+        return self._usage.use_history(memory_id, limit)
+
+    def use_extremes(self, *, scope: str | None = None, limit: int = 20) -> tuple[list[tuple], list[tuple]]:
+        """The memories use raised most and sank most: two lists of ``(id, weight, engaged,
+        ignored, text)``, highest weight first and lowest first (weights away from 1 only)."""
+        return self._usage.use_extremes(scope=scope, limit=limit)
+
+    def use_timeline(self, *, scope: str | None = None, bins: int = 60) -> tuple[str, list[tuple]]:
+        """Use events over the ledger's span in at most ``bins`` steps of a second, minute, hour
+        or day: ``(step, [(step start (epoch s), surfaced, engaged, ignored)])``."""
+        return self._usage.use_timeline(scope=scope, bins=bins)
+
     def observe(self, text: str, *, session: str) -> dict[str, list[int]]:
         """Tell the store the next turn of a session (user or assistant text).
 
@@ -640,6 +665,10 @@ class Memory:
     def entity(self, name: str, *, scope: str | None = None) -> list[G.Entity]:
         """Graph nodes that ``name`` (any alias, any spelling that folds alike) resolves to."""
         return self._graph.entity(name, scope=scope)
+
+    def entity_by_id(self, entity_id: int) -> G.Entity:
+        """The graph node with this id (its name, type and aliases); raises NotFound."""
+        return self._graph.entity_by_id(entity_id)
 
     def neighbours(self, name_or_id, *, depth: int = 1, scope: str | None = None) -> list[tuple[G.Entity, int]]:
         """Entities within ``depth`` (1 or 2) hops, with their distance."""

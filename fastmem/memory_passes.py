@@ -11,6 +11,7 @@ import numpy as np
 from . import categories as CAT
 from . import chunks as CH
 from . import graph as G
+from . import usage as U
 from . import writes as W
 from .args import check_id as _check_id
 from .args import check_int as _check_int
@@ -61,6 +62,11 @@ class Passes:
     def chunks(self, *, scope: str | None = None) -> list[int]:
         _check_scope(scope)
         return CH.chunk_ids(self.e.db, scope)
+
+    def chunks_of(self, memory_id: int) -> list[int]:
+        mid = _check_id(memory_id)
+        W.row(self.e.db, mid)  # NotFound
+        return CH.containing(self.e.db, mid)
 
     def dissolve(self, chunk_id: int) -> None:
         self.e.check_open()
@@ -132,6 +138,19 @@ class UsageVerbs:
     def usage(self, memory_id: int) -> dict[str, Any]:
         return self.e.ledger.counters(_check_id(memory_id))
 
+    def use_history(self, memory_id: int, limit: int = 50) -> list[dict[str, Any]]:
+        mid = _check_id(memory_id)
+        W.row(self.e.db, mid)  # NotFound
+        return U.history(self.e.db, mid, _check_int(limit, "limit", 1, 1_000_000))
+
+    def use_extremes(self, *, scope: str | None = None, limit: int = 20) -> tuple[list[tuple], list[tuple]]:
+        _check_scope(scope)
+        return U.extremes(self.e.db, scope, _check_int(limit, "limit", 1, 1_000_000))
+
+    def use_timeline(self, *, scope: str | None = None, bins: int = 60) -> tuple[str, list[tuple]]:
+        _check_scope(scope)
+        return U.timeline(self.e.db, scope, _check_int(bins, "bins", 1, 10_000))
+
     def observe(self, text: str, *, session: str) -> dict[str, list[int]]:
         self.e.check_open()
         check_text(text, "text")
@@ -155,6 +174,13 @@ class GraphVerbs:
         check_text(name, "name")
         _check_scope(scope)
         return G.lookup(self.e.db, name, scope)
+
+    def entity_by_id(self, entity_id: int) -> G.Entity:
+        nid = _check_id(entity_id, "entity")
+        got = G.entity(self.e.db, nid)
+        if got is None:
+            raise NotFound(f"no entity with id {nid}")
+        return got
 
     def _node(self, name_or_id, scope: str | None) -> int:
         if isinstance(name_or_id, (int, np.integer)) and not isinstance(name_or_id, bool):

@@ -133,6 +133,11 @@ class Rows:
             check_str(source, "source")
         return W.count(self.e.db, scope, source)
 
+    def newest(self, *, scope: str | None = None, offset: int = 0, limit: int = 50) -> list[int]:
+        self.e.check_open()
+        _check_scope(scope)
+        return W.newest(self.e.db, scope, _check_int(offset, "offset", 0, 2**62), _check_int(limit, "limit", 1, 100_000))
+
     def events(self, memory_id: int) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
         self.e.check_open()
         mid = _check_id(memory_id)

@@ -78,6 +78,46 @@ def restore(db, mid: int, surfaced: int, engaged: int, ignored: int, last_surfac
                (surfaced, engaged, ignored, last_surfaced, weight(engaged, ignored), mid))
 
 
+def history(db, mid: int, limit: int = 50) -> list[dict]:
+    """A memory's newest use events, newest first: when it was surfaced (``ts``), in which
+    session and turn, by which channel, and the outcome (``"engaged"``, ``"ignored"``, or
+    None while the next turn has not told)."""
+    names = {1: "engaged", 0: "ignored", None: None}
+    return [{"ts": ts, "session": session, "turn": turn, "channel": channel, "outcome": names.get(outcome)}
+            for ts, session, turn, channel, outcome in db.execute(
+                "SELECT ts, session, turn, channel, outcome FROM usage_events WHERE memory_id=? ORDER BY id DESC LIMIT ?",
+                (mid, limit))]
+
+
+def extremes(db, scope: str | None, limit: int = 20) -> tuple[list[tuple], list[tuple]]:
+    """The memories that rose most and sank most by use: two lists of ``(id, weight,
+    engaged, ignored, text)``, highest weight first and lowest weight first (only memories
+    whose weight left 1)."""
+    where = " AND m.scope=?" if scope is not None else ""
+    args = (scope,) if scope is not None else ()
+    sql = ("SELECT m.id, u.weight, u.engaged, u.ignored, m.text FROM usage u JOIN memories m ON m.id=u.memory_id "
+           "WHERE u.weight {} 1.0" + where + " ORDER BY u.weight {}, m.id DESC LIMIT ?")
+    return ([tuple(r) for r in db.execute(sql.format(">", "DESC"), args + (limit,))],
+            [tuple(r) for r in db.execute(sql.format("<", "ASC"), args + (limit,))])
+
+
+def timeline(db, scope: str | None, bins: int = 60) -> tuple[str, list[tuple[float, int, int, int]]]:
+    """Use events over the ledger's whole span in at most ``bins`` equal steps of a second, a
+    minute, an hour or a day (the smallest that fits): ``(step name, [(step start, surfaced, engaged,
+    ignored)])``, oldest first; steps without events are left out."""
+    join = " JOIN memories m ON m.id=e.memory_id AND m.scope=?" if scope is not None else ""
+    args = (scope,) if scope is not None else ()
+    lo, hi = db.execute("SELECT min(e.ts), max(e.ts) FROM usage_events e" + join, args).fetchone()
+    if lo is None:
+        return "day", []
+    name, width = next(((n, w) for n, w in (("second", 1), ("minute", 60), ("hour", 3600), ("day", 86400))
+                        if (hi - lo) / w < bins), ("days", 86400 * math.ceil((hi - lo) / 86400 / bins + 1e-9)))
+    rows = db.execute(
+        "SELECT CAST(e.ts / ? AS INTEGER) b, count(*), sum(e.outcome=1), sum(e.outcome=0) FROM usage_events e" + join
+        + " GROUP BY b ORDER BY b", (width,) + args).fetchall()
+    return name, [(b * width, n, int(eng or 0), int(ign or 0)) for b, n, eng, ign in rows]
+
+
 def fill_missing(db) -> None:
     """Repair: a usage row for every memory without one, and every weight recomputed."""
     db.execute("INSERT INTO usage(memory_id) SELECT id FROM memories WHERE id NOT IN (SELECT memory_id FROM usage)")

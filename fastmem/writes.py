@@ -558,6 +558,14 @@ def count(db, scope: str | None, source: str | None) -> int:
                           tuple(v for v in (scope, source) if v is not None)).fetchone()[0])
 
 
+def newest(db, scope: str | None, offset: int, limit: int) -> list[int]:
+    """Ids newest first (highest id first), ``limit`` of them after skipping ``offset``."""
+    if scope is None:
+        return [r[0] for r in db.execute("SELECT id FROM memories ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset))]
+    return [r[0] for r in db.execute("SELECT id FROM memories WHERE scope=? ORDER BY id DESC LIMIT ? OFFSET ?",
+                                     (scope, limit, offset))]
+
+
 def pending_count(db, scope: str | None) -> int:
     if scope is None:
         return int(db.execute("SELECT count(*) FROM pending").fetchone()[0])
