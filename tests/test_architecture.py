@@ -1,7 +1,7 @@
 """The doors to the outside: integrations use fastmem's public surface only.
 
-The hermes provider, the framework adapters, the MCP server, the Ray path and the command
-line are written against :class:`fastmem.Memory`'s documented verbs. They never reach an
+The hermes provider, the framework adapters, the MCP server, the web app, the Ray path and
+the command line are written against :class:`fastmem.Memory`'s documented verbs. They never reach an
 underscore name of another object (only their own, through ``self``/``cls``) nor the core's
 internals: its connection, store, indexes, ledger, scopes, pipeline or slot. A change inside
 the core then cannot break them silently."""
@@ -14,7 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "fastmem"
 OUTSIDE = sorted([*ROOT.joinpath("hermes").rglob("*.py"), *ROOT.joinpath("integrations").rglob("*.py"),
-                  *ROOT.joinpath("cli").rglob("*.py"), ROOT / "mcp_server.py", ROOT / "distributed.py"])
+                  *ROOT.joinpath("cli").rglob("*.py"), *ROOT.joinpath("ui").rglob("*.py"), ROOT / "mcp_server.py",
+                  ROOT / "distributed.py"])
 #: What a Memory holds inside (public attributes for the core's own modules and tests only).
 CORE = {"db", "store", "index", "structure", "ledger", "scopes", "pipeline", "slot"}
 #: Names that are something else in these modules (argparse's --db, a LangGraph op's index).

@@ -8,7 +8,7 @@ from .common import _Parser
 from .records import (cmd_analogies, cmd_categories, cmd_check, cmd_consolidate, cmd_demo, cmd_dissolve,
                       cmd_expand, cmd_export, cmd_forget, cmd_graph, cmd_import, cmd_ingest, cmd_recall, cmd_reembed,
                       cmd_remember, cmd_stats)
-from .tools import cmd_bench, cmd_eval, cmd_hermes, cmd_mcp, cmd_warmup
+from .tools import cmd_bench, cmd_eval, cmd_hermes, cmd_mcp, cmd_ui, cmd_warmup
 
 
 def _common(defaults: bool) -> argparse.ArgumentParser:
@@ -151,6 +151,15 @@ def _tool_commands(add) -> None:
     p.add_argument("--token-file", default=None,
                    help="http: a file whose first line is the bearer token every request must carry (or set "
                         "FASTMEM_MCP_TOKEN); required with --allow-remote")
+    p = add("ui", cmd_ui, "a local web app to look inside the store: recall and why, each memory, health")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8777, help="port (default 8777)")
+    p.add_argument("--scope", default=None, help="confine every page to this scope")
+    p.add_argument("--read-only", action="store_true", help="show no control that writes; refuse every change")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="allow binding an address other than localhost (needs a token)")
+    p.add_argument("--token-file", default=None,
+                   help="a file whose first line is the token (or set FASTMEM_UI_TOKEN); required with --allow-remote")
     p = add("bench", cmd_bench, "latency of ingest and of each recall stage against store size")
     p.add_argument("--size", default="1k,10k", help="comma-separated sizes, e.g. 1k,10k,100k")
     p.add_argument("--queries", type=int, default=50)

@@ -67,15 +67,42 @@ def cmd_mcp(a) -> int:
     return 0
 
 
-def _token(a) -> str | None:
-    """The bearer token: the first line of ``--token-file``, else ``FASTMEM_MCP_TOKEN``."""
+def cmd_ui(a) -> int:
+    try:
+        from .. import ui
+    except ImportError as exc:
+        raise UsageError(f"fastmem ui: {exc} (pip install 'fastmem[ui]')") from None
+    from ..serving import LOCAL_HOSTS, check_token
+
+    token = _token(a, "FASTMEM_UI_TOKEN")
+    if a.host not in LOCAL_HOSTS:
+        if not a.allow_remote:
+            raise UsageError(f"fastmem ui: --host {a.host} exposes the memory to the network; add --allow-remote "
+                             "(with a token: --token-file FILE) if that is what you want")
+        if token is None:
+            raise UsageError(f"fastmem ui: --host {a.host} needs a token: write one to a file and pass --token-file "
+                             "FILE, or set FASTMEM_UI_TOKEN (e.g. python -c 'import secrets; "
+                             "print(secrets.token_urlsafe(32))')")
+    if token is not None:
+        try:
+            check_token(token)
+        except InvalidInput as exc:
+            raise UsageError(f"fastmem ui: {exc}") from None
+    ui.serve(_db(a), host=a.host, port=a.port, scope=a.scope, read_only=a.read_only, allow_remote=a.allow_remote,
+             token=token)
+    return 0
+
+
+def _token(a, env: str = "FASTMEM_MCP_TOKEN") -> str | None:
+    """The token: the first line of ``--token-file``, else the environment variable ``env``."""
     if a.token_file:
         try:
             with open(a.token_file, encoding="utf-8") as fh:
                 return fh.readline().strip()
         except OSError as exc:
-            raise UsageError(f"fastmem mcp: cannot read --token-file {a.token_file}: {exc.strerror or exc}") from None
-    return os.environ.get("FASTMEM_MCP_TOKEN") or None
+            raise UsageError(f"fastmem {a.cmd}: cannot read --token-file {a.token_file}: "
+                             f"{exc.strerror or exc}") from None
+    return os.environ.get(env) or None
 
 
 def cmd_warmup(a) -> int:
