@@ -28,6 +28,18 @@ def _common(defaults: bool) -> argparse.ArgumentParser:
     return common
 
 
+def _server_options(p, port: int, env: str, when: str) -> None:
+    """A server command's --host, --port, --scope, --allow-remote and --token-file."""
+    p.add_argument("--host", default="127.0.0.1", help=f"{when}address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=port, help=f"{when}port (default {port})")
+    p.add_argument("--scope", default=None, help="serve one tenant: every call or page reads and writes this scope only")
+    p.add_argument("--allow-remote", action="store_true",
+                   help=f"{when}allow binding an address other than localhost (needs a token)")
+    p.add_argument("--token-file", default=None,
+                   help=f"{when}a file whose first line is the token every request must carry (or set {env}); "
+                        "required with --allow-remote")
+
+
 def _parser() -> argparse.ArgumentParser:
     common = _common(defaults=False)
     ap = _Parser(prog="fastmem", description="Fast local memory for AI agents: one SQLite file, hybrid recall, "
@@ -142,24 +154,11 @@ def _tool_commands(add) -> None:
                             "needs fastmem[mcp]")
     p.add_argument("--transport", default="stdio", choices=["stdio", "http"],
                    help="stdio (the client starts the server) or streamable HTTP")
-    p.add_argument("--host", default="127.0.0.1", help="http: address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8765, help="http: port (default 8765)")
-    p.add_argument("--scope", default=None, help="serve one tenant: every tool reads and writes this scope only")
+    _server_options(p, 8765, "FASTMEM_MCP_TOKEN", "http: ")
     p.add_argument("--read-only", action="store_true", help="offer no tool that writes; recalls are not recorded")
-    p.add_argument("--allow-remote", action="store_true",
-                   help="http: allow binding an address other than localhost (needs a bearer token)")
-    p.add_argument("--token-file", default=None,
-                   help="http: a file whose first line is the bearer token every request must carry (or set "
-                        "FASTMEM_MCP_TOKEN); required with --allow-remote")
     p = add("ui", cmd_ui, "a local web app to look inside the store: recall and why, each memory, health")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8777, help="port (default 8777)")
-    p.add_argument("--scope", default=None, help="confine every page to this scope")
+    _server_options(p, 8777, "FASTMEM_UI_TOKEN", "")
     p.add_argument("--read-only", action="store_true", help="show no control that writes; refuse every change")
-    p.add_argument("--allow-remote", action="store_true",
-                   help="allow binding an address other than localhost (needs a token)")
-    p.add_argument("--token-file", default=None,
-                   help="a file whose first line is the token (or set FASTMEM_UI_TOKEN); required with --allow-remote")
     p = add("bench", cmd_bench, "latency of ingest and of each recall stage against store size")
     p.add_argument("--size", default="1k,10k", help="comma-separated sizes, e.g. 1k,10k,100k")
     p.add_argument("--queries", type=int, default=50)

@@ -48,20 +48,8 @@ def cmd_mcp(a) -> int:
         raise UsageError(f"fastmem mcp: {exc}") from None
     if a.token_file and a.transport != "http":
         raise UsageError("fastmem mcp: --token-file is for --transport http (stdio has no network side)")
-    token = _token(a) if a.transport == "http" else None  # FASTMEM_MCP_TOKEN: the http transport's only
-    if a.transport == "http" and a.host not in mcp_server.LOCAL_HOSTS:
-        if not a.allow_remote:
-            raise UsageError(f"fastmem mcp: --host {a.host} exposes the memory to the network; add --allow-remote "
-                             "(with a bearer token: --token-file FILE) if that is what you want")
-        if token is None:
-            raise UsageError(f"fastmem mcp: --host {a.host} needs a bearer token: write one to a file and pass "
-                             "--token-file FILE, or set FASTMEM_MCP_TOKEN (e.g. python -c 'import secrets; "
-                             "print(secrets.token_urlsafe(32))')")
-    if token is not None:
-        try:
-            mcp_server.check_token(token)
-        except InvalidInput as exc:
-            raise UsageError(f"fastmem mcp: {exc}") from None
+    # FASTMEM_MCP_TOKEN: the http transport's only
+    token = _server_token(a, "FASTMEM_MCP_TOKEN", "a bearer token") if a.transport == "http" else None
     mcp_server.serve(_db(a), transport=a.transport, host=a.host, port=a.port, scope=a.scope,
                      read_only=a.read_only, allow_remote=a.allow_remote, token=token)
     return 0
@@ -72,25 +60,32 @@ def cmd_ui(a) -> int:
         from .. import ui
     except ImportError as exc:
         raise UsageError(f"fastmem ui: {exc} (pip install 'fastmem[ui]')") from None
+    token = _server_token(a, "FASTMEM_UI_TOKEN", "a token")
+    ui.serve(_db(a), host=a.host, port=a.port, scope=a.scope, read_only=a.read_only, allow_remote=a.allow_remote,
+             token=token)
+    return 0
+
+
+def _server_token(a, env: str, kind: str) -> str | None:
+    """A server command's token (``--token-file``, else ``env``), checked; a bind other than
+    loopback without ``--allow-remote`` or without a token is a usage error."""
     from ..serving import LOCAL_HOSTS, check_token
 
-    token = _token(a, "FASTMEM_UI_TOKEN")
+    token = _token(a, env)
     if a.host not in LOCAL_HOSTS:
         if not a.allow_remote:
-            raise UsageError(f"fastmem ui: --host {a.host} exposes the memory to the network; add --allow-remote "
-                             "(with a token: --token-file FILE) if that is what you want")
+            raise UsageError(f"fastmem {a.cmd}: --host {a.host} exposes the memory to the network; add --allow-remote "
+                             f"(with {kind}: --token-file FILE) if that is what you want")
         if token is None:
-            raise UsageError(f"fastmem ui: --host {a.host} needs a token: write one to a file and pass --token-file "
-                             "FILE, or set FASTMEM_UI_TOKEN (e.g. python -c 'import secrets; "
+            raise UsageError(f"fastmem {a.cmd}: --host {a.host} needs {kind}: write one to a file and pass "
+                             f"--token-file FILE, or set {env} (e.g. python -c 'import secrets; "
                              "print(secrets.token_urlsafe(32))')")
     if token is not None:
         try:
             check_token(token)
         except InvalidInput as exc:
-            raise UsageError(f"fastmem ui: {exc}") from None
-    ui.serve(_db(a), host=a.host, port=a.port, scope=a.scope, read_only=a.read_only, allow_remote=a.allow_remote,
-             token=token)
-    return 0
+            raise UsageError(f"fastmem {a.cmd}: {exc}") from None
+    return token
 
 
 def _token(a, env: str = "FASTMEM_MCP_TOKEN") -> str | None:
