@@ -344,3 +344,21 @@ def test_in_a_browser_a_category_approved_in_review_shows_in_the_graph_until_rev
         page.get_by_label("entity").fill(cat.name)
         page.get_by_role("button", name="Show").click()
         assert "no entity named" in page.locator("#error").inner_text()
+
+
+def test_long_lists_page(passes, monkeypatch):
+    from fastmem.ui import app as A
+
+    m = passes
+    monkeypatch.setattr(A, "PAGE", 2)
+    c = TestClient(create_app(m))
+    cats, chunks = m.categories(), m.chunks()
+    assert len(cats) > 2 and len(chunks) > 2
+    first = c.get("/review").text
+    second = c.get("/review", params={"categories": 2, "chunks": 2}).text
+    ids = lambda html, kind: re.findall(rf'action="/review/{kind}/(\d+)/', html)  # noqa: E731
+    assert len(set(ids(first, "category"))) == 2 and f"1-2 of {len(cats)}" in first and "categories=2#categories" in first
+    assert set(ids(first, "category")).isdisjoint(ids(second, "category")) and "3-4 of" in second
+    assert set(ids(first, "chunk")).isdisjoint(ids(second, "chunk"))
+    home = c.get("/").text
+    assert len(re.findall(r'<td class="num"><a href="/memory/', home)) == 2 and "offset=2" in home

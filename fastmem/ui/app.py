@@ -200,12 +200,18 @@ class _Site:
                          path=path)
 
     def review(self, request: Request) -> Response:
-        mem, scope = self.mem, self.scope
+        """Three lists, each paged on its own (``?categories=``, ``?chunks=``, ``?aliases=``
+        offsets)."""
+        mem, scope, qp = self.mem, self.scope, request.query_params
+        at = {k: _int(qp.get(k, 0), f"{k} offset", 0, 2**62) for k in ("categories", "chunks", "aliases")}
         cats = mem.categories(scope=scope) if scope is not None else mem.categories()
         chunk_ids = mem.chunks(scope=scope)
-        chunk_rows = [(mem.get(c), len(mem.expand(c))) for c in chunk_ids[:PAGE]]
+        chunk_rows = [(mem.get(c), len(mem.expand(c))) for c in chunk_ids[at["chunks"]:at["chunks"] + PAGE]]
         aliases = mem.alias_candidates() if scope is None else None  # the graph's names are store-wide
-        return self.page("review.html", cats=cats, chunks=chunk_rows, n_chunks=len(chunk_ids), aliases=aliases)
+        lists = {"categories": len(cats), "chunks": len(chunk_ids), "aliases": len(aliases or ())}
+        return self.page("review.html", cats=cats[at["categories"]:at["categories"] + PAGE], chunks=chunk_rows,
+                         aliases=None if aliases is None else aliases[at["aliases"]:at["aliases"] + PAGE],
+                         at=at, lists=lists, page=PAGE)
 
     async def act(self, request: Request) -> Response:
         """One review action: ``/review/<kind>/<id>/<action>``."""
