@@ -198,6 +198,8 @@ def test_a_server_with_a_token_refuses_a_request_without_it(mem):
     assert c.get("/", headers={"Authorization": "Bearer " + TOKEN[:-1]}).status_code == 401
     assert c.get("/", headers={"Authorization": "Bearer " + TOKEN}).status_code == 200
     assert c.post("/login", data={"token": "wrong"}).status_code == 401
+    assert c.post("/login", data={"token": "wrong\u00e9"}).status_code == 401  # any text: refused, not a crash
+    assert c.get("/", headers={b"cookie": "fastmem_ui=t\u00e9".encode()}).status_code == 401
     r = c.post("/login", data={"token": TOKEN}, follow_redirects=False)
     assert r.status_code == 303 and "httponly" in r.headers["set-cookie"].lower()
     assert "samesite=strict" in r.headers["set-cookie"].lower()

@@ -55,6 +55,11 @@ def _event(e) -> str:
     return " ".join(x for x in (show(subj), verb, show(obj)) if x)
 
 
+def _same(got, want: bytes) -> bool:
+    """Constant-time comparison of a submitted value (any text, or an upload) with a secret."""
+    return hmac.compare_digest(str(got).encode("utf-8", "surrogateescape"), want)
+
+
 class _Auth:
     """ASGI middleware of a server with a token: a request passes with ``Authorization:
     Bearer <token>`` or the sign-in cookie; anything else but ``/login`` gets 401 (a page
@@ -63,14 +68,14 @@ class _Auth:
     def __init__(self, app, token: str) -> None:
         self.app = app
         self._bearer = b"Bearer " + token.encode("ascii")
-        self._cookie = token
+        self._cookie = token.encode("ascii")
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http" and scope.get("path") != "/login":
             headers = dict(scope.get("headers") or ())
             ok = hmac.compare_digest(headers.get(b"authorization", b""), self._bearer)
             if not ok:
-                ok = hmac.compare_digest(Request(scope).cookies.get(COOKIE, ""), self._cookie)
+                ok = _same(Request(scope).cookies.get(COOKIE, ""), self._cookie)
             if not ok:
                 body = (b"<!doctype html><title>fastmem: sign in</title><p>This server needs its token: "
                         b"<a href='/login'>sign in</a>.</p>")
@@ -130,7 +135,7 @@ class _Site:
         if self.read_only:
             raise HTTPException(403, "this server is read-only: nothing can be changed here")
         form = await request.form()
-        if not hmac.compare_digest(str(form.get("csrf", "")), self.csrf):
+        if not _same(form.get("csrf", ""), self.csrf.encode("ascii")):
             raise HTTPException(403, "the request has no valid CSRF token (reload the page and try again)")
         return dict(form)
 
@@ -270,7 +275,7 @@ class _Site:
         if request.method == "GET":
             return self.page("login.html")
         form = await request.form()
-        if not hmac.compare_digest(str(form.get("token", "")), self.token):
+        if not _same(form.get("token", ""), self.token.encode("ascii")):
             return self.page("login.html", status=401, wrong=True)
         resp = RedirectResponse("/", 303)
         resp.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", secure=request.url.scheme == "https")
