@@ -28,10 +28,12 @@ PROBE = ("import sys; print('loaded:', ' '.join(m for m in ('numba', 'onnxruntim
 
 
 def _peak(cmd: list[str], env: dict) -> tuple[float, str]:
-    out = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, text=True, env=env, timeout=600)
+    out = subprocess.run(["/usr/bin/time", "-f", "%e %M", *cmd], capture_output=True, text=True, env=env, timeout=600)
     if out.returncode != 0:
         raise SystemExit(out.stderr[-2000:])
-    return int(out.stderr.strip().splitlines()[-1]) / 1024, out.stdout.strip().splitlines()[-1] if out.stdout else ""
+    secs, kb = out.stderr.strip().splitlines()[-1].split()
+    print(f"  ({float(secs):.1f} s)", end="")
+    return int(kb) / 1024, out.stdout.strip().splitlines()[-1] if out.stdout else ""
 
 
 def hermes(provider: str | None, runs: int) -> list[float]:

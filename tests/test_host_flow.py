@@ -225,7 +225,9 @@ def test_a_one_shot_chat_on_a_fresh_install_keeps_every_turn(tmp_path, monkeypat
     with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:
         texts = [r[0] for r in m.db.execute("SELECT text FROM memories ORDER BY id")]
         assert texts == ["User: My flight to Oslo leaves Friday at 7:40.", "Assistant: Noted, your flight leaves at 7:40."]
-        assert m.derive_pending() == 2 and m.pending_count() == 0  # the next process finishes them
+        # derived by the one-shot itself when its models loaded before hermes was done (no
+        # kernel compiles there since writes run NumPy kernels), else by the next process
+        assert m.derive_pending() in (0, 2) and m.pending_count() == 0
         hits = m.recall("which city am I flying to?", k=2, scope="hermes", channels=("vector",)).hits
         assert "Oslo" in hits[0].text  # embedded now: the vector channel finds it
         assert m.check().ok
