@@ -32,8 +32,8 @@ import numpy as np  # noqa: E402
 if not nb.config.CACHE_DIR:  # imported earlier by someone else: tell it now, before our kernels
     nb.config.CACHE_DIR = cache_dir()
 
-# what needs no compilation (atoms, the query-time kernels) is plain NumPy, in .plain
-from .plain import Q8_SCALE, TWO_PI, atom, atoms, bundle, permute, quantize, sims_q8_many, to_unit  # noqa: E402,F401
+# what needs no compilation (atoms, a write's kernels, the query-time kernels) is NumPy, in .plain
+from .plain import TWO_PI, atom  # noqa: E402
 
 
 # -- atoms -----------------------------------------------------------------------------------

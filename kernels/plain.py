@@ -16,8 +16,9 @@ import math
 
 import numpy as np
 
-__all__ = ["Q8_SCALE", "TWO_PI", "atom", "atoms", "bundle", "bundle_weighted", "dequantize", "permute", "quantize", "postings_csr_sorted", "sims_q8_many",
-           "stats_add", "stats_remove", "term_scores_bincount", "to_unit", "z_stats"]
+__all__ = ["Q8_SCALE", "TWO_PI", "atom", "atoms", "bundle", "bundle_weighted", "dequantize", "permute",
+           "postings_csr_sorted", "quantize", "sims_q8_many", "stats_add", "stats_remove", "term_scores_bincount",
+           "to_unit", "z_stats"]
 
 TWO_PI = 2.0 * math.pi
 Q8_SCALE = 127.0
@@ -92,8 +93,6 @@ def quantize(v: np.ndarray) -> np.ndarray:
 
 
 # -- query-time kernels ----------------------------------------------------------------------
-
-
 def to_unit(v: np.ndarray) -> np.ndarray:
     """Phases (N, D) -> float64 (N, 2D) rows ``[cos v; sin v] / sqrt(D)``."""
     v = np.asarray(v, np.float64)
