@@ -15,9 +15,9 @@ def cache_key(kind: str, n: int) -> str:
     """Name of a cached store: its kind and size, fastmem's schema and structure versions and
     the embedding model (a store from another version is rebuilt, never reused)."""
     import fastmem
-    from fastmem.embedder import MiniLM
-    from fastmem.store import SCHEMA_VERSION
-    from fastmem.structure import StructureEncoder
+    from fastmem.analogy.codes import StructureEncoder
+    from fastmem.models.embedder import MiniLM
+    from fastmem.storage.store import SCHEMA_VERSION
 
     model = MiniLM.model_id.replace("/", "_")
     return f"{kind}-{n}-v{fastmem.__version__}-schema{SCHEMA_VERSION}-struct{StructureEncoder.version}-{model}.db"

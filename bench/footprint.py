@@ -57,7 +57,7 @@ def hermes(provider: str | None, runs: int) -> list[float]:
 
 def store_process(write: bool) -> tuple[float, str]:
     import fastmem
-    from fastmem import benchmark as B
+    from fastmem.evaluate import bench as B
 
     path = os.path.join(tempfile.mkdtemp(), "s.db")
     with fastmem.Memory(path, progress=False) as m:

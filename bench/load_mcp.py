@@ -193,10 +193,11 @@ def main() -> int:
             return _writer(path, int(k), float(start), float(end), out, float(rate))
         return _hermes(path, float(start), float(end), out)
 
-    import fastmem
     from conftest import cached_store, fresh_copy
-    from fastmem import benchmark as B
     from test_bench_scale import _build
+
+    import fastmem
+    from fastmem.evaluate import bench as B
 
     work = tempfile.mkdtemp()
     path = fresh_copy(cached_store("scale", a.size, _build(a.size)), work)

@@ -4,7 +4,7 @@ to build it ahead: ``python bench/million.py``).
 Deriving a million memories with the models takes hours on 2 cores (64-133 writes a second
 with extraction), so the store is made from real derived rows, replicated:
 
-1. the cached 100k scale store (``fastmem.benchmark.texts(100_000)`` written with
+1. the cached 100k scale store (``fastmem.evaluate.bench.texts(100_000)`` written with
    ``remember_many``: MiniLM, spaCy, codes; see ``test_bench_scale.py``) is exported with
    everything derived (``export --vectors``), once, and cached beside it;
 2. ten copies of its rows are bulk-loaded (``import_jsonl``, 100k rows a transaction) into a

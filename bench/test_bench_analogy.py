@@ -7,7 +7,7 @@ bundling is done for many memories at once; a check asserts it equals
 ``StructureEncoder.encode``). Compared in the same process on the same codes and queries:
 
 * ``term index`` - the default: the postings of each memory's structural terms
-  (:mod:`fastmem.term_index`), summing the turn's term weights per memory (exact alignment),
+  (:mod:`fastmem.analogy.postings`), summing the turn's term weights per memory (exact alignment),
   keeping those that can clear the gate (z >= 2), heaviest first;
 * ``full scan`` - the baseline: every stored code scored against the turn (one BLAS product
   over the int8 codes, :func:`fastmem.kernels.sims_q8_many`, as the slot scores its few
@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from fastmem import kernels as K
-from fastmem.structure import CodeStats, StructureEncoder
+from fastmem.analogy.codes import CodeStats, StructureEncoder
 
 SIZES = [10_000, 100_000] + ([1_000_000] if os.environ.get("FASTMEM_BENCH_1M") else [])
 DIM = 512
@@ -76,7 +76,7 @@ def _bundle_many(enc, narratives, chunk=2048):
 
 def codes_for(n):
     if n not in _cache:
-        from fastmem.extract import SpacyExtractor
+        from fastmem.reader.extract import SpacyExtractor
 
         events = [e for ev in SpacyExtractor().events_many(SENTENCES) for e in ev]
         enc = StructureEncoder(DIM)
@@ -102,7 +102,7 @@ def codes_for(n):
 def terms_for(n):
     """The term index (the store's default search) over the same narratives as ``codes_for``."""
     if n not in _terms:
-        from fastmem.term_index import TermIndex, term_hashes
+        from fastmem.analogy.postings import TermIndex, term_hashes
 
         cs, queries, sqs, narratives, enc = _cache[n]
         t = time.perf_counter()

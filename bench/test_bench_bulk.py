@@ -14,10 +14,10 @@ import json
 import os
 
 import pytest
+from conftest import cached_store
 
 import fastmem
-from conftest import cached_store
-from fastmem import benchmark as B
+from fastmem.evaluate import bench as B
 
 SIZES = [4_000] + ([100_000] if os.environ.get("FASTMEM_BENCH_100K") else [])
 

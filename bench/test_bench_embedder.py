@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from locomo import conversation_files, turns  # noqa: E402
 
-from fastmem.embedder import MiniLM  # noqa: E402
+from fastmem.models.embedder import MiniLM  # noqa: E402
 
 BACKENDS = ["onnx", "int8", "numpy", "torch", "static"]
 
@@ -26,7 +26,7 @@ BACKENDS = ["onnx", "int8", "numpy", "torch", "static"]
 def embedder(backend):
     if backend == "static":
         pytest.importorskip("model2vec")
-        from fastmem.static import StaticMiniLM
+        from fastmem.models.model2vec import StaticMiniLM
 
         return StaticMiniLM()
     if backend == "int8":

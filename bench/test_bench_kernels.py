@@ -1,6 +1,6 @@
 """The kernels recall and writes run, at N = 10k, 100k (1M with FASTMEM_BENCH_1M=1), D = 256,
 512 (the store's) and 1024: the analogy gate's exact store statistics per query
-(:class:`fastmem.structure.CodeStats`, against the old system's float64 ``mean(cos(a - b))``
+(:class:`fastmem.analogy.codes.CodeStats`, against the old system's float64 ``mean(cos(a - b))``
 scan of every code, measured in the same run), their update per insert, and the kernels'
 first call with a cold and a warm cache. The candidate search is in test_bench_analogy.py.
 Run: ``pytest bench/test_bench_kernels.py --benchmark-only``.
@@ -13,7 +13,7 @@ import pytest
 
 import fastmem
 from fastmem import kernels as K
-from fastmem.structure import CodeStats
+from fastmem.analogy.codes import CodeStats
 
 SIZES = [10_000, 100_000] + ([1_000_000] if os.environ.get("FASTMEM_BENCH_1M") else [])
 DIMS = [256, 512, 1024]

@@ -24,7 +24,7 @@ from mcp.client.stdio import stdio_client
 from test_bench_scale import _build
 
 import fastmem
-from fastmem import benchmark as B
+from fastmem.evaluate import bench as B
 
 N = 10_000
 

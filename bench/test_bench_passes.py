@@ -15,9 +15,9 @@ import os
 import random
 
 import pytest
+from conftest import cached_store, fresh_copy
 
 import fastmem
-from conftest import cached_store, fresh_copy
 
 SIZES = [10_000] + ([100_000] if os.environ.get("FASTMEM_BENCH_100K") else [])
 FIRST = ("Alma Bruno Chen Dara Emil Fatima Goran Hana Ivo Jana Kofi Lena Milo Nia Omar Pavel Quinn Rosa Sami Tove "

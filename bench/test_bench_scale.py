@@ -1,6 +1,6 @@
 """Scale: recall and writes on stores written with extraction (MiniLM, spaCy, SQLite, hnswlib),
 at 10k memories and, opt-in, 100k (FASTMEM_BENCH_100K=1) and 1M (FASTMEM_BENCH_1M=1). The
-stores are built once from ``fastmem.benchmark.texts`` and cached (conftest.cached_store,
+stores are built once from ``fastmem.evaluate.bench.texts`` and cached (conftest.cached_store,
 keyed by fastmem's schema and structure versions and the model); the 1M store replicates the
 100k one through the bulk load (``bench/million.py`` says exactly how).
 
@@ -29,10 +29,10 @@ import os
 import time
 
 import pytest
+from conftest import cached_store, fresh_copy
 
 import fastmem
-from conftest import cached_store, fresh_copy
-from fastmem import benchmark as B
+from fastmem.evaluate import bench as B
 
 SIZES = [10_000] + ([100_000] if os.environ.get("FASTMEM_BENCH_100K") else []) + \
     ([1_000_000] if os.environ.get("FASTMEM_BENCH_1M") else [])
@@ -120,9 +120,9 @@ def test_recall_new_query_onnx_spinning(benchmark, store):
     """The same recall with ONNX Runtime's worker threads busy-waiting after each forward pass
     (``OnnxBert(spin=True)``, ONNX Runtime's own default; fastmem's is off): the baseline for
     that choice, swapped in for this test only."""
-    from fastmem import embedder as E
-    from fastmem.minilm import model_dir
-    from fastmem.onnx_minilm import OnnxBert
+    from fastmem.models import embedder as E
+    from fastmem.models.minilm import model_dir
+    from fastmem.models.onnx_minilm import OnnxBert
 
     m, n, _ = store
     benchmark.group = f"recall {n // 1000}k"
@@ -168,7 +168,7 @@ def test_slot_stage(benchmark, store):
     embedding and the parse excluded). ``extra_info["fires"]``: the share of turns answered."""
     m, n, _ = store
     benchmark.group = f"slot {n // 1000}k"
-    from fastmem import channels as C
+    from fastmem.recall import channels as C
 
     prepared = []
     for q in B.queries(20, seed=6):
@@ -302,8 +302,8 @@ def test_analogy_candidates(benchmark, store):
     reasonable time."""
     import numpy as np
 
-    from fastmem.extract import parse_turn
-    from fastmem.term_index import TermIndex
+    from fastmem.analogy.postings import TermIndex
+    from fastmem.reader.extract import parse_turn
 
     m, n, _ = store
     benchmark.group = f"analogy candidates {n // 1000}k"

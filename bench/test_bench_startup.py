@@ -51,7 +51,7 @@ CASES = {
     "fastmem recall": lambda db: [PY, "-m", "fastmem", "recall", "--db", db, "where does Alice live"],
     "recall, torch embedder": lambda db: [PY, "-c", textwrap.dedent(f"""
         import fastmem
-        from fastmem.embedder import MiniLM
+        from fastmem.models.embedder import MiniLM
         with fastmem.Memory({db!r}, embedder=MiniLM(backend="torch")) as m:
             m.recall("where does Alice live")""")],
 }
@@ -65,12 +65,12 @@ def test_new_process(benchmark, store, case):
 
 @pytest.fixture(scope="module")
 def store10k():
-    """10,000 synthetic agent memories (fastmem.benchmark.texts), built once and cached."""
+    """10,000 synthetic agent memories (fastmem.evaluate.bench.texts), built once and cached."""
     from conftest import cached_store
 
     def build(path):
         import fastmem
-        from fastmem.benchmark import texts
+        from fastmem.evaluate.bench import texts
 
         with fastmem.Memory(path, progress=False) as m:
             m.remember_many(texts(10_000), progress=False)

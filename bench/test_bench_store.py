@@ -17,8 +17,8 @@ import random
 import pytest
 
 import fastmem
-from fastmem.embedder import default_embedder
-from fastmem.extract import SpacyExtractor
+from fastmem.models.embedder import default_embedder
+from fastmem.reader.extract import SpacyExtractor
 
 SUBJ = "Alice Bob Carol Dan Erin Frank Gina Hugo Ivy Jack Maria Kenji Priya Olga Ravi".split()
 VERB = "owns likes visited manages teaches sells repairs paints builds studies bought rents".split()
@@ -178,10 +178,10 @@ def test_observe_turn(benchmark, store10k):
 @pytest.mark.parametrize("n_windows", [2_000, 20_000, 100_000])
 def test_best_window_scan(benchmark, tmp_path, n_windows):
     """The vector channel's exact scan over the long memories' window vectors
-    (fastmem.windows.WindowIndex.best), per recall: random unit vectors, 5 windows a memory."""
+    (fastmem.derived.windows.WindowIndex.best), per recall: random unit vectors, 5 windows a memory."""
     import numpy as np
 
-    from fastmem.windows import WindowIndex
+    from fastmem.derived.windows import WindowIndex
 
     benchmark.group = "best window scan"
     rng = np.random.default_rng(0)

@@ -15,12 +15,13 @@ import pytest
 
 pytest.importorskip("starlette", reason="fastmem ui needs fastmem[ui]")
 
-import fastmem  # noqa: E402
 from conftest import cached_store, fresh_copy  # noqa: E402
-from fastmem import benchmark as B  # noqa: E402
-from fastmem.ui import create_app  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 from test_bench_scale import _build  # noqa: E402
+
+import fastmem  # noqa: E402
+from fastmem.evaluate import bench as B  # noqa: E402
+from fastmem.ui import create_app  # noqa: E402
 
 SIZES = [10_000] + ([100_000] if os.environ.get("FASTMEM_BENCH_100K") else [])
 

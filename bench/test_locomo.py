@@ -2,9 +2,8 @@
 
 import os
 
-import pytest
-
 import locomo
+import pytest
 
 
 @pytest.mark.parametrize("path", locomo.conversation_files() or [None], ids=os.path.basename)

@@ -33,11 +33,12 @@ def main() -> int:
     ap.add_argument("--out", default=HERE)
     a = ap.parse_args()
 
+    from playwright.sync_api import sync_playwright
+
     import fastmem
     from fastmem.evaluate.locomo import session_date, turns
     from fastmem.ui import create_app
     from tests.test_ui import _chromium, _Server
-    from playwright.sync_api import sync_playwright
 
     with open(a.conversation) as fh:
         rows = list(turns(json.load(fh)))

@@ -8,6 +8,9 @@ by use, and adds the analogy slot: one memory with the turn's structure in other
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
+import sys
 
 from . import errors
 from .errors import FastmemError, InvalidInput, ModelMismatch, NotFound, StoreBusy, StoreCorrupt
@@ -16,23 +19,69 @@ from .errors import FastmemError, InvalidInput, ModelMismatch, NotFound, StoreBu
 # loads no model, no parser and no compiler: a command that only lists a store stays fast.
 _LAZY = {
     "Memory": "memory",
-    "Session": "usage",
+    "Session": "derived.usage",
     "Hit": "results",
     "Analogy": "results",
     "Recall": "results",
     "Record": "results",
-    "Category": "categories",
-    "ConsolidationReport": "chunks",
-    "Triple": "extract",
-    "SpacyExtractor": "extract",
-    "ChatExtractor": "extract",
+    "Category": "passes.categories",
+    "ConsolidationReport": "passes.chunks",
+    "Triple": "reader.extract",
+    "SpacyExtractor": "reader.extract",
+    "ChatExtractor": "reader.extract",
 }
+
+#: Where the modules of the flat layout (fastmem 0.1's first releases) live now: ``import
+#: fastmem.embedder`` still works and gives :mod:`fastmem.models.embedder` itself (the same
+#: module object, so its settings and caches are shared). ``fastmem.recall`` and
+#: ``fastmem.analogy`` are packages now and keep their public names.
+MOVED = {
+    "engine": "core.engine", "transaction": "core.transaction", "memory_io": "core.io",
+    "memory_rows": "core.rows", "memory_passes": "core.passes", "args": "core.args",
+    "check": "core.check", "transfer": "core.transfer",
+    "pending": "write.pending", "writes": "write.writes", "workers": "write.workers",
+    "store": "storage.store", "schema": "storage.schema",
+    "embedder": "models.embedder", "minilm": "models.minilm", "onnx_minilm": "models.onnx_minilm",
+    "static": "models.model2vec", "exitgate": "models.exitgate",
+    "extract": "reader.extract", "canon": "reader.canon", "lexicon": "reader.lexicon",
+    "standing": "reader.standing",
+    "vectors": "derived.vectors", "index": "derived.ann", "windows": "derived.windows",
+    "graph": "derived.graph", "usage": "derived.usage",
+    "channels": "recall.channels", "fusion": "recall.fusion", "evidence": "recall.evidence",
+    "arrange": "recall.arrange",
+    "structure": "analogy.codes", "structure_index": "analogy.code_store", "term_index": "analogy.postings",
+    "mapping": "analogy.mapping", "ranker": "analogy.ranker", "ranker_weights": "analogy.ranker_weights",
+    "chunks": "passes.chunks", "categories": "passes.categories", "summarize": "passes.summarize",
+    "benchmark": "evaluate.bench",
+    "bounded": "util.bounded", "progress": "util.progress", "text": "util.text", "paths": "util.paths",
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Resolves an old flat module name (:data:`MOVED`) to the module where it lives now."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.startswith(__name__ + ".") and fullname[len(__name__) + 1:] in MOVED:
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        module = importlib.import_module(f"{__name__}.{MOVED[spec.name[len(__name__) + 1:]]}")
+        spec.loader_state = module.__spec__  # the import system sets __spec__ to the old name's
+        return module
+
+    def exec_module(self, module) -> None:
+        module.__spec__ = module.__spec__.loader_state  # already executed: only its own spec back
+
+
+if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
+    sys.meta_path.append(_MovedModules())
 
 
 def __getattr__(name: str):
     if name in _LAZY:
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    if not name.startswith("_"):  # a submodule: fastmem.embedder, fastmem.kernels...
+    if not name.startswith("_"):  # a submodule: fastmem.models.embedder, fastmem.kernels...
         try:
             return importlib.import_module(f".{name}", __name__)
         except ModuleNotFoundError as exc:
@@ -80,7 +129,7 @@ def warmup(*, models: bool = False, static: bool = False, kernels: bool = True) 
     one-shot process should not pay (``kernels=False``, as the hermes provider does).
 
     With ``models=True`` also load MiniLM and the spaCy parser, so the first real call pays
-    nothing. With ``static=True`` distil the static embedder (:mod:`fastmem.static`) into the
+    nothing. With ``static=True`` distil the static embedder (:mod:`fastmem.models.model2vec`) into the
     user's cache folder if it is not there yet (about a minute, once per user).
     """
     if kernels:
@@ -88,12 +137,12 @@ def warmup(*, models: bool = False, static: bool = False, kernels: bool = True) 
 
         compiled.warmup()
     if static:
-        from .static import StaticMiniLM
+        from .models.model2vec import StaticMiniLM
 
         StaticMiniLM().encode(["warm up"])
     if models:
-        from .embedder import default_embedder
-        from .extract import load_spacy
+        from .models.embedder import default_embedder
+        from .reader.extract import load_spacy
 
         emb = default_embedder()
         emb.load()  # the model a long-running process embeds with (ONNX Runtime's, when installed)
@@ -110,7 +159,7 @@ def structural_similarity(text_a: str, text_b: str) -> float:
     Both are parsed into events (verbs in story order with their subject/object fillers,
     names reduced to types) by the default extractor. The result is the mean of the cosine of
     their structural codes (the bag of relation, role and order terms) and of their structure
-    mapping's normalised score (:mod:`fastmem.mapping`: one-to-one, order-preserving
+    mapping's normalised score (:mod:`fastmem.analogy.mapping`: one-to-one, order-preserving
     correspondence of events with connected roles). On a four-way multiple choice built from
     ProPara-Logy silver (target, distractor, random, another subject's target) it picks the
     target 76% of the time (the codes alone 68%, the mapping alone 74%, MiniLM cosine 49%;
@@ -118,10 +167,10 @@ def structural_similarity(text_a: str, text_b: str) -> float:
     """
     global _SIM_ENCODER
     from . import kernels
-    from .extract import SpacyExtractor
-    from .mapping import Mapper
-    from .structure import StructureEncoder
-    from .text import check_text
+    from .analogy.codes import StructureEncoder
+    from .analogy.mapping import Mapper
+    from .reader.extract import SpacyExtractor
+    from .util.text import check_text
 
     check_text(text_a, "text_a")
     check_text(text_b, "text_b")

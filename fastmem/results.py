@@ -66,9 +66,9 @@ class Recall:
     """What ``recall`` returns: ranked ``hits`` and at most one ``analogy`` (or None).
 
     ``grounding`` is filled when the recall asked for the evidence floor (``floor=True``,
-    :mod:`fastmem.evidence`): ``{"grounded", "by", "words", "vector_z", "chance_z"}``; when
+    :mod:`fastmem.recall.evidence`): ``{"grounded", "by", "words", "vector_z", "chance_z"}``; when
     ``grounded`` is False the hits are empty. ``standing`` holds the standing instructions
-    and preferences whose topic matches the turn (:mod:`fastmem.standing`)."""
+    and preferences whose topic matches the turn (:mod:`fastmem.reader.standing`)."""
 
     query: str
     hits: tuple[Hit, ...]
@@ -76,7 +76,7 @@ class Recall:
     timings_ms: dict[str, float] = field(default_factory=dict)
     grounding: dict[str, Any] = field(default_factory=dict)
     #: the standing instructions and preferences that apply to the turn, best first
-    #: (:class:`fastmem.standing.Standing`; empty when none matches or none was asked for)
+    #: (:class:`fastmem.reader.standing.Standing`; empty when none matches or none was asked for)
     standing: tuple = ()
 
     def __iter__(self):

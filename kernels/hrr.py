@@ -18,7 +18,7 @@ def cache_dir() -> str:
     """Where compiled kernels are kept across processes: ``$NUMBA_CACHE_DIR`` when set, else
     ``$FASTMEM_CACHE_DIR/numba``, else ``$XDG_CACHE_HOME/fastmem/numba`` (``~/.cache/...``).
     One compile per install and user, not per process (``fastmem warmup`` fills it)."""
-    from ..paths import user_cache
+    from ..util.paths import user_cache
 
     return os.environ.get("NUMBA_CACHE_DIR") or user_cache("numba")
 

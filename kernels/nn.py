@@ -1,4 +1,4 @@
-"""Numba kernels for the embedder's forward pass on large batches (:mod:`fastmem.minilm`).
+"""Numba kernels for the embedder's forward pass on large batches (:mod:`fastmem.models.minilm`).
 
 NumPy evaluates GELU's erf as a dozen whole-array passes with temporaries; for a batch of a few
 thousand word pieces the activation (B*L, 1536) is tens of MB, so those passes, not the matrix
@@ -16,7 +16,7 @@ from .hrr import nb  # the cache folder is set there, before any kernel is defin
 __all__ = ["bias_gelu_"]
 
 
-# Abramowitz & Stegun 7.1.26, as fastmem.minilm.erf (|error| < 1.5e-7): in float32 with one
+# Abramowitz & Stegun 7.1.26, as fastmem.models.minilm.erf (|error| < 1.5e-7): in float32 with one
 # exp, the loop vectorises (~4x the speed of a libm erf per element)
 _P = np.float32(0.3275911)
 _A1, _A2, _A3, _A4, _A5 = (np.float32(a) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027,

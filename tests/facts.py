@@ -1,6 +1,6 @@
 """Facts as the graph stores them, for the extraction tests."""
 
-from fastmem.canon import canon_relation, fold_name
+from fastmem.reader.canon import canon_relation, fold_name
 
 
 def query_facts(triples):

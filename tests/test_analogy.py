@@ -3,7 +3,7 @@
 import pytest
 
 import fastmem
-from fastmem.analogy import AnalogySlot
+from fastmem.analogy.slot import AnalogySlot
 from fastmem.evaluate.slot import exact_scores, tracing
 
 FACTS = """Maria teaches chemistry at the local high school.
@@ -156,7 +156,7 @@ def test_a_paraphrase_is_never_the_analogy(mem):
 
 
 def test_extractor_reports_names():
-    from fastmem.extract import SpacyExtractor
+    from fastmem.reader.extract import SpacyExtractor
 
     names = SpacyExtractor().names("Caroline met Dr. Alvarez from Acme Corporation in New York on May 3.")
     assert "Caroline" in names and "New York" in names
@@ -240,7 +240,7 @@ def test_old_structure_is_reencoded_on_open(tmp_path):
         m.db.execute("DELETE FROM events")  # a store from before events were kept
         m.db.execute("UPDATE settings SET value='1' WHERE key='struct_version'")
     with fastmem.Memory(path) as m:
-        assert m.store.get_setting("struct_version") == str(fastmem.structure.StructureEncoder.version)
+        assert m.store.get_setting("struct_version") == str(fastmem.analogy.codes.StructureEncoder.version)
         assert m.events(target)  # rebuilt from the stored facts
         assert m.recall("My friend Bob owns a red car.", k=5).analogy.id == target
         assert m.rebuild_structure(reparse=True) == m.structure.n > 0

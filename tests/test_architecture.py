@@ -78,16 +78,16 @@ def test_modules_and_functions_stay_readable(path):
 def test_every_recall_channel_is_registered_once_and_weighed():
     """The channels a user may name are exactly the registered ones, each with a fusion
     weight; the derived ones (which read the others) run after every base channel."""
-    from fastmem.channels import NAMES
-    from fastmem.fusion import DEFAULT_WEIGHTS
-    from fastmem.recall import CHANNELS
+    from fastmem.recall.channels import NAMES
+    from fastmem.recall.fusion import DEFAULT_WEIGHTS
+    from fastmem.recall.pipeline import CHANNELS
 
     assert set(CHANNELS) == set(NAMES) and set(NAMES) <= set(DEFAULT_WEIGHTS)
     order = [spec.derived for spec in CHANNELS.values()]
     assert order == sorted(order)
 
 
-@pytest.mark.parametrize("name", ["memory.py", "memory_io.py", "memory_rows.py", "memory_passes.py", "engine.py"])
+@pytest.mark.parametrize("name", ["memory.py", "core/io.py", "core/rows.py", "core/passes.py", "core/engine.py"])
 def test_the_front_and_its_services_hold_no_sql(name):
     """Statements live in the module that owns their tables (writes, graph, structure_index,
     usage, vectors, chunks, categories, store...); the front, its services and the engine
@@ -107,8 +107,8 @@ OWNERS = {
     "nodes": "graph", "edges": "graph", "aliases": "graph", "alias_candidates": "graph",
     "chunks": "chunks", "chunk_members": "chunks",
     "categories": "categories", "category_members": "categories",
-    "codes": "structure_index", "events": "structure_index", "event_df": "structure_index",
-    "hrr_stats": "structure_index",
+    "codes": "code_store", "events": "code_store", "event_df": "code_store",
+    "hrr_stats": "code_store",
     "standing": "standing", "windows": "windows",
     "settings": "store", "change_log": "store", "_fastmem_migrations": "store",
 }

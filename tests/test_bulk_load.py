@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import fastmem
-from fastmem import categories
-from fastmem.index import BULK_THREADS_MIN
+from fastmem.derived.ann import BULK_THREADS_MIN
+from fastmem.passes import categories
 
 CHATS = Path(__file__).parent / "data" / "chats.json"
 

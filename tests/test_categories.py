@@ -4,8 +4,7 @@ approve / reject / revert round-tripping to the same store."""
 import pytest
 
 import fastmem
-
-from .test_consolidation import background
+from tests.test_consolidation import background
 
 CARS = ["Tesla", "Volvo", "Fiat", "Subaru", "Toyota"]
 DRIVERS = ["Alice", "Bob", "Carol", "Dan", "Erik"]

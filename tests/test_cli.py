@@ -231,7 +231,7 @@ def test_eval_proparalogy_on_a_slice_of_the_dev_data(tmp_path):
     assert {"learned (cv)", "hand-set (cv folds)"} <= set(rep) and 0 <= rep["learned (cv)"]["precision"] <= 1
     ns = {}
     exec(out.read_text(), ns)
-    from fastmem.ranker import FEATURES
+    from fastmem.analogy.ranker import FEATURES
 
     assert len(ns["COEF"]) == len(FEATURES) and ns["THRESHOLD"] == 0.5
     assert fm("eval", "proparalogy", str(part), "--cv", "1").returncode == 2

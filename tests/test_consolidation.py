@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 import fastmem
-from fastmem.summarize import ChatSummarizer, Extractive
+from fastmem.passes.summarize import ChatSummarizer, Extractive
 
 STORIES = {
     "lisbon": ["Nadia booked a flight to Lisbon for the Acme offsite.",
@@ -190,7 +190,7 @@ def test_another_process_forgetting_during_the_plan_breaks_nothing(store, db_pat
     another process forgot a cluster's memories in between (their entities went with them)
     and the pass failed with a KeyError (the four-process reliability test found it); a
     cluster whose members went after the plan is left for the next run."""
-    from fastmem import chunks
+    from fastmem.passes import chunks
 
     m, ids = store
     original, done = chunks._mentions, []

@@ -1,6 +1,6 @@
 """The context channel: a memory found through its neighbour in the same source."""
 
-from .conftest import noise_texts
+from tests.conftest import noise_texts
 
 CHAT = ["Melanie: How was the Sunflower Festival concert on Saturday?",
         "Caroline: Yes, it was amazing! We danced until midnight.",
@@ -25,7 +25,7 @@ def test_without_a_source_the_turns_of_a_transcript_are_neighbours(mem):
     """No source: turns of a transcript ("Name: ..." each) written one after another, in one
     call or a call each, are neighbours (LoCoMo dev, text only: fused any@5 0.641 -> 0.732);
     turns written more than TURN_GAP apart are not, and neither are list items."""
-    from fastmem.channels import TURN_GAP
+    from fastmem.recall.channels import TURN_GAP
 
     q = "How was the Sunflower Festival concert?"
     mem.remember_many(noise_texts(50, seed=2))

@@ -35,7 +35,7 @@ def _turns(n):
             if re.fullmatch(r"session_\d+", k) and isinstance(v, list):
                 out += [{"text": f"{t['speaker']}: {t['text']}", "source": f"locomo-{f.stem}-{k}"} for t in v]
     if len(out) < n:
-        from fastmem.benchmark import texts
+        from fastmem.evaluate.bench import texts
 
         out, sizes = [], itertools.cycle((17, 8, 29, 12, 23))
         synthetic = texts(n, seed=3)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import fastmem
-from fastmem.embedder import MiniLM
-from fastmem.minilm import erf
+from fastmem.models.embedder import MiniLM
+from fastmem.models.minilm import erf
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -80,7 +80,7 @@ def test_auto_starts_in_numpy_and_moves_to_onnx_runtime_for_many_texts(tmp_path)
     code = """
 import json, os, sys
 import numpy as np
-from fastmem.embedder import MiniLM, ONNX_FROM
+from fastmem.models.embedder import MiniLM, ONNX_FROM
 e = MiniLM()
 one = e.encode(["where does Alice live"])
 first = "onnxruntime" in sys.modules
@@ -132,7 +132,7 @@ print(sorted({{'torch', 'spacy', 'sentence_transformers'}} & set(sys.modules)))
 
 
 def test_auto_embeds_small_batches_without_torch_and_large_ones_alike(monkeypatch):
-    import fastmem.embedder as E
+    import fastmem.models.embedder as E
 
     texts = [f"Note {i}: the courier left a parcel with Nadia." for i in range(E.TORCH_FROM + 2)]
     small = MiniLM().encode(texts[:3])
@@ -193,14 +193,14 @@ def test_a_process_exits_cleanly_while_a_daemon_thread_works(tmp_path, work):
     """Regression: a host's background thread inside ONNX Runtime, hnswlib or the tokenizer
     (native code that runs without the GIL) when the interpreter exited aborted the process
     ("terminate called without an active exception" / "FATAL: exception not rethrown", exit
-    code 134) after its work was done; measured 3 to 4 runs in 6 before fastmem.exitgate.
+    code 134) after its work was done; measured 3 to 4 runs in 6 before fastmem.models.exitgate.
     ``load``: the model's load (the tokenizer's Rust reader), which aborted one-shot ``hermes
     chat -q`` runs whose warm-up thread was still loading MiniLM at exit; ``parse``: spaCy."""
     code = f"""
 import sys, threading, time
 import fastmem
-from fastmem.embedder import MiniLM
-from fastmem.minilm import Bert, model_dir
+from fastmem.models.embedder import MiniLM
+from fastmem.models.minilm import Bert, model_dir
 texts = [f"Note {{i}}: the courier left parcel {{i}} with Nadia in Lisbon after the storm." for i in range(300)]
 if sys.argv[2] == "embed":
     e = MiniLM(backend="onnx")
@@ -212,7 +212,7 @@ elif sys.argv[2] == "tokenize":
 elif sys.argv[2] == "load":
     step = lambda: Bert(model_dir())
 elif sys.argv[2] == "parse":
-    from fastmem.extract import SpacyExtractor
+    from fastmem.reader.extract import SpacyExtractor
     x = SpacyExtractor()
     x.events_many(["warm up"])
     step = lambda: x.parse_many(texts[:50])

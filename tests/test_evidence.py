@@ -4,10 +4,9 @@ their evidence, and the hosts' surfaces apply it."""
 import pytest
 
 import fastmem
-from fastmem.evidence import chance_z, informative_words
-from fastmem.lexicon import is_skeleton_word
-
-from .test_analogy import FACTS
+from fastmem.reader.lexicon import is_skeleton_word
+from fastmem.recall.evidence import chance_z, informative_words
+from tests.test_analogy import FACTS
 
 #: Turns with nothing to look up, as they come in conversation.
 CHITCHAT = [

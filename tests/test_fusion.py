@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fastmem import benchmark as B
-from fastmem import fusion as F
+from fastmem.evaluate import bench as B
+from fastmem.recall import fusion as F
 
 
 def _channel(n, seed):

@@ -7,11 +7,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 import fastmem
-from fastmem.canon import canon_relation, fold_name
 from fastmem.errors import NotFound
-from fastmem.extract import ChatExtractor, SpacyExtractor
-
-from .facts import query_facts
+from fastmem.reader.canon import canon_relation, fold_name
+from fastmem.reader.extract import ChatExtractor, SpacyExtractor
+from tests.facts import query_facts
 
 
 def test_aliases_collapse_to_one_node(mem):
@@ -215,7 +214,7 @@ def test_graph_channel_counts_named_entities_and_treats_hubs_as_extras(mem, monk
     facts (a hub) only adds to memories the rarer ones found, and a turn naming only hubs
     gets the newest memories of the rarest. In a store of several scopes, another scope's
     memories are never counted."""
-    from fastmem.channels import Graph
+    from fastmem.recall.channels import Graph
 
     monkeypatch.setattr(Graph, "CAP", 5)  # Acme (8 facts) is a hub; Lisbon (5) is not
     hub = [mem.remember(f"Note {i} of the week.", triples=[("Acme", "own", f"Part {i}")]) for i in range(6)]

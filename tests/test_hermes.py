@@ -215,7 +215,7 @@ def test_holographic_facts_are_imported_once(tmp_path, monkeypatch):
     mark used to leave every fact behind unmarked, and the next start imported them again)."""
     import sqlite3
 
-    from fastmem import writes as W
+    from fastmem.write import writes as W
 
     src = tmp_path / "memory_store.db"
     con = sqlite3.connect(src)
@@ -321,7 +321,7 @@ def test_a_store_imported_by_an_earlier_version_is_not_imported_again(tmp_path):
     """Earlier versions marked a holographic import with a setting; that mark still counts."""
     import sqlite3
 
-    from fastmem.store import Store
+    from fastmem.storage.store import Store
 
     src = tmp_path / "memory_store.db"
     con = sqlite3.connect(src)

@@ -18,8 +18,7 @@ from plugins.memory import load_memory_provider  # noqa: E402
 
 import fastmem  # noqa: E402
 from fastmem.hermes import install as I  # noqa: E402
-
-from .openai_stub import Stub, system_and_user_text  # noqa: E402
+from tests.openai_stub import Stub, system_and_user_text  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
 HERMES = Path(sys.executable).with_name("hermes")

@@ -147,7 +147,7 @@ def test_hermes_tool_calls_always_answer_json(store, name, args):
 
 
 def test_wrong_dimension_vectors_are_rejected(tmp_path):
-    class Bad(fastmem.embedder.MiniLM):
+    class Bad(fastmem.models.embedder.MiniLM):
         def encode(self, texts):
             return np.full((len(texts), 3), math.nan, np.float32)
 

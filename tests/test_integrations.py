@@ -15,8 +15,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 import fastmem
 from fastmem.integrations.langchain import FastmemRetriever, FastmemStore
 from fastmem.integrations.llama_index import FastmemRetriever as LlamaRetriever
-
-from .test_mcp import FILLER, OWNS, SAME_TOPIC
+from tests.test_mcp import FILLER, OWNS, SAME_TOPIC
 
 QUERY = "My friend Bob owns a red car."
 

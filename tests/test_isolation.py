@@ -71,7 +71,7 @@ def test_a_small_scope_keeps_all_its_nearest_memories(tmp_path):
     """Regression: the vector search halved k when a filter left fewer than k reachable, so a
     scope of 30 memories in a store of 160 got 20 back. Now a small scope is searched exactly:
     the same ids in the same order as in a store that holds only that scope."""
-    from .conftest import noise_texts
+    from tests.conftest import noise_texts
 
     mine = [f"Note {i}: {t}" for i, t in enumerate(noise_texts(30, seed=3))]
     with fastmem.Memory(str(tmp_path / "shared.db"), extractor=None) as m:
@@ -117,7 +117,7 @@ def test_a_small_scopes_analogy_does_not_depend_on_other_scopes(tmp_path):
     scope pushed this scope's analogy out of the candidates. Now candidates and statistics
     come from the scope itself: the same analogy, at the same z, as in a store holding only
     this scope (the slot and ``analogies``)."""
-    from .test_analogy import FACTS
+    from tests.test_analogy import FACTS
 
     NAMES_300 = [f"{a} {b}" for a in ("Ann", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus", "Hal", "Ida", "Jo", "Kai", "Liv",
                                      "Max", "Noor", "Oskar", "Pia", "Quinn", "Rosa", "Sven", "Tara")
@@ -147,8 +147,8 @@ def test_recall_in_a_scope_equals_recall_in_a_store_of_that_scope_alone(tmp_path
     word statistics, the vector channel searches it exactly, the slot weighs terms and gates
     by the scope's own counts. (Store-wide bm25 statistics reordered 35 of 40 keyword
     rankings on LoCoMo turns before.)"""
-    from .conftest import noise_texts
-    from .test_analogy import FACTS
+    from tests.conftest import noise_texts
+    from tests.test_analogy import FACTS
 
     mine = POOL + FACTS + ["Acme Corporation owns Widget Inc, a small subsidiary in Ohio."] + noise_texts(20, seed=11)
     crowd = ([f"Owner number {i} owns a shop in town {i} and sells bread." for i in range(60)]
@@ -174,9 +174,8 @@ def test_a_new_scope_borrows_the_stores_statistics_until_it_has_its_own(tmp_path
     (too few for a mean and a standard deviation) is gated on the store's statistics; its
     candidates are still its own. (The hermes flow's new user with three stories lost the
     analogy line when every scope used only its own statistics.)"""
-    from fastmem.structure_index import SCOPE_OWN_MIN
-
-    from .test_analogy import FACTS
+    from fastmem.analogy.code_store import SCOPE_OWN_MIN
+    from tests.test_analogy import FACTS
 
     target = "Acme Corporation owns Widget Inc, a small subsidiary in Ohio."
     with fastmem.Memory(str(tmp_path / "m.db")) as m:

@@ -5,13 +5,13 @@ import sys
 
 import numpy as np
 import pytest
+from fastmem.kernels import reference as R
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 import fastmem
 from fastmem import kernels as K
-from fastmem.kernels import reference as R
 
 DIMS = [3, 97, 1024]
 NS = [0, 1, 77]
@@ -85,7 +85,7 @@ def test_similarity_scans_match_reference(d, n, kind):
 def test_code_stats_equal_brute_force_through_adds_and_removes(ops, d):
     """CodeStats (the slot's exact store statistics, kept by every write) against the mean
     and std of every live row's scaled score, recomputed from scratch."""
-    from fastmem.structure import CodeStats
+    from fastmem.analogy.codes import CodeStats
 
     rng = np.random.default_rng(len(ops) * 31 + d)
     cs = CodeStats(d)
@@ -148,7 +148,7 @@ def test_term_scores_match_reference(n_rows, n_terms):
 
 
 def test_term_index_gives_exact_overlap_through_adds_removes_and_merges():
-    from fastmem.term_index import TermIndex
+    from fastmem.analogy.postings import TermIndex
 
     rnd = np.random.default_rng(5)
     mem = {mid: np.unique(rnd.integers(0, 60, size=rnd.integers(1, 12))).astype(np.int64) for mid in range(1, 400)}
@@ -173,7 +173,7 @@ def test_term_index_gives_exact_overlap_through_adds_removes_and_merges():
 
 
 def test_term_index_update_replaces_a_memorys_terms():
-    from fastmem.term_index import TermIndex
+    from fastmem.analogy.postings import TermIndex
 
     ti = TermIndex()
     ti.build(np.asarray([1, 2]), [np.asarray([10, 11]), np.asarray([11])])

@@ -4,8 +4,8 @@ temporal markers."""
 import math
 
 import fastmem
-from fastmem.extract import SpacyExtractor
-from fastmem.mapping import Mapper, VerbBits, log2_choose
+from fastmem.analogy.mapping import Mapper, VerbBits, log2_choose
+from fastmem.reader.extract import SpacyExtractor
 
 PUMP = [("pull", ("pump",), ("water",)), ("clean", ("filter",), ("water",)), ("store", ("tank",), ("water",))]
 

@@ -16,8 +16,7 @@ from mcp import (  # the extra is part of the test install
 from mcp.client.stdio import stdio_client
 
 import fastmem
-
-from .test_consolidation import STORIES, background
+from tests.test_consolidation import STORIES, background
 
 FILLER = """The dentist appointment is on Friday at nine.
 Carla teaches chemistry at the high school.

@@ -5,10 +5,9 @@ import numpy as np
 import pytest
 
 import fastmem
+from fastmem.analogy.ranker import FEATURES, Ranker, default_ranker, features
 from fastmem.errors import InvalidInput
-from fastmem.ranker import FEATURES, Ranker, default_ranker, features
-
-from .test_analogy import FACTS
+from tests.test_analogy import FACTS
 
 OWNS = "Acme Corporation owns Widget Inc, a small subsidiary in Ohio."
 TURN = "My friend Bob owns a red car."

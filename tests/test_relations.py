@@ -2,7 +2,7 @@
 
 70 sentences written for this test (everyday speech, where "has", "runs", "joins", "is in" and
 "found" are rarely ownership, management, employment, location or detection), each with the
-facts a reader takes from it: the canonical relation where the verb means it (``fastmem.canon``),
+facts a reader takes from it: the canonical relation where the verb means it (``fastmem.reader.canon``),
 else the verb's own lemma. Five pairs are true contradictions of single-valued relations.
 Measured when written: relation right (where subject and object are) 47/67 = 0.701 before the
 type conditions, 64/67 = 0.955 after; contradiction precision 5/15 -> 5/5, recall 5/5 both.
@@ -11,10 +11,9 @@ type conditions, 64/67 = 0.955 after; contradiction precision 5/15 -> 5/5, recal
 import pytest
 
 import fastmem
-from fastmem.extract import SpacyExtractor
 from fastmem.hermes import tools as T
-
-from .facts import query_facts
+from fastmem.reader.extract import SpacyExtractor
+from tests.facts import query_facts
 
 # (sentence, gold facts {(subject key, relation, object key)})
 SENTENCES = [
@@ -137,7 +136,7 @@ def test_contradictions_are_real_ones(tmp_path):
     ("not have", "person", "thing", "not_have"),
 ])
 def test_type_conditions(phrase, st, ot, want):
-    from fastmem.canon import canon_relation
+    from fastmem.reader.canon import canon_relation
 
     assert canon_relation(phrase, st, ot)[0] == want
 
@@ -145,7 +144,7 @@ def test_type_conditions(phrase, st, ot, want):
 def test_the_slots_events_keep_the_unconditioned_vocabulary():
     """Narrative events carry no types to test: their verbs map as before, so the structural
     codes of stored memories keep their meaning (no re-encode)."""
-    from fastmem.canon import canon_relation
+    from fastmem.reader.canon import canon_relation
 
     assert [canon_relation(p)[0] for p in ("run", "have", "join", "find", "be in")] == \
         ["manage", "own", "work_for", "detect", "located_in"]

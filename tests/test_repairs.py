@@ -2,7 +2,7 @@
 
 import pytest
 
-from fastmem.extract import ALL_REPAIRS, REPAIRS, SpacyExtractor
+from fastmem.reader.extract import ALL_REPAIRS, REPAIRS, SpacyExtractor
 
 NONE = SpacyExtractor(repairs=())
 

@@ -1,5 +1,5 @@
-"""Standing instructions and preferences (fastmem.standing), order="time" and the spread of
-hits for list questions (fastmem.arrange), with the real parser and model."""
+"""Standing instructions and preferences (fastmem.reader.standing), order="time" and the spread of
+hits for list questions (fastmem.recall.arrange), with the real parser and model."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 import fastmem
 from fastmem.errors import InvalidInput
 from fastmem.evaluate import chats as dev
-from fastmem.extract import load_spacy
-from fastmem.standing import detect
+from fastmem.reader.extract import load_spacy
+from fastmem.reader.standing import detect
 
 HERE = os.path.dirname(__file__)
 T0 = datetime(2025, 3, 1, tzinfo=timezone.utc)

@@ -12,7 +12,7 @@ import pytest
 
 import fastmem
 from fastmem.errors import InvalidInput, ModelMismatch
-from fastmem.static import MODEL_ID, StaticMiniLM, static_dir
+from fastmem.models.model2vec import MODEL_ID, StaticMiniLM, static_dir
 
 pytest.importorskip("model2vec")
 
@@ -40,7 +40,7 @@ def test_vectors_are_normalised_sentence_vectors(static):
     assert int(np.argmax(v[:4] @ q)) == 0
     assert np.array_equal(static.encode(TEXTS), static.encode(TEXTS))  # deterministic
     # the distilled table's signs are fixed: each dimension's largest loading is positive
-    from fastmem import static as S
+    from fastmem.models import model2vec as S
 
     emb = np.asarray(S._MODEL.embedding, np.float32)
     assert (emb[np.abs(emb).argmax(0), np.arange(emb.shape[1])] > 0).all()

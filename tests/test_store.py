@@ -8,11 +8,10 @@ import textwrap
 import pytest
 
 import fastmem
-from fastmem.embedder import MiniLM
 from fastmem.errors import InvalidInput, ModelMismatch, NotFound, StoreCorrupt
-from fastmem.text import MAX_TEXT_CHARS
-
-from .conftest import noise_texts
+from fastmem.models.embedder import MiniLM
+from fastmem.util.text import MAX_TEXT_CHARS
+from tests.conftest import noise_texts
 
 PLANTED = {
     "The wifi password at the Lisbon office is blue-heron-42.": "what is the wifi password in Lisbon",
@@ -269,7 +268,7 @@ def test_a_failed_commit_leaves_no_transaction_open(tmp_path):
     (here a deferred foreign key) left the transaction open and every later write failed."""
     import apsw
 
-    from fastmem.store import Store
+    from fastmem.storage.store import Store
 
     store = Store(str(tmp_path / "s.db"))
     with pytest.raises(apsw.ConstraintError):
@@ -306,7 +305,7 @@ def test_another_connections_new_memories_are_added_not_reloaded(tmp_path, monke
     (the statistics and the term index: 2.8 s a recall at 100k memories while another
     process wrote). New memories elsewhere are now added from the change log; an update or
     a forget elsewhere (whose old code is gone) still reloads. The sums stay exact."""
-    from fastmem.structure_index import StructureIndex
+    from fastmem.analogy.code_store import StructureIndex
 
     db = str(tmp_path / "m.db")
     loads = []
@@ -344,7 +343,7 @@ def test_a_failed_import_writes_nothing_and_a_rerun_writes_each_memory_once(tmp_
     """Regression: import committed 256 memories at a time and its categories one by one, so a
     failure late in the file (here: approving its last category) left a half-imported store,
     and a rerun imported the first part twice. Now one file is one transaction."""
-    from fastmem import categories
+    from fastmem.passes import categories
 
     texts = noise_texts(300, seed=7) + [f"{x} owns a bakery in Lyon and sells bread to Tom Reed." for x in
                                         ("Anna Weber", "Boris Klein", "Carla Diaz", "Dana Wu")]
@@ -379,7 +378,7 @@ def test_deleted_labels_are_reclaimed_on_save(tmp_path):
     labels are deleted; recall is unchanged."""
     import numpy as np
 
-    from fastmem.index import COMPACT_MIN, VectorIndex
+    from fastmem.derived.ann import COMPACT_MIN, VectorIndex
 
     rng = np.random.default_rng(0)
     n = 4 * COMPACT_MIN
@@ -410,7 +409,7 @@ def test_processes_closing_one_store_at_once_each_save_the_index(tmp_path):
 
     import numpy as np
 
-    from fastmem.index import VectorIndex
+    from fastmem.derived.ann import VectorIndex
 
     rng = np.random.default_rng(1)
     vecs = rng.standard_normal((300, 32)).astype(np.float32)
@@ -445,7 +444,7 @@ def test_reconcile_makes_the_live_labels_the_tables_ids():
     deleted here but present in the table revived, and nothing done when they agree."""
     import numpy as np
 
-    from fastmem.index import VectorIndex
+    from fastmem.derived.ann import VectorIndex
 
     rng = np.random.default_rng(1)
     vecs = rng.standard_normal((20, 16)).astype(np.float32)

@@ -19,10 +19,9 @@ from starlette.testclient import TestClient  # noqa: E402
 
 import fastmem  # noqa: E402
 from fastmem.ui import create_app  # noqa: E402
-
-from .test_categories import CARS, DRIVERS  # noqa: E402
-from .test_consolidation import STORIES as CO_OCCURRING  # noqa: E402
-from .test_consolidation import background  # noqa: E402
+from tests.test_categories import CARS, DRIVERS  # noqa: E402
+from tests.test_consolidation import STORIES as CO_OCCURRING  # noqa: E402
+from tests.test_consolidation import background  # noqa: E402
 
 STORIES = ["My neighbour Lena moved from Lisbon to Berlin in May and found a flat near the river.",
            "Acme Corporation bought Widget Inc last year and kept its founders as managers.",

@@ -5,9 +5,8 @@ import os
 import pytest
 
 import fastmem
-from fastmem import usage as U
-
-from .conftest import noise_texts
+from fastmem.derived import usage as U
+from tests.conftest import noise_texts
 
 
 def test_weight_is_bounded_and_monotone():
@@ -114,7 +113,7 @@ def test_per_session_state_is_bounded(db_path, monkeypatch):
     """Regression: a long-lived backend kept a turn counter and an analogy repeat window for
     every session it ever saw. Both keep the last SESSIONS sessions; an evicted session's
     turn continues from the ledger."""
-    from fastmem import analogy
+    from fastmem.analogy import slot as analogy
 
     monkeypatch.setattr(U, "SESSIONS", 5)
     monkeypatch.setattr(analogy, "SESSIONS", 5)

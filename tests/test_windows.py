@@ -1,11 +1,11 @@
-"""Long memories found by their best window (fastmem.windows), with the real model."""
+"""Long memories found by their best window (fastmem.derived.windows), with the real model."""
 
 from __future__ import annotations
 
 import numpy as np
 
 import fastmem
-from fastmem.embedder import default_embedder
+from fastmem.models.embedder import default_embedder
 
 FILLER = ("The quarterly planning meeting covered hiring, the office move and the budget for next year. "
           "Everyone agreed that the roadmap needs another review before it is shared outside the team. ")

@@ -5,9 +5,24 @@ from __future__ import annotations
 import argparse
 
 from .common import _Parser
-from .records import (cmd_analogies, cmd_categories, cmd_check, cmd_consolidate, cmd_demo, cmd_dissolve,
-                      cmd_expand, cmd_export, cmd_forget, cmd_graph, cmd_import, cmd_ingest, cmd_recall, cmd_reembed,
-                      cmd_remember, cmd_stats)
+from .records import (
+    cmd_analogies,
+    cmd_categories,
+    cmd_check,
+    cmd_consolidate,
+    cmd_demo,
+    cmd_dissolve,
+    cmd_expand,
+    cmd_export,
+    cmd_forget,
+    cmd_graph,
+    cmd_import,
+    cmd_ingest,
+    cmd_recall,
+    cmd_reembed,
+    cmd_remember,
+    cmd_stats,
+)
 from .tools import cmd_bench, cmd_eval, cmd_hermes, cmd_mcp, cmd_ui, cmd_warmup
 
 

@@ -36,8 +36,8 @@ def cmd_remember(a) -> int:
 
 
 def cmd_ingest(a) -> int:
-    from ..progress import bar
-    from ..transfer import read_items
+    from ..core.transfer import read_items
+    from ..util.progress import bar
 
     items = list(read_items(a.files, a.format))
     if a.ray is not None:
@@ -173,7 +173,8 @@ def _fact(f) -> dict:
 
 def cmd_stats(a) -> int:
     import fastmem
-    from ..store import SCHEMA_VERSION
+
+    from ..storage.store import SCHEMA_VERSION
 
     path = _db(a)
     with _open_existing(a) as m:
@@ -273,7 +274,7 @@ def cmd_reembed(a) -> int:
 
 
 def cmd_check(a) -> int:
-    from ..store import probe
+    from ..storage.store import probe
 
     path = _db(a)
     if not os.path.exists(path):

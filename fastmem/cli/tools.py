@@ -103,6 +103,7 @@ def _token(a, env: str = "FASTMEM_MCP_TOKEN") -> str | None:
 def cmd_warmup(a) -> int:
     """Compile the kernels into the persistent cache and, unless --no-models, load the models once."""
     import fastmem
+
     from ..kernels.hrr import cache_dir
 
     t0 = time.perf_counter()
@@ -122,7 +123,7 @@ def cmd_warmup(a) -> int:
 
 
 def cmd_bench(a) -> int:
-    from .. import benchmark as B
+    from ..evaluate import bench as B
 
     sizes = [B.parse_size(s) for s in a.size.split(",")]
     res = B.run(sizes, queries=a.queries, cache=a.cache)
@@ -178,7 +179,7 @@ def cmd_eval(a) -> int:
         if a.fit or (a.cv and a.ranker):
             out = None
             if a.fit:
-                from .. import ranker
+                from ..analogy import ranker
 
                 out = a.out or os.path.join(os.path.dirname(ranker.__file__), "ranker_weights.py")
             rep = _silver_report(P.fit(a.path, folds=a.cv or 5, out=out), a, P)

@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from datetime import datetime, timezone
 from collections import defaultdict
+from datetime import datetime, timezone
 
 import numpy as np
 

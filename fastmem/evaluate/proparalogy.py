@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import csv
 import os
-import re
 import random
+import re
 import tempfile
 import time
 
@@ -134,7 +134,7 @@ def _surface_near(qvecs, mvecs, exclude=10, floor=0.5):
 def bag_of_words_picks(texts, queries, qvecs, mvecs, dim=1024, ceiling=0.30, near=None):
     """The replaced system's analogy gate (see the module docstring)."""
     from .. import kernels as K
-    from ..text import content_words
+    from ..util.text import content_words
 
     role = K.atom("role:content", dim)
 
@@ -192,8 +192,7 @@ def pairwise(m, rows, texts, ids) -> dict[str, float]:
     to the larger stage-1 alignment; ``ties`` counts the exact ties of the surprise,
     ``ties_left`` those the alignment leaves) and in ``structural_similarity``."""
     import fastmem
-
-    from fastmem.extract import parse_turn
+    from fastmem.reader.extract import parse_turn
 
     at = {t: i for i, t in enumerate(texts)}
     wins = ties = left = n = 0
@@ -295,7 +294,7 @@ def multiple_choice(path: str, *, seed: int = 0) -> dict[str, float] | None:
     """Four-way multiple choice (see the module docstring): accuracy of
     ``structural_similarity`` and of MiniLM cosine, and the share of ties."""
     import fastmem
-    from fastmem.embedder import default_embedder
+    from fastmem.models.embedder import default_embedder
 
     rows = load_rows(path)
     if rows is None:
@@ -394,7 +393,7 @@ def collect(path: str, *, memory_kw=None) -> dict | None:
 
 def fit(path_or_data, *, folds: int = 5, cost: float = 1.0, out: str | None = None, C: float = 1.0,
         memory_kw=None) -> dict | None:
-    """Fit the slot's ranker (:mod:`fastmem.ranker`) on the silver split (a path, or what
+    """Fit the slot's ranker (:mod:`fastmem.analogy.ranker`) on the silver split (a path, or what
     :func:`collect` returned for it).
 
     Every candidate the slot's exact stage reaches and its gate passes (the hand-set rule's
@@ -406,11 +405,12 @@ def fit(path_or_data, *, folds: int = 5, cost: float = 1.0, out: str | None = No
     (``cost / (1 + cost)``: 0.5 by default, more likely right than wrong); on the test turns, the slot's figures (:func:`score`) with the learned choice
     and with the hand-set one (largest alignment, no threshold), and the share of rows whose
     target outscores its own distractor in the ranker's probability. Then one model on every
-    turn; ``out`` (a .py path) receives it as :mod:`fastmem.ranker_weights`.
+    turn; ``out`` (a .py path) receives it as :mod:`fastmem.analogy.ranker_weights`.
     """
-    from fastmem.ranker import FEATURES, Ranker
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
+
+    from fastmem.analogy.ranker import FEATURES, Ranker
 
     data = collect(path_or_data, memory_kw=memory_kw) if isinstance(path_or_data, str) else path_or_data
     if data is None:
@@ -489,15 +489,11 @@ def _write_weights(out: str, model, report: dict) -> None:
         f'own distractor {cv["target_beats_distractor"]:.3f}.',
         'Generated: edit by refitting, not by hand."""',
         "",
-        "from fastmem.ranker import FEATURES",
-        "",
         "MEAN = " + repr([round(float(x), 6) for x in model.mean]),
         "SCALE = " + repr([round(float(x), 6) for x in model.scale]),
         "COEF = " + repr([round(float(x), 6) for x in model.coef]),
         f"INTERCEPT = {float(model.intercept)!r}",
         f"THRESHOLD = {float(model.threshold)!r}",
-        "",
-        "assert len(MEAN) == len(SCALE) == len(COEF) == len(FEATURES)",
         "",
     ]
     with open(out, "w", encoding="utf-8") as f:

@@ -10,8 +10,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..analogy import AnalogySlot
-from ..extract import parse_turn
+from ..analogy.slot import AnalogySlot
+from ..reader.extract import parse_turn
 
 __all__ = ["features_of", "exact_scores", "tracing", "TracingSlot"]
 

@@ -104,7 +104,7 @@ def import_holographic(src: str | os.PathLike, dest: str | os.PathLike, *, scope
     and the mark that the file was imported: a crash imports everything or nothing, never
     twice."""
     import fastmem
-    from fastmem import writes as W
+    from fastmem.write import writes as W
 
     src = Path(src)
     con = sqlite3.connect(f"file:{src}?mode=ro", uri=True)

@@ -21,18 +21,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timezone
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from agent.memory_provider import MemoryProvider
 
-from ..embedder import encode_query
-from ..store import probe
-from ..text import is_chatter
-from ..text import MAX_TEXT_CHARS
+from ..models.embedder import encode_query
+from ..storage.store import probe
+from ..util.text import MAX_TEXT_CHARS, is_chatter
 from . import config as C
 from . import tools as T
 

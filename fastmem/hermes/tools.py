@@ -18,10 +18,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .. import usage as U
+from ..derived import usage as U
 from ..errors import FastmemError, InvalidInput, NotFound
 from ..integrations import standing_metadata, tool_hit
-from ..text import from_epoch
+from ..util.text import from_epoch
 
 __all__ = ["SCHEMAS", "TOOL_NAMES", "Context", "call", "trust"]
 

@@ -43,7 +43,7 @@ def analogy_metadata(an) -> dict[str, Any]:
 
 
 def standing_metadata(s) -> dict[str, Any]:
-    """A standing statement's metadata (:class:`fastmem.standing.Standing`): ``kind``
+    """A standing statement's metadata (:class:`fastmem.reader.standing.Standing`): ``kind``
     ("instruction" or "preference"), ``id``, ``statement`` (the sentence), ``polarity``,
     ``score`` (the match), ``at`` (ISO 8601) and ``supersedes`` (older ids it replaced)."""
     from datetime import datetime, timezone

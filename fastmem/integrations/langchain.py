@@ -38,7 +38,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from ..errors import InvalidInput
 from ..results import Recall
-from ..text import from_epoch
+from ..util.text import from_epoch
 from . import analogy_metadata, hit_metadata, standing_metadata
 
 __all__ = ["FastmemRetriever", "FastmemStore", "documents"]
@@ -67,7 +67,7 @@ class FastmemRetriever(BaseRetriever):
     this scope), ``session`` (the conversation, for inferred engagement and the analogy's
     repeat rule), ``analogy`` (append the analogy document), ``record`` (count the recall
     in the usage ledger) and ``floor`` (no documents when none is grounded in the query, see
-    :mod:`fastmem.evidence`).
+    :mod:`fastmem.recall.evidence`).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

@@ -60,7 +60,7 @@ class FastmemRetriever(BaseRetriever):
     ``memory`` is an open :class:`fastmem.Memory`; ``k`` hits; ``scope`` only this scope;
     ``session`` the conversation (inferred engagement, the analogy's repeat rule);
     ``analogy`` appends the analogy node; ``record`` counts the recall in the usage ledger;
-    ``floor`` returns no nodes when none is grounded in the query (:mod:`fastmem.evidence`).
+    ``floor`` returns no nodes when none is grounded in the query (:mod:`fastmem.recall.evidence`).
     Other keywords go to LlamaIndex's ``BaseRetriever`` (``callback_manager``, ``verbose``).
     """
 

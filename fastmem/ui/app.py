@@ -18,10 +18,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ..args import check_scope
-from ..channels import NAMES as CHANNELS
+from ..core.args import check_scope
 from ..errors import FastmemError, InvalidInput, NotFound
-from ..extract import parse_turn
+from ..reader.extract import parse_turn
+from ..recall.channels import NAMES as CHANNELS
 from ..serving import LOCAL_HOSTS, check_token
 
 __all__ = ["create_app", "serve", "COOKIE"]

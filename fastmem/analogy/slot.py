@@ -1,0 +1,419 @@
+"""The analogy slot: at most one memory with the turn's structure in other clothes, or silence.
+
+Two stages (MAC/FAC: many are called, few are chosen), then a calibrated gate:
+
+1. **Candidates** (:meth:`AnalogySlot.candidates`): the memories that share structural terms
+   with the turn, heaviest alignment first, from the term index
+   (:mod:`fastmem.analogy.postings`: the cost follows the turn's terms' postings, not the store's
+   size). Skeleton verbs ("have", "let", "know", see :mod:`fastmem.reader.lexicon`) weigh nothing.
+2. **Structure mapping** (:mod:`fastmem.analogy.mapping`) of the first ``rerank`` candidates that
+   pass the surface condition: a one-to-one, order-preserving correspondence of their content
+   events, scored in bits of information (how rare each corresponding relation is among the
+   store's events) plus systematicity (fillers that correspond consistently).
+3. **The gate**: the slot picks the best of N memories, so a match must beat what the best of
+   N would reach by chance. The mapping's *surprise* (its bits less the bits of choosing which
+   events correspond) gives the E-value ``N * 2 ** -surprise``, the expected number of
+   memories of the store (or the scope) that would map at least this well by chance; the slot
+   fires only when it is at most ``alpha``. A bigger store needs more evidence.
+
+The **surface condition** keeps what is only the same story in the same or other words out:
+a candidate whose embedding cosine to the turn stands ``surface_z`` standard deviations or
+more above the turn's mean cosine over the store (the top of the turn's own surface
+neighbourhood: a paraphrase, a retelling), one at cosine ``surface_max`` or more (a copy of
+the turn: short chat turns spread so widely that a copy can stand only 3-4 standard
+deviations up), one that names what the turn names (``surface_names``), and one whose
+corresponding roles are mostly filled by the same nouns (``literal_max``: literal
+similarity, not analogy). ``surface_rule="recall"`` also excludes
+what ordinary recall already ranks first; ``"neighbours"`` the turn's nearest surface
+neighbours above ``surface_floor`` (the rule of earlier versions).
+
+Among the candidates that pass, the analogy is the most surprising mapping times its use
+weight; ``Analogy.why["reason"]`` says in one line which events and entities correspond,
+with the bits and the p-value.
+
+:meth:`AnalogySlot.explore` is ``Memory.analogies``: the structurally closest memories
+without the surface condition, the gate or the session rules.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+import apsw
+import numpy as np
+
+from ..derived.vectors import ids_json
+from ..errors import InvalidInput
+from ..reader.extract import parse_turn
+from ..results import Analogy
+from ..util.bounded import Bounded
+from .code_store import StructureIndex
+from .codes import StructQuery
+from .mapping import Mapper, Mapping
+from .ranker import features
+
+__all__ = ["AnalogySlot", "Turn", "SURFACE_RULES", "reason"]
+
+#: Sessions whose repeat window a process keeps.
+SESSIONS = 10_000
+#: Values of ``Memory(surface_rule=...)``.
+SURFACE_RULES = ("band", "recall", "neighbours")
+#: Stored vectors sampled to estimate the spread of a turn's cosines over the store (all of a
+#: store this small or smaller; 6 MB; why not fewer: ``docs/defaults.md``).
+SURFACE_SAMPLE = 4096
+
+
+def _mentions(names: Sequence[str]):
+    """A pattern that finds any of ``names`` as a whole word (as written), or None."""
+    names = sorted({n for n in names if n}, key=len, reverse=True)
+    if not names:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, names)) + r")(?!\w)")
+
+
+@dataclass
+class Turn:
+    """A turn prepared for the slot: its structural query, the names and events it has."""
+
+    query: StructQuery | None
+    names: tuple[str, ...]
+    events: tuple = ()
+    parse_ms: float = 0.0
+    prep_ms: float = 0.0
+
+
+@dataclass
+class _Candidate:
+    """One stage-2 candidate: its row and what the slot learned of it."""
+
+    id: int
+    text: str
+    scope: str
+    events: list
+    code: bytes
+    nterms: int
+    surface: float
+    surface_z: float
+    surface_rank: int | None
+    recall_rank: int | None
+
+
+def reason(mp: Mapping, p: float) -> str:
+    """The one-line ``why["reason"]`` of an analogy: its corresponding events, entities,
+    information and p-value."""
+    events = " then ".join(mp.labels)
+    ents = "; ".join(mp.fillers[:3])
+    return (f"same structure: {events} ({len(mp.pairs)} corresponding event{'s' * (len(mp.pairs) != 1)} in order, "
+            f"{mp.score:.1f} bits, p={p:.2g})" + (f"; {ents}" if ents else ""))
+
+
+@dataclass
+class SlotSettings:
+    """The analogy slot's settings in one object; :class:`fastmem.Memory` documents each under
+    its own keyword (``analogy_alpha`` is ``alpha``, ``analogy_literal_max`` is ``literal_max``,
+    ``analogy_repeat_window`` is ``repeat_window``, ``analogy_rerank`` is ``rerank``,
+    ``analogy_min_units`` is ``min_units``; the others have the same name)."""
+
+    alpha: float = 0.05
+    z_min: float = 2.0
+    surface_z: float = 6.0
+    literal_max: float = 0.5
+    surface_exclude: int = 10
+    surface_fraction: float = 0.05
+    surface_max: float | None = 0.9
+    surface_floor: float = 0.5
+    surface_rule: str = "band"
+    surface_names: bool = True
+    repeat_window: int = 20
+    rerank: int = 32
+    min_store: int = 8
+    min_units: int = 3
+
+    def checked(self) -> SlotSettings:
+        """Itself, once every setting is valid (:class:`InvalidInput` names the first that is not)."""
+        if self.surface_rule not in SURFACE_RULES:
+            raise InvalidInput(f"surface_rule must be one of {SURFACE_RULES}, not {self.surface_rule!r}")
+        if isinstance(self.rerank, bool) or not isinstance(self.rerank, int) or self.rerank < 1:
+            raise InvalidInput(f"analogy_rerank must be an int >= 1, got {self.rerank!r}")
+        for name, v, lo, hi in (("analogy_alpha", self.alpha, 0.0, math.inf),
+                                ("surface_z", self.surface_z, 0.0, math.inf),
+                                ("analogy_literal_max", self.literal_max, 0.0, 1.0)):
+            open_low = name == "analogy_alpha"
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (lo < v <= hi if open_low else lo <= v <= hi):
+                raise InvalidInput(f"{name} must be a number in {'(' if open_low else '['}{lo}, {hi}], got {v!r}")
+        self.alpha, self.surface_z, self.literal_max = float(self.alpha), float(self.surface_z), float(self.literal_max)
+        self.surface_names = bool(self.surface_names)
+        return self
+
+
+class AnalogySlot:
+    """The slot's settings and state (the repeat window per session); see the module
+    docstring for the algorithm and :class:`fastmem.Memory` for each setting.
+
+    ``sample_vectors()`` returns a sample of the store's embeddings, (n, dim) float32
+    (for the surface band); ``verb_vectors`` embeds verbs for graded relation similarity.
+    """
+
+    #: At most this many stage-1 candidates (heaviest alignment first) are read per turn.
+    CANDIDATES = 256
+
+    def __init__(self, db: apsw.Connection, structure: StructureIndex, settings: SlotSettings | None = None, *,
+                 verb_vectors=None, ranker=None, sample_vectors=None) -> None:
+        #: the slot's settings, one object (each is also an attribute of the slot, settable live)
+        self.settings = (settings if settings is not None else SlotSettings()).checked()
+        self.db = db
+        self.structure = structure
+        self.verb_vectors = verb_vectors
+        self.sample_vectors = sample_vectors
+        #: the structure mapping of the whole store's verb counts (explore, ties, features)
+        self.mapper = Mapper(structure.verb_bits(), verb_vectors)
+        #: the learned ranker (:mod:`fastmem.analogy.ranker`); None: the most surprising mapping
+        self.ranker = ranker
+        #: the last analogies of each session (at most SESSIONS sessions; an evicted one starts afresh)
+        self._recent: dict[str, deque] = Bounded(SESSIONS)
+
+    def can_fire(self) -> bool:
+        """Whether any turn could get an analogy now: the store holds at least ``min_store``
+        memories with a structural code (a scope's population is part of the store's, so none
+        can have more). When it does not, a recall skips the turn's parse (spaCy's load is
+        about a second of a new process)."""
+        return self.structure.n >= self.min_store
+
+    # -- the turn and its candidates -------------------------------------------------------
+    def prepare(self, text: str, extractor, z_min: float, parsed=None, members=None) -> Turn:
+        """The turn's structural query (parsed here unless ``parsed`` gives its events and
+        names), weighted by the word counts of the store or of the scope's ``members``."""
+        t0 = time.perf_counter()
+        events, names = parsed if parsed is not None else parse_turn(extractor, text)
+        t1 = time.perf_counter()
+        sq = self.structure.query(events, members)
+        parse_ms = (t1 - t0) * 1e3 if parsed is None else 0.0
+        return Turn(sq, tuple(names), tuple(events), parse_ms, (time.perf_counter() - t1) * 1e3)
+
+    def candidates(self, sq: StructQuery, z_min: float, members=None):
+        """``(mean, std, n, ids, alignments)``: the exact statistics of the turn's code score
+        over the store (over the scope's ``members`` when given: see
+        :meth:`StructureIndex.z_stats`), its population n, and the memories (of the scope)
+        whose exact alignment reaches ``z_min`` standard deviations over the mean, heaviest
+        first (stage 1)."""
+        st = self.structure
+        mean, std, n = st.z_stats(sq, members)
+        if n < self.min_store or std <= 1e-9:
+            return mean, std, n, np.zeros(0, np.int64), np.zeros(0)
+        ids, align = st.candidates(sq, mean + z_min * std, self.CANDIDATES, members)
+        return mean, std, n, ids, align
+
+    # -- the surface condition -------------------------------------------------------------
+    def _band(self, vec: np.ndarray) -> tuple[float, float]:
+        """Mean and std of the turn's embedding cosine over (a sample of) the store."""
+        sample = self.sample_vectors() if self.sample_vectors is not None else None
+        if sample is None or len(sample) < 2:
+            return 0.0, 1.0
+        c = sample @ np.asarray(vec, np.float32)
+        return float(c.mean()), max(float(c.std()), 1e-6)
+
+    def _superficial(self, c: _Candidate, n_surface: int, same_names) -> bool:
+        """Whether a candidate is the turn's own story or topic rather than an analogy."""
+        if c.surface_z >= self.surface_z:
+            return True  # the top of the turn's surface neighbourhood: a paraphrase, a retelling
+        if self.surface_max is not None and c.surface > self.surface_max:
+            return True
+        if self.surface_rule == "neighbours" and c.surface_rank is not None and c.surface_rank <= n_surface \
+                and c.surface >= self.surface_floor:
+            return True
+        if self.surface_rule == "recall" and c.recall_rank is not None and c.recall_rank <= n_surface:
+            return True  # ordinary recall already ranks it first for this turn
+        return same_names is not None and same_names.search(c.text) is not None  # the same story by name
+
+    def _rows(self, ids: Sequence[int], vec, band, surface_labels, recall_ids) -> list[_Candidate]:
+        """The stage-2 rows of ``ids`` (in that order), with their surface figures."""
+        mu, sd = band
+        srank = {int(x): r + 1 for r, x in enumerate(surface_labels)}
+        rrank = {int(x): r + 1 for r, x in enumerate(recall_ids)}
+        got = {}
+        for r in self.db.execute(
+            "SELECT m.id, m.text, m.scope, e.vec, ev.events, c.code, c.nterms FROM memories m "
+            "JOIN embeddings e ON e.memory_id=m.id JOIN events ev ON ev.memory_id=m.id "
+            "JOIN codes c ON c.memory_id=m.id WHERE m.id IN (SELECT value FROM json_each(?))",
+            (ids_json(ids),),
+        ):
+            s = float(np.dot(np.frombuffer(r[3], np.float32), vec))
+            got[r[0]] = _Candidate(r[0], r[1], r[2], json.loads(r[4]), r[5], r[6], s, (s - mu) / sd,
+                                   srank.get(r[0]), rrank.get(r[0]))
+        return [got[i] for i in ids if i in got]
+
+    # -- the pick --------------------------------------------------------------------------
+    def pick(self, turn: Turn, vec: np.ndarray, *, scope: str | None, session: str | None, z_min: float,
+             surface_labels: np.ndarray, recall_ids: Sequence[int], n_live: int, weights,
+             members=None) -> Analogy | None:
+        """The analogy for a prepared turn, or None.
+
+        ``members``: the ids of ``scope`` when the store holds other scopes (candidates,
+        statistics and verb counts come from the scope alone); None when every memory is in
+        it. ``surface_labels``: the turn's nearest memories by embedding (the vector
+        channel's labels); ``recall_ids``: ordinary recall's ranking; ``n_live``: memories
+        in the store or scope; ``weights``: the usage ledger's ``{id: (weight, engaged,
+        ignored)}``.
+        """
+        sq = turn.query
+        if sq is None:
+            return None
+        mean, std, n, cids, aligns = self.candidates(sq, z_min, members)
+        if len(cids) == 0:
+            return None
+        recent = self._recent.get(session, ()) if session else ()
+        bits = self.structure.verb_bits(members)
+        scored = self.shortlist(turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live, bits)
+        # the best of how many: the memories the slot chooses from that have content events
+        # (a small scope borrows the store's counts, not its population)
+        population = bits.memories() if members is None else min(bits.memories(), self.structure.coded(members))
+        best = self.choose(turn, scored, max(population, 1), weights, (mean, std))
+        if best is None:
+            return None
+        if session:
+            self._recent.setdefault(session, deque(maxlen=self.repeat_window)).append(best.id)
+        return best
+
+    def shortlist(self, turn: Turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live,
+                  bits) -> list[tuple[_Candidate, Mapping, float]]:
+        """Stage 2: the first ``rerank`` candidates that pass the surface condition, each
+        with its structure mapping (and stage-1 alignment), in stage-1 order."""
+        n_surface = min(self.surface_exclude or 0, math.ceil(self.surface_fraction * max(n_live, 1)))
+        same_names = _mentions(turn.names) if self.surface_names else None
+        band = self._band(vec)
+        mapper = self.mapper.using(bits)
+        align_of = dict(zip((int(x) for x in cids), aligns.tolist()))
+        out = []
+        start = 0
+        while start < len(cids) and len(out) < self.rerank:
+            part = [int(m) for m in cids[start : start + 2 * self.rerank] if int(m) not in recent]
+            start += 2 * self.rerank
+            for c in self._rows(part, vec, band, surface_labels, recall_ids):
+                if (scope is not None and c.scope != scope) or self._superficial(c, n_surface, same_names):
+                    continue
+                out.append((c, mapper.map(turn.events, c.events), align_of[c.id]))
+                if len(out) >= self.rerank:
+                    break
+        return out
+
+    def gated(self, scored, n: int):
+        """The shortlisted ``(candidate, mapping, alignment)`` whose mapping passes the gate:
+        enough units, not literal, and an E-value over the population of ``n`` of at most ``alpha``."""
+        gate = math.log2(self.alpha)
+        for c, mp, align in scored:
+            if (mp.pairs and mp.units >= self.min_units and mp.literal <= self.literal_max
+                    and mp.log2_expected(n) <= gate):
+                yield c, mp, align
+
+    def choose(self, turn: Turn, scored, n: int, weights, stats) -> Analogy | None:
+        """The choice among the gated: the most surprising mapping (times its use weight), or
+        the learned ranker's most probable one over its threshold. ``stats``: the store's
+        ``(mean, std)`` of the turn's code score."""
+        best, best_key = None, None
+        for c, mp, align in self.gated(scored, n):
+            use = weights.get(c.id, (1.0, 0, 0))[0]
+            learned = None
+            if self.ranker is not None:
+                learned = self.ranker.prob(self.candidate_features(turn, c, mp, stats))
+                if learned < self.ranker.threshold:
+                    continue
+                key = (learned * use, align, c.text)
+            else:
+                # a tie: the more structural terms shared, then the text (never the order written)
+                key = (mp.surprise + math.log2(max(use, 1e-9)), align, c.text)
+            if best_key is None or key > best_key:
+                best, best_key = (c, mp, align, use, learned), key
+        if best is None:
+            return None
+        c, mp, align, use, learned = best
+        z = (self.structure.encoder.expected_score(turn.query, align, c.nterms) - stats[0]) / stats[1]
+        return self._analogy(c, mp, align, z, use, n, learned)
+
+    def candidate_features(self, turn: Turn, c: _Candidate, mp: Mapping, stats) -> np.ndarray:
+        """The learned ranker's features (:func:`fastmem.analogy.ranker.features`) of a shortlisted
+        candidate and its mapping; ``stats`` as in :meth:`choose`."""
+        mean, std = stats
+        sq = turn.query
+        structural = self.structure.code_scores(sq, [(c.id, c.code, c.nterms)])[c.id]
+        align, _, n_terms = self.structure.encoder.alignment(sq, c.events)
+        z = (self.structure.encoder.expected_score(sq, align, n_terms) - mean) / std
+        return self.describe(turn.events, c.events, mp, z=z, code_z=(structural - mean) / std)
+
+    def _analogy(self, c: _Candidate, mp: Mapping, align: float, z: float, use: float, n: int,
+                 learned: float | None = None) -> Analogy:
+        p = mp.p_value(n)
+        why = {"reason": reason(mp, p), "p": p, "e_value": 2.0 ** mp.log2_expected(n), "bits": mp.score,
+               "surprise": mp.surprise, "mapping": list(mp.labels), "matched": list(mp.labels),
+               "fillers": list(mp.fillers), "events": [list(pair) for pair in mp.pairs], "literal": mp.literal,
+               "units": mp.units, "population": n, "alignment": align, "z": z, "surface": c.surface,
+               "surface_z": c.surface_z, "surface_rank": c.surface_rank, "recall_rank": c.recall_rank, "use": use}
+        if learned is not None:
+            why["ranker_p"] = learned
+            return Analogy(c.id, c.text, learned * use, why, c.scope)
+        return Analogy(c.id, c.text, mp.surprise * use, why, c.scope)
+
+    # -- the learned ranker's features (also read by fastmem.evaluate.slot) -----------------
+    def describe(self, events, mev, mp: Mapping, *, z: float, code_z: float) -> np.ndarray:
+        """:func:`fastmem.analogy.ranker.features` of a turn's events and a candidate's, given their mapping."""
+        own = math.sqrt(self.mapper.map(events, events).score * self.mapper.map(mev, mev).score)
+        norm = mp.score / own if own > 0 else 0.0
+        return features(z=z, code_z=code_z, mapping=norm, n_turn=mp.n, n_cand=mp.m, pairs=mp.pairs,
+                        labels=mp.labels)
+
+    # -- exploration -----------------------------------------------------------------------
+    def explore(self, text: str, embed_query, extractor, *, k: int, scope: str | None,
+                z_min: float, members=None) -> list[Analogy]:
+        """The ``k`` memories structurally closest to ``text`` by the slot's exact z (see
+        ``Memory.analogies``); ``embed_query(text)`` gives ``why["surface"]``; ``members`` as
+        in :meth:`pick`."""
+        events = parse_turn(extractor, text)[0]
+        sq = self.structure.query(events, members)
+        st = self.structure
+        if sq is None or st.n == 0:
+            return []
+        encoder = st.encoder
+        mean, std, n = st.z_stats(sq, members)
+        # the memories (of the scope) sharing a term, heaviest first
+        ids, _ = st.candidates(sq, -math.inf, k * 4 + 16, members)
+        rows = self.db.execute("SELECT memory_id, code, nterms FROM codes WHERE memory_id IN (SELECT value FROM "
+                               "json_each(?))", (ids_json(ids),)).fetchall()
+        code_score = st.code_scores(sq, rows)
+        vec = embed_query(text)
+        out = []
+        for mid, mtext, mscope, v, ev in self.db.execute(
+            "SELECT m.id, m.text, m.scope, e.vec, ev.events FROM memories m JOIN embeddings e ON e.memory_id=m.id "
+            "JOIN events ev ON ev.memory_id=m.id WHERE m.id IN (SELECT value FROM json_each(?))",
+            (ids_json(list(code_score)),),
+        ):
+            if scope is not None and mscope != scope:
+                continue
+            mev = json.loads(ev)
+            align, matched, n_terms = encoder.alignment(sq, mev)
+            z = (encoder.expected_score(sq, align, n_terms) - mean) / std if std > 1e-9 else 0.0
+            if z < z_min:
+                continue
+            mp = self.mapper.map(events, mev)
+            code_z = (code_score[mid] - mean) / std if std > 1e-9 else 0.0
+            why = {"z": z, "code_z": code_z, "structural": code_score[mid], "store_mean": mean, "store_std": std,
+                   "alignment": align, "surface": float(np.dot(np.frombuffer(v, np.float32), vec)),
+                   "matched": matched, "mapping": list(mp.labels), "surprise": mp.surprise,
+                   "p": mp.p_value(n) if mp.pairs else 1.0}
+            out.append(Analogy(mid, mtext, z, why, mscope))
+        out.sort(key=lambda a: (-a.score, a.id))
+        return out[:k]
+
+
+def _setting(name: str) -> property:
+    return property(lambda self: getattr(self.settings, name), lambda self, v: setattr(self.settings, name, v),
+                    doc=f"The slot's ``{name}`` setting (see :class:`SlotSettings`); settable live.")
+
+
+for _f in fields(SlotSettings):
+    setattr(AnalogySlot, _f.name, _setting(_f.name))
+del _f

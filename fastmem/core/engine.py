@@ -1,0 +1,257 @@
+"""The engine of one open store: the one object that owns its state.
+
+:class:`Engine` owns the file (:class:`fastmem.storage.store.Store`), the models (embedder and
+extractor), the derived in-process state (the hnswlib index, the structural statistics and
+term index, the usage ledger, the scope sets, the recall pipeline and the analogy slot), the
+lock, catching up with other processes' commits, and the one transaction every write goes
+through (:meth:`transaction`, :mod:`fastmem.core.transaction`). :class:`fastmem.Memory` is the
+front: argument checks and flat verbs, handed to the service objects of
+:mod:`fastmem.core.io`, :mod:`fastmem.core.rows` and :mod:`fastmem.core.passes`, each
+of which holds this engine.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from contextlib import contextmanager
+
+from ..analogy.code_store import StructureIndex
+from ..analogy.codes import StructureEncoder
+from ..analogy.ranker import resolve_ranker
+from ..analogy.slot import SURFACE_SAMPLE, AnalogySlot, SlotSettings
+from ..derived import vectors as V
+from ..derived.ann import BULK_THREADS_MIN, VectorIndex
+from ..derived.usage import Ledger
+from ..errors import InvalidInput
+from ..models.embedder import Embedder, resolve_embedder
+from ..reader.extract import Extractor, parse_texts
+from ..reader.standing import StandingIndex
+from ..recall.channels import Scopes
+from ..recall.fusion import FUSIONS
+from ..recall.pipeline import RecallPipeline
+from ..storage.store import Store
+from ..write import writes as W
+from ..write.pending import BATCH, Finisher
+from .transaction import Transaction
+
+__all__ = ["Engine", "LOG_KEEP"]
+
+#: Change-log rows kept (a connection further behind catches up on every row; ~30 bytes each).
+LOG_KEEP = 200_000
+
+
+class Engine:
+    """Everything one open store holds in this process (see the module docstring). Built by
+    :class:`fastmem.Memory`, whose parameters these are."""
+
+    def __init__(self, path: str, *, embedder: Embedder | str | None, extractor: Extractor | None, hrr_dim: int,
+                 slot: SlotSettings, ranker, reembed: bool, progress: bool | None, fusion: str, durable: bool,
+                 derive_in_background: bool) -> None:
+        self.path = path
+        self.extractor = extractor
+        self.lock = threading.RLock()
+        self.tx: Transaction | None = None
+        self.closed = False
+        self.finisher = Finisher(self.derive_until)
+        self.background = bool(derive_in_background)
+        self.store = Store(self.path, durable=durable)
+        self.db = self.store.db
+        try:
+            self.embedder: Embedder = resolve_embedder(embedder, self.db)
+            self.hrr_dim = self._stored_dim(hrr_dim)
+            self.structure = StructureIndex(self.db, StructureEncoder(self.hrr_dim, embed=self.embedder.encode))
+            self.slot = AnalogySlot(self.db, self.structure, slot, verb_vectors=self.embedder.encode,
+                                    ranker=resolve_ranker(ranker),
+                                    sample_vectors=lambda: self.index.sample(SURFACE_SAMPLE))
+            self.index = self._open_vectors(reembed, progress)
+            self.structure.seq = self.seq
+            self.structure.load()
+            self.structure.ensure_version(self.store, self.parser(), progress)
+            self.ledger = Ledger(self.store)
+            self.ledger.load()
+            self.scopes = Scopes(self.db)
+            self.standing = StandingIndex(self.db)
+            self.pipeline = RecallPipeline(self.db, self.index, self.scopes, self.ledger, self.slot, FUSIONS[fusion],
+                                           self.standing)
+            self.dv = self.store.data_version()
+        except BaseException:
+            self.store.close()  # a failed open (model mismatch, bad dim...) leaves no handle behind
+            raise
+
+    # -- opening -----------------------------------------------------------------------------
+    def _stored_dim(self, hrr_dim: int) -> int:
+        """The store's structural code dimension (a new store records ``hrr_dim``)."""
+        stored = self.store.get_setting("hrr_dim")
+        if stored is None:
+            with self.store.atomic():
+                self.store.set_setting("hrr_dim", str(int(hrr_dim)))
+            stored = hrr_dim
+        return int(stored)
+
+    def _open_vectors(self, reembed: bool, progress) -> VectorIndex:
+        """The vector index, loaded (or rebuilt) and caught up with the change log; the
+        store's vectors re-embedded first when ``reembed`` and they came from another model."""
+        other = V.other_models(self.db, self.embedder)
+        if other and not reembed:
+            raise V.model_mismatch(self.path, self.embedder, other)
+        if other:
+            V.reembed_rows(self.store, self.embedder, progress)
+        index = self._new_index()
+        how = V.open_index(self.db, index, progress)
+        # what changed in place since the index was saved (a rebuilt one is current), this
+        # open's own re-embedding included
+        self.store.own.clear()
+        self.seq, changed = self.store.changes_since(index.seq if how == "loaded" else self.store.log_seq())
+        V.catch_up(self.db, index, changed["vec"])
+        index.seq = self.seq
+        return index
+
+    def _new_index(self) -> VectorIndex:
+        # a store's identity: its index file must be its own
+        return VectorIndex(None if self.path.startswith(":") else self.path + ".hnsw", dim=self.embedder.dim,
+                           model_id=self.embedder.model_id, store_id=self.store.identity())
+
+    def rebuild_index(self, progress: bool | None) -> None:
+        """Rebuild the vector index from the stored vectors (it is only a cache of them)."""
+        self.check_open()
+        with self.lock:
+            if self.index.path:
+                for p in (self.index.path, self.index.path + ".json"):
+                    if os.path.exists(p):
+                        os.remove(p)
+            self.index = self._new_index()
+            V.open_index(self.db, self.index, progress)
+            self.pipeline.index = self.index
+
+    # -- life cycle ------------------------------------------------------------------------
+    def close(self, timeout: float) -> None:
+        """See :meth:`fastmem.Memory.close`."""
+        if self.closed:
+            return
+        t0 = time.monotonic()
+        if self.models_ready():  # finishing what is pending costs no model load: use the time
+            self.finisher.wait(timeout)
+        self.finisher.stop(max(0.0, timeout - (time.monotonic() - t0)))
+        with self.lock:
+            self.flush()
+            self.store.close()
+            self.closed = True
+
+    def flush(self) -> None:
+        """See :meth:`fastmem.Memory.flush`."""
+        self.check_open()
+        with self.lock:  # not beside a verb's transaction on the shared connection
+            self.sync()  # the saved index and sums then say which log position they include
+            self.index.save()
+            # sums unchanged since they were read or saved: not rewritten (a read-only command
+            # saved 8 MB at close), unless the log trim below would outdate the stored row
+            if not self.structure.stats_stored(self.store.log_seq() - LOG_KEEP):
+                with self.store.atomic() as db:
+                    self.structure.save_stats(db)
+            self.store.trim_log(LOG_KEEP)
+
+    def check_open(self) -> None:
+        if self.closed:
+            raise InvalidInput("this Memory is closed; open a new one")
+
+    def models_ready(self) -> bool:
+        """Whether the embedder and the parser are loaded (a recall or write pays no load)."""
+        return all(getattr(x, "loaded", True) for x in (self.embedder, self.extractor) if x is not None)
+
+    def parser(self):
+        """Texts -> events with the store's extractor (None without one)."""
+        return (lambda texts: parse_texts(self.extractor, texts)) if self.extractor is not None else None
+
+    # -- other processes -----------------------------------------------------------------------
+    @contextmanager
+    def synced(self):
+        """Hold the lock, caught up with other processes' commits."""
+        with self.lock:
+            self.sync()
+            yield
+
+    def sync(self) -> None:
+        """Catch up with commits made by other connections (other processes)."""
+        dv = self.store.data_version()
+        if dv == self.dv:
+            if self.store.own:  # only this connection wrote since: its changes are applied
+                self.seq = self.index.seq = self.structure.seq = self.store.log_seq()
+                self.store.own.clear()
+            return
+        self.dv = dv
+        # content, not counts: an update elsewhere keeps every count and changes the rows
+        self.seq, changed = self.store.changes_since(self.seq)
+        V.catch_up(self.db, self.index, changed["vec"])
+        self.index.seq = self.seq
+        code = changed["code"]  # new memories' codes are added; anything else is read again
+        if code is None or not (self.structure.catch_up(code) if code else self.structure.in_sync()):
+            self.structure.load()
+        self.structure.seq = self.seq
+        self.ledger.load()
+        self.scopes.reset()
+        self.pipeline.graph.reset()
+
+    # -- writing ---------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self):
+        """See :meth:`fastmem.Memory.transaction`."""
+        self.check_open()
+        with self.lock:
+            if self.tx is not None:  # nested (this thread holds the lock): one COMMIT for both
+                yield self.tx
+                return
+            self.sync()
+            tx = None
+            try:
+                with self.store.atomic() as db:
+                    tx = self.tx = Transaction(self, db)
+                    try:
+                        yield tx
+                    finally:
+                        self.tx = None
+            except BaseException:
+                if tx is not None:
+                    tx.discard()  # rolled back: what began early is withdrawn
+                raise
+            tx.apply()
+
+    def commit(self, prep: W.Prepared, *, scope, source, meta_json, at, ids=None, speaker=None) -> list[int]:
+        """Write a prepared batch (one transaction); the in-process index, codes and scopes
+        follow it after COMMIT."""
+        bulk = len(prep.texts) >= BULK_THREADS_MIN  # the index is built while the rows are written
+        with self.transaction() as tx:
+            ids, changes = W.commit(self.store, prep, scope=scope, source=source, meta_json=meta_json,
+                                    model_id=self.embedder.model_id, structure=self.structure, at=at, ids=ids,
+                                    speaker=speaker,
+                                    on_ids=(lambda got: tx.added_early(got, prep.vecs, scope)) if bulk else None)
+            tx.structure(changes)
+            if not bulk:
+                tx.added(ids, prep.vecs, scope)
+        return ids
+
+    def derive_until(self, stop) -> int:
+        """Derive pending memories, :data:`fastmem.write.pending.BATCH` at a time, until none is left
+        (or ``stop`` is set); the models run outside the lock."""
+        done, last = 0, 0
+        while stop is None or not stop.is_set():
+            with self.lock:
+                if self.closed:
+                    break
+                self.sync()
+                rows = W.pending_rows(self.db, BATCH, after=last)
+            if not rows:
+                break
+            last = rows[-1][0]
+            prep = W.prepare([r[1] for r in rows], [r[2] for r in rows], self.embedder, self.extractor, False)
+            with self.lock:
+                if self.closed:
+                    break
+                with self.transaction() as tx:
+                    ids, vecs, changes = W.commit_pending(self.store, [r[0] for r in rows], prep,
+                                                          model_id=self.embedder.model_id, structure=self.structure)
+                    tx.structure(changes)
+                    tx.revectored(ids, vecs)
+            done += len(ids)
+        return done

