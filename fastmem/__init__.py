@@ -39,7 +39,7 @@ MOVED = {
     "engine": "core.engine", "transaction": "core.transaction", "memory_io": "core.io",
     "memory_rows": "core.rows", "memory_passes": "core.passes", "args": "core.args",
     "check": "core.check", "transfer": "core.transfer",
-    "pending": "write.pending", "writes": "write.writes", "workers": "write.workers",
+    "pending": "write.pending", "writes": "write.prepare", "workers": "write.workers",
     "store": "storage.store", "schema": "storage.schema",
     "embedder": "models.embedder", "minilm": "models.minilm", "onnx_minilm": "models.onnx_minilm",
     "static": "models.model2vec", "exitgate": "models.exitgate",

@@ -3,10 +3,10 @@
 A write is two steps, the same ones :meth:`fastmem.Memory.remember_many` takes:
 
 * **derive** (pure: texts in, embeddings, facts and events out; no store access):
-  :func:`fastmem.write.writes.check_batch` and :func:`fastmem.write.writes.prepare`, run here by Ray Data
+  :func:`fastmem.write.prepare.prepare_items`, run here by Ray Data
   on an actor pool whose actors load MiniLM and the parser once each;
 * **commit** (one transaction of precomputed rows: canonical names, graph, FTS, index and
-  statistics as for any write): :func:`fastmem.write.writes.commit` through the store's own front,
+  statistics as for any write): :func:`fastmem.write.commit.commit` through the store's own front,
   from one place per store file, batches in input order.
 
 Each batch is committed together with a row ``(job, batch)`` in the file's
@@ -38,7 +38,8 @@ from urllib.parse import quote
 import numpy as np
 
 from .errors import InvalidInput
-from .util.text import check_str, check_text, to_epoch
+from .write import prepare as P
+from .write.items import batches_done_in_file, checked_items, read_items
 
 __all__ = ["IngestReport", "commit_batch", "derive_batch", "ingest", "reembed", "shard_path"]
 
@@ -90,29 +91,13 @@ def _answers(address: str, timeout: float = 10.0) -> None:
 # -- input ----------------------------------------------------------------------------------
 def _items(source) -> list[dict]:
     """The items to ingest, validated (nothing is sent before all of it is known to be good)."""
-    from .core.transfer import read_items
-    from .write.writes import check_speaker, encode_meta
-
     if isinstance(source, (str, os.PathLike)):
         items = list(read_items([os.fspath(source)]))
     elif isinstance(source, Iterable) and not isinstance(source, (bytes, dict)):
         items = [x if isinstance(x, dict) else {"text": x} for x in source]
     else:
         raise InvalidInput("source must be a file path (text or JSONL) or an iterable of texts / item dicts")
-    out = []
-    for i, it in enumerate(items):
-        where = f"item {i}"
-        check_text(it.get("text"), f"{where}: text")
-        scope = it.get("scope") or ""
-        check_str(scope, f"{where}: scope")
-        if it.get("source") is not None:
-            check_str(it["source"], f"{where}: source")
-        meta = encode_meta(it.get("meta"))
-        to_epoch(it.get("at"), f"{where}: at")
-        check_speaker(it.get("speaker"), f"{where}: speaker")
-        out.append({"text": it["text"], "scope": scope, "source": it.get("source"), "meta": meta,
-                    "at": it.get("at"), "speaker": it.get("speaker"), "triples": it.get("triples")})
-    return out
+    return checked_items(items)
 
 
 def _job(items: list[dict], batch_size: int, shard_by: str | None) -> str:
@@ -125,27 +110,18 @@ def _job(items: list[dict], batch_size: int, shard_by: str | None) -> str:
 
 # -- derive ---------------------------------------------------------------------------------
 def derive_batch(items: Sequence[dict], embedder=None, extractor=None, encoder=None):
-    """The pure step: validated items -> a :class:`fastmem.write.writes.Prepared` (embeddings,
-    facts, events, statements, windows and, with a :class:`fastmem.analogy.codes.StructureEncoder`
+    """The pure step: validated items -> a :class:`fastmem.write.prepare.Prepared` (embeddings,
+    facts, events, statements, windows and, with a :class:`fastmem.write.prepare.CodeEncoder`
     as ``encoder``, structural codes) plus what each row is written with. What
     ``remember_many`` does before its transaction, and the codes it computes inside it: the
     commit step then encodes nothing (a code of another dimension than the store's is
     encoded again there)."""
-    from .analogy.code_store import stored_code
+    from . import SpacyExtractor
     from .models.embedder import default_embedder
-    from .reader.extract import SpacyExtractor
-    from .write import writes as W
 
     embedder = embedder if embedder is not None else default_embedder()
     extractor = extractor if extractor is not None else SpacyExtractor()
-    texts = [it["text"] for it in items]
-    triples = [it.get("triples") for it in items] if any(it.get("triples") is not None for it in items) else None
-    given, _, when = W.check_batch(texts, scope="", meta=None, triples=triples, extractor=extractor,
-                                   at=[it.get("at") for it in items])
-    speakers = W.check_speakers([it.get("speaker") for it in items], len(items))
-    prep = W.prepare(texts, given, embedder, extractor, False, W.kinds_for(None, speakers))
-    if encoder is not None:
-        prep.codes = [stored_code(encoder, ev) for ev in prep.events]
+    prep, when = P.prepare_items(items, embedder, extractor, encoder)
     rows = {"scope": [it["scope"] for it in items], "source": [it["source"] for it in items],
             "meta": [it["meta"] for it in items], "at": when, "speaker": [it.get("speaker") for it in items]}
     return prep, rows
@@ -155,12 +131,11 @@ class _Deriver:
     """A Ray Data actor: loads the models once, derives one fastmem batch per call."""
 
     def __init__(self) -> None:
-        from .analogy.codes import StructureEncoder
+        from . import SpacyExtractor
         from .models.embedder import default_embedder
-        from .reader.extract import SpacyExtractor
 
         self.embedder, self.extractor = default_embedder(), SpacyExtractor()
-        self.encoder = StructureEncoder(DERIVE_HRR_DIM, embed=self.embedder.encode)
+        self.encoder = P.CodeEncoder(DERIVE_HRR_DIM, self.embedder)
         self.embedder.encode(["warm up"])
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
@@ -182,8 +157,6 @@ def commit_batch(mem, job: str, batch: int, prep, rows: dict) -> list[int] | Non
 
 
 def _done(path: str, job: str) -> set[int]:
-    from .write.writes import batches_done_in_file
-
     return batches_done_in_file(path, job)
 
 

@@ -5,7 +5,7 @@
 transaction every write goes through; each public verb of ``Memory`` is documented here and
 hands over to a service object that holds the engine:
 
-* :class:`fastmem.core.io.Io` - remember and recall (the write path in :mod:`fastmem.write.writes`,
+* :class:`fastmem.core.io.Io` - remember and recall (the write path in :mod:`fastmem.write`,
   the recall pipeline in :mod:`fastmem.recall` with the analogy slot of :mod:`fastmem.analogy`);
 * :class:`fastmem.core.rows.Rows` - pending derivation, edits, export and import, single reads;
 * :class:`fastmem.core.rows.Hosts` - what hosts and integrations need (prepared writes,
@@ -43,7 +43,8 @@ from .reader.extract import Extractor, SpacyExtractor, Triple
 from .recall.channels import NAMES as CHANNELS
 from .recall.fusion import FUSIONS
 from .results import Analogy, Recall, Record
-from .write import writes as W
+from .write.commit import KEEP
+from .write.prepare import Prepared
 
 __all__ = ["Memory", "Session", "SURFACE_RULES"]
 
@@ -439,7 +440,7 @@ class Memory:
         return self._rows.forget(memory_id)
 
     def update(self, memory_id: int, *, text: str | None = None, meta: Mapping[str, Any] | None = None,
-               at: datetime | str | None | object = W.KEEP, speaker: str | None | object = W.KEEP,
+               at: datetime | str | None | object = KEEP, speaker: str | None | object = KEEP,
                wait: bool = True) -> None:
         """Change a memory in place (its id, scope, source and usage stay).
 
@@ -495,14 +496,14 @@ class Memory:
         return self._rows.idf(word)
 
     # -- for hosts and integrations --------------------------------------------------------
-    def prepare(self, texts: Sequence[str], *, triples=None, progress: bool | None = None) -> W.Prepared:
+    def prepare(self, texts: Sequence[str], *, triples=None, progress: bool | None = None) -> Prepared:
         """The models' half of :meth:`remember_many`, without touching the store: each text's
-        embedding, facts and events (a :class:`fastmem.write.writes.Prepared`). For hosts that derive
+        embedding, facts and events (a :class:`fastmem.write.prepare.Prepared`). For hosts that derive
         elsewhere (Ray workers) or outside their own locks; write it with
         :meth:`commit_prepared`. ``triples`` as in :meth:`remember_many`."""
         return self._hosts.prepare(texts, triples=triples, progress=progress)
 
-    def commit_prepared(self, prep: W.Prepared, *, scope: str | Sequence[str] = "",
+    def commit_prepared(self, prep: Prepared, *, scope: str | Sequence[str] = "",
                         source: str | None | Sequence[str | None] = None, meta=None, at=None, speaker=None,
                         mark: tuple[str, int] | None = None,
                         usage: Sequence[tuple[int, int]] | None = None) -> list[int] | None:

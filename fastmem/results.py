@@ -1,4 +1,6 @@
-"""Frozen result types returned by :class:`fastmem.Memory`."""
+"""The types :class:`fastmem.Memory`'s verbs return: small dataclasses with the scores that explain
+them (recall's hits, analogy and standing statements; rows; graph entities and facts;
+categories; the reports of consolidation and of the integrity check)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["Hit", "Analogy", "Recall", "Record"]
+__all__ = ["Hit", "Analogy", "Recall", "Record", "Standing", "Entity", "Fact", "Category", "ConsolidationReport",
+           "CheckReport", "Problem"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +79,7 @@ class Recall:
     timings_ms: dict[str, float] = field(default_factory=dict)
     grounding: dict[str, Any] = field(default_factory=dict)
     #: the standing instructions and preferences that apply to the turn, best first
-    #: (:class:`fastmem.reader.standing.Standing`; empty when none matches or none was asked for)
+    #: (:class:`Standing`; empty when none matches or none was asked for)
     standing: tuple = ()
 
     def __iter__(self):
@@ -103,3 +106,118 @@ class Record:
     meta: dict[str, Any]
     at: datetime | None = None
     speaker: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A standing statement a recall found for its turn (``Recall.standing``).
+
+    ``id``: the memory that holds it; ``text``: that memory's text; ``sentence``: the
+    statement itself; ``kind``, ``polarity`` as in :class:`Statement`; ``score``: the match
+    (cosine plus topic bonus); ``at``: when it was said (UTC, or when written);
+    ``supersedes``: ids of older statements on the same topic it replaced."""
+
+    id: int
+    text: str
+    sentence: str
+    kind: str
+    polarity: int
+    score: float
+    at: float
+    supersedes: tuple[int, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One inconsistency: which ``part``, what is wrong, and whether ``repair`` fixes it."""
+
+    part: str
+    detail: str
+    repairable: bool = True
+
+
+@dataclass
+class CheckReport:
+    """``ok`` when nothing is wrong (after repairs, when asked for)."""
+
+    problems: list[Problem] = field(default_factory=list)
+    repaired: list[Problem] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True)
+class ConsolidationReport:
+    """What one consolidation pass did.
+
+    Attributes
+    ----------
+    created, updated, unchanged : tuple of int
+        Chunk ids (each a memory id) made, changed, and left as they were.
+    clusters : int
+        Clusters found (each created, updated or unchanged).
+    hubs : tuple of str
+        Entities left out because they link too many memories.
+    seconds : float
+    """
+
+    created: tuple[int, ...] = ()
+    updated: tuple[int, ...] = ()
+    unchanged: tuple[int, ...] = ()
+    clusters: int = 0
+    hubs: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Category:
+    """A proposed, approved or rejected category.
+
+    Attributes
+    ----------
+    id : int
+    name : str
+    members : tuple of str
+        Display names of the member entities.
+    relations : tuple of str
+        The roles they share: ``"-drive->"`` (subject of drive), ``"<-drive-"`` (object of drive).
+    status : {"proposed", "approved", "rejected"}
+    member_ids : tuple of int
+        Graph node ids of the members.
+    """
+
+    id: int
+    name: str
+    members: tuple[str, ...]
+    relations: tuple[str, ...]
+    status: str
+    member_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A graph node: canonical key, display name, type and known aliases."""
+
+    id: int
+    key: str
+    name: str
+    type: str
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One stored edge: names are the nodes' display names, ``relation`` canonical;
+    ``memory_id`` is None for the ``instance_of`` link of an approved category."""
+
+    memory_id: int | None
+    subject: str
+    relation: str
+    object: str
+    relation_raw: str
+    subject_id: int
+    object_id: int
+    position: int

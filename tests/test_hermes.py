@@ -215,7 +215,7 @@ def test_holographic_facts_are_imported_once(tmp_path, monkeypatch):
     mark used to leave every fact behind unmarked, and the next start imported them again)."""
     import sqlite3
 
-    from fastmem.write import writes as W
+    from fastmem.storage import marks as W
 
     src = tmp_path / "memory_store.db"
     con = sqlite3.connect(src)

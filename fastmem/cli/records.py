@@ -36,7 +36,7 @@ def cmd_remember(a) -> int:
 
 
 def cmd_ingest(a) -> int:
-    from ..core.transfer import read_items
+    from ..write.items import read_items
     from ..util.progress import bar
 
     items = list(read_items(a.files, a.format))

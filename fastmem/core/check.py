@@ -21,7 +21,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,31 +29,10 @@ from ..derived import graph as G
 from ..derived import usage as U
 from ..derived.vectors import stored_vectors
 from ..passes import chunks as CH
-from ..write import writes as W
+from ..results import CheckReport, Problem
+from ..storage import memories as R
 
 __all__ = ["Problem", "CheckReport", "check"]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One inconsistency: which ``part``, what is wrong, and whether ``repair`` fixes it."""
-
-    part: str
-    detail: str
-    repairable: bool = True
-
-
-@dataclass
-class CheckReport:
-    """``ok`` when nothing is wrong (after repairs, when asked for)."""
-
-    problems: list[Problem] = field(default_factory=list)
-    repaired: list[Problem] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
 
 
 def _sqlite(mem) -> list[Problem]:
@@ -63,7 +41,7 @@ def _sqlite(mem) -> list[Problem]:
 
 
 def _fts(mem) -> list[Problem]:
-    problem = W.text_index_problem(mem.db)
+    problem = R.text_index_problem(mem.db)
     return [Problem("fts", f"the keyword index disagrees with the texts ({problem})")] if problem else []
 
 
@@ -177,7 +155,7 @@ def _repair(mem, part: str) -> None:
     db = mem.db
     if part == "fts":
         with mem.store.atomic():
-            W.rebuild_text_index(db)
+            R.rebuild_text_index(db)
     elif part == "embeddings":
         mem.reembed(progress=False)
     elif part == "index":

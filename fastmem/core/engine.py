@@ -23,17 +23,18 @@ from ..analogy.ranker import resolve_ranker
 from ..analogy.slot import SURFACE_SAMPLE, AnalogySlot, SlotSettings
 from ..derived import vectors as V
 from ..derived.ann import BULK_THREADS_MIN, VectorIndex
+from ..derived.standing import StandingIndex
 from ..derived.usage import Ledger
 from ..errors import InvalidInput
 from ..models.embedder import Embedder, resolve_embedder
 from ..reader.extract import Extractor, parse_texts
-from ..reader.standing import StandingIndex
 from ..recall.channels import Scopes
 from ..recall.fusion import FUSIONS
 from ..recall.pipeline import RecallPipeline
 from ..storage.store import Store
-from ..write import writes as W
+from ..write import commit as C
 from ..write.pending import BATCH, Finisher
+from ..write.prepare import Prepared, prepare
 from .transaction import Transaction
 
 __all__ = ["Engine", "LOG_KEEP"]
@@ -217,12 +218,12 @@ class Engine:
                 raise
             tx.apply()
 
-    def commit(self, prep: W.Prepared, *, scope, source, meta_json, at, ids=None, speaker=None) -> list[int]:
+    def commit(self, prep: Prepared, *, scope, source, meta_json, at, ids=None, speaker=None) -> list[int]:
         """Write a prepared batch (one transaction); the in-process index, codes and scopes
         follow it after COMMIT."""
         bulk = len(prep.texts) >= BULK_THREADS_MIN  # the index is built while the rows are written
         with self.transaction() as tx:
-            ids, changes = W.commit(self.store, prep, scope=scope, source=source, meta_json=meta_json,
+            ids, changes = C.commit(tx.db, prep, scope=scope, source=source, meta_json=meta_json,
                                     model_id=self.embedder.model_id, structure=self.structure, at=at, ids=ids,
                                     speaker=speaker,
                                     on_ids=(lambda got: tx.added_early(got, prep.vecs, scope)) if bulk else None)
@@ -240,16 +241,16 @@ class Engine:
                 if self.closed:
                     break
                 self.sync()
-                rows = W.pending_rows(self.db, BATCH, after=last)
+                rows = C.pending_rows(self.db, BATCH, after=last)
             if not rows:
                 break
             last = rows[-1][0]
-            prep = W.prepare([r[1] for r in rows], [r[2] for r in rows], self.embedder, self.extractor, False)
+            prep = prepare([r[1] for r in rows], [r[2] for r in rows], self.embedder, self.extractor, False)
             with self.lock:
                 if self.closed:
                     break
                 with self.transaction() as tx:
-                    ids, vecs, changes = W.commit_pending(self.store, [r[0] for r in rows], prep,
+                    ids, vecs, changes = C.commit_pending(tx.db, [r[0] for r in rows], prep,
                                                           model_id=self.embedder.model_id, structure=self.structure)
                     tx.structure(changes)
                     tx.revectored(ids, vecs)

@@ -15,7 +15,9 @@ from ..recall.channels import DERIVED
 from ..recall.channels import NAMES as CHANNELS
 from ..results import Analogy, Recall
 from ..util.text import check_query, check_str
-from ..write import writes as W
+from ..write import commit as C
+from ..write.checks import check_batch, check_kinds, check_speakers, kinds_for
+from ..write.prepare import prepare
 from .args import check_id as _check_id
 from .args import check_int as _check_int
 from .args import check_scope as _check_scope
@@ -46,21 +48,21 @@ class Io:
         self.e.check_open()
         if not isinstance(wait, bool):
             raise InvalidInput("wait must be True or False")
-        given, meta_json, when = W.check_batch(texts, scope=scope, meta=meta, triples=triples,
+        given, meta_json, when = check_batch(texts, scope=scope, meta=meta, triples=triples,
                                                extractor=self.e.extractor, source=source, at=at)
-        speakers = W.check_speakers(speaker, len(texts))
-        kinds = W.kinds_for(W.check_kinds(kind, len(texts)), speakers)
+        speakers = check_speakers(speaker, len(texts))
+        kinds = kinds_for(check_kinds(kind, len(texts)), speakers)
         if not texts:
             return []
         if not wait:
             with self.e.transaction() as tx:
-                ids = W.commit_rows(self.e.store, list(texts), given, scope=scope, source=source, meta_json=meta_json,
+                ids = C.commit_rows(tx.db, list(texts), given, scope=scope, source=source, meta_json=meta_json,
                                     at=when, speaker=speakers, kinds=kinds)
                 tx.added(ids, None, scope)
             if self.e.background:
                 self.e.finisher.poke()
             return ids
-        prep = W.prepare(texts, given, self.e.embedder, self.e.extractor, progress, kinds)  # no lock held meanwhile
+        prep = prepare(texts, given, self.e.embedder, self.e.extractor, progress, kinds)  # no lock held meanwhile
         return self.e.commit(prep, scope=scope, source=source, meta_json=meta_json, at=when, speaker=speakers)
 
     # -- recall ----------------------------------------------------------------------------

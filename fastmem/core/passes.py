@@ -17,8 +17,8 @@ from ..passes.categories import Category, Namer
 from ..passes.chunks import ConsolidationReport
 from ..passes.summarize import Extractive, Summarizer
 from ..results import Recall, Record
+from ..storage import memories as R
 from ..util.text import check_text
-from ..write import writes as W
 from .args import check_id as _check_id
 from .args import check_int as _check_int
 from .args import check_scope as _check_scope
@@ -57,7 +57,7 @@ class Passes:
             return [self._record(m) for m in got]
 
     def _record(self, mid: int) -> Record:
-        return Record(**W.row(self.e.db, mid))
+        return Record(**R.row(self.e.db, mid))
 
     def chunks(self, *, scope: str | None = None) -> list[int]:
         _check_scope(scope)
@@ -65,7 +65,7 @@ class Passes:
 
     def chunks_of(self, memory_id: int) -> list[int]:
         mid = _check_id(memory_id)
-        W.row(self.e.db, mid)  # NotFound
+        R.row(self.e.db, mid)  # NotFound
         return CH.containing(self.e.db, mid)
 
     def dissolve(self, chunk_id: int) -> None:
@@ -140,7 +140,7 @@ class UsageVerbs:
 
     def use_history(self, memory_id: int, limit: int = 50) -> list[dict[str, Any]]:
         mid = _check_id(memory_id)
-        W.row(self.e.db, mid)  # NotFound
+        R.row(self.e.db, mid)  # NotFound
         return U.history(self.e.db, mid, _check_int(limit, "limit", 1, 1_000_000))
 
     def use_extremes(self, *, scope: str | None = None, limit: int = 20) -> tuple[list[tuple], list[tuple]]:
@@ -201,7 +201,7 @@ class GraphVerbs:
 
     def facts(self, memory_id: int) -> list[G.Fact]:
         mid = _check_id(memory_id)
-        W.row(self.e.db, mid)  # NotFound
+        R.row(self.e.db, mid)  # NotFound
         return G.facts_of_memory(self.e.db, mid)
 
     def entity_facts(self, name_or_id, *, limit: int = 100, scope: str | None = None) -> list[G.Fact]:

@@ -15,8 +15,12 @@ import numpy as np
 
 from ..derived import vectors as V
 from ..errors import InvalidInput
+from ..storage import marks as MK
+from ..storage import memories as R
 from ..util.text import check_str, check_text, to_epoch
-from ..write import writes as W
+from ..write import commit as C
+from ..write.checks import check_batch, check_speaker, encode_meta, encode_metas
+from ..write.prepare import Prepared, prepare
 from . import transfer as T
 from .args import check_id as _check_id
 from .args import check_int as _check_int
@@ -37,7 +41,7 @@ class Rows:
         self.e.check_open()
         _check_scope(scope)
         with self.e.lock:
-            return W.pending_count(self.e.db, scope)
+            return R.pending_count(self.e.db, scope)
 
     def derive_pending(self, *, wait: bool = True, timeout: float | None = None) -> int | None:
         self.e.check_open()
@@ -59,7 +63,7 @@ class Rows:
             raise InvalidInput("value must be a str, number, bool or None")
         with self.e.lock:
             self.e.sync()
-            return W.with_meta(self.e.db, key, value, scope)
+            return R.with_meta(self.e.db, key, value, scope)
 
     def export_jsonl(self, path: str | os.PathLike | None = None, *, scope: str | None = None,
                      vectors: bool = False) -> int:
@@ -82,27 +86,27 @@ class Rows:
         self.e.check_open()
         mid = _check_id(memory_id)
         with self.e.transaction() as tx:
-            tx.structure(W.forget(self.e.store, mid, self.e.structure))
+            tx.structure(C.forget(tx.db, mid, self.e.structure))
             tx.unvectored([mid])
             tx.forgotten(mid)
 
     def update(self, memory_id: int, *, text: str | None = None, meta: Mapping[str, Any] | None = None,
-               at: datetime | str | None | object = W.KEEP, speaker: str | None | object = W.KEEP,
+               at: datetime | str | None | object = C.KEEP, speaker: str | None | object = C.KEEP,
                wait: bool = True) -> None:
         self.e.check_open()
         mid = _check_id(memory_id)
         if not isinstance(wait, bool):
             raise InvalidInput("wait must be True or False")
-        meta_json = None if meta is None else W.encode_meta(meta)
-        when = at if at is W.KEEP else to_epoch(at)
-        who = speaker if speaker is W.KEEP else W.check_speaker(speaker)
+        meta_json = None if meta is None else encode_meta(meta)
+        when = at if at is C.KEEP else to_epoch(at)
+        who = speaker if speaker is C.KEEP else check_speaker(speaker)
         prep = None
         if text is not None:
             check_text(text, "text")
             if wait:
-                prep = W.prepare([text], [None], self.e.embedder, self.e.extractor, False)
+                prep = prepare([text], [None], self.e.embedder, self.e.extractor, False)
         with self.e.transaction() as tx:
-            tx.structure(W.update(self.e.store, mid, text=text, prep=prep, meta_json=meta_json, at=when,
+            tx.structure(C.update(tx.db, mid, text=text, prep=prep, meta_json=meta_json, at=when,
                                   model_id=self.e.embedder.model_id, structure=self.e.structure, speaker=who))
             if prep is not None:
                 tx.revectored([mid], prep.vecs)
@@ -125,25 +129,25 @@ class Rows:
     # -- reading rows ----------------------------------------------------------------------
     def get(self, memory_id: int) -> dict[str, Any]:
         self.e.check_open()
-        return W.row(self.e.db, _check_id(memory_id))
+        return R.row(self.e.db, _check_id(memory_id))
 
     def count(self, *, scope: str | None = None, source: str | None = None) -> int:
         _check_scope(scope)
         if source is not None:
             check_str(source, "source")
-        return W.count(self.e.db, scope, source)
+        return R.count(self.e.db, scope, source)
 
     def newest(self, *, scope: str | None = None, offset: int = 0, limit: int = 50) -> list[int]:
         self.e.check_open()
         _check_scope(scope)
-        return W.newest(self.e.db, scope, _check_int(offset, "offset", 0, 2**62), _check_int(limit, "limit", 1, 100_000))
+        return R.newest(self.e.db, scope, _check_int(offset, "offset", 0, 2**62), _check_int(limit, "limit", 1, 100_000))
 
     def events(self, memory_id: int) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
         self.e.check_open()
         mid = _check_id(memory_id)
         with self.e.lock:
             self.e.sync()
-            W.row(self.e.db, mid)  # NotFound
+            R.row(self.e.db, mid)  # NotFound
             return [(v, tuple(s), tuple(o)) for v, s, o in self.e.structure.events(mid)]
 
     def idf(self, word: str) -> float:
@@ -159,17 +163,17 @@ class Hosts:
         self.front = front
 
     # -- for hosts and integrations --------------------------------------------------------
-    def prepare(self, texts: Sequence[str], *, triples=None, progress: bool | None = None) -> W.Prepared:
+    def prepare(self, texts: Sequence[str], *, triples=None, progress: bool | None = None) -> Prepared:
         self.e.check_open()
-        given, _, _ = W.check_batch(texts, scope="", meta=None, triples=triples, extractor=self.e.extractor)
-        return W.prepare(texts, given, self.e.embedder, self.e.extractor, progress)
+        given, _, _ = check_batch(texts, scope="", meta=None, triples=triples, extractor=self.e.extractor)
+        return prepare(texts, given, self.e.embedder, self.e.extractor, progress)
 
-    def commit_prepared(self, prep: W.Prepared, *, scope: str | Sequence[str] = "",
+    def commit_prepared(self, prep: Prepared, *, scope: str | Sequence[str] = "",
                         source: str | None | Sequence[str | None] = None, meta=None, at=None, speaker=None,
                         mark: tuple[str, int] | None = None,
                         usage: Sequence[tuple[int, int]] | None = None) -> list[int] | None:
         self.e.check_open()
-        if not isinstance(prep, W.Prepared):
+        if not isinstance(prep, Prepared):
             raise InvalidInput("prep must be a Prepared (from prepare() or distributed.derive_batch)")
         n = len(prep.texts)
         for name, v in (("scope", scope), ("source", source), ("speaker", speaker)):
@@ -177,7 +181,7 @@ class Hosts:
                 raise InvalidInput(f"{name} must be one value or one per memory ({n})")
         if isinstance(scope, str):
             _check_scope(scope)
-        metas = W.encode_metas(meta, n)
+        metas = encode_metas(meta, n)
         when = [to_epoch(x) if not isinstance(x, (int, float)) or isinstance(x, bool) else float(x)
                 for x in (at if isinstance(at, (list, tuple)) else [at] * n)]
         if len(when) != n:
@@ -187,9 +191,9 @@ class Hosts:
                 for u in usage)):
             raise InvalidInput(f"usage must hold one (engaged, ignored) pair of counts >= 0 per memory ({n})")
         if mark is not None:
-            mark = W.check_mark(mark)
+            mark = MK.check_mark(mark)
         with self.e.transaction() as tx:
-            if mark is not None and W.marked(tx.db, *mark):
+            if mark is not None and MK.marked(tx.db, *mark):
                 return None
             ids = self.e.commit(prep, scope=scope, source=source, meta_json=metas, at=when,
                                speaker=speaker)
@@ -197,7 +201,7 @@ class Hosts:
                 self.e.ledger.carry_over(tx.db, ids, usage)
                 tx.usage_changed()
             if mark is not None:
-                W.mark(tx.db, *mark, rows=len(ids))
+                MK.mark(tx.db, *mark, rows=len(ids))
         return ids
 
     def batches_done(self, job: str) -> set[int]:
@@ -205,7 +209,7 @@ class Hosts:
         check_str(job, "job")
         with self.e.lock:
             self.e.sync()
-            return W.batches_done(self.e.db, job)
+            return MK.batches_done(self.e.db, job)
 
     def write_vectors(self, ids: Sequence[int], vecs: np.ndarray) -> None:
         self.e.check_open()
@@ -222,7 +226,7 @@ class Hosts:
         _check_scope(scope)
         with self.e.lock:
             self.e.sync()
-            return W.texts(self.e.db, scope=scope, after=int(after), limit=limit)
+            return R.texts(self.e.db, scope=scope, after=int(after), limit=limit)
 
     def ids_with_text(self, text: str, *, scope: str | None = None) -> list[int]:
         self.e.check_open()
@@ -230,7 +234,7 @@ class Hosts:
         _check_scope(scope)
         with self.e.lock:
             self.e.sync()
-            return W.ids_with_text(self.e.db, text, scope)
+            return R.ids_with_text(self.e.db, text, scope)
 
     def most_used(self, *, scope: str | None = None, limit: int = 100) -> list[int]:
         self.e.check_open()
@@ -245,13 +249,13 @@ class Hosts:
         check_str(key, "key")
         with self.e.lock:
             self.e.sync()
-            return W.with_meta_key(self.e.db, key, None if scopes is None else sorted(scopes))
+            return R.with_meta_key(self.e.db, key, None if scopes is None else sorted(scopes))
 
     def scopes_in_use(self) -> list[str]:
         self.e.check_open()
         with self.e.lock:
             self.e.sync()
-            return W.scopes(self.e.db)
+            return R.scopes(self.e.db)
 
     def stats(self) -> dict[str, Any]:
         self.e.check_open()

@@ -1,11 +1,5 @@
-"""Moving memories in and out: ingestion of text and JSONL files, and a JSONL export that holds
-everything needed to rebuild a store.
-
-Ingestion (:func:`read_items`): a plain-text file gives a memory per line or per paragraph
-(blank-line separated); a ``.jsonl`` / ``.ndjson`` file (or ``fmt="jsonl"``) gives one per
-object: ``{"text": ..., "scope": ..., "source": ..., "meta": {...}, "triples": [...], "at": ...,
-"speaker": ...}``
-(only ``text`` required). ``-`` reads standard input.
+"""Moving memories in and out: a JSONL export that holds everything needed to rebuild a store,
+and its import. (Ingestion of text and JSONL files is :mod:`fastmem.write.items`.)
 
 Export (:func:`export_lines`): a header line ``{"fastmem_export": 1, ...}`` with the model and
 dimensions, then one line per memory with its text, scope, source, meta, time, speaker, facts (as
@@ -22,7 +16,6 @@ An import of such an export embeds, parses and encodes nothing: a bulk load.
 from __future__ import annotations
 
 import base64
-import io
 import json
 import os
 import sys
@@ -33,72 +26,14 @@ import orjson
 
 from ..analogy.code_store import StoredCode
 from ..analogy.codes import StructureEncoder
+from ..derived import standing as ST
 from ..derived.ann import BULK_THREADS_MIN
 from ..errors import InvalidInput
 from ..models.embedder import encode_with_windows
 from ..reader import standing as S
 from ..util.text import from_epoch
 
-__all__ = ["read_items", "export_lines", "parse_export", "FORMATS"]
-
-FORMATS = ("auto", "lines", "paragraphs", "jsonl")
-_ITEM_KEYS = {"text", "scope", "source", "meta", "triples", "at", "speaker"}
-
-
-def _open(path: str):
-    if path == "-":
-        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="strict")
-    return open(path, encoding="utf-8")
-
-
-def read_items(paths: Iterable[str], fmt: str = "auto") -> Iterator[dict]:
-    """Memories to ingest from files (see the module docstring), in order. Raises
-    :class:`InvalidInput` naming the file and line of anything malformed."""
-    if fmt not in FORMATS:
-        raise InvalidInput(f"format must be one of {FORMATS}, not {fmt!r}")
-    for path in paths:
-        kind = fmt
-        if kind == "auto":
-            kind = "jsonl" if path.endswith((".jsonl", ".ndjson")) else "lines"
-        try:
-            fh = _open(path)
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
-        with fh:
-            try:
-                if kind == "jsonl":
-                    for n, line in enumerate(fh, 1):
-                        if not line.strip():
-                            continue
-                        try:
-                            obj = json.loads(line)
-                        except json.JSONDecodeError as exc:
-                            raise InvalidInput(f"{path}:{n}: not JSON ({exc.msg})") from None
-                        if isinstance(obj, str):
-                            obj = {"text": obj}
-                        if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
-                            raise InvalidInput(f"{path}:{n}: each line must be an object with a 'text' string")
-                        extra = set(obj) - _ITEM_KEYS
-                        if extra:
-                            raise InvalidInput(f"{path}:{n}: unknown keys {sorted(extra)} (allowed: {sorted(_ITEM_KEYS)})")
-                        yield obj
-                elif kind == "paragraphs":
-                    block: list[str] = []
-                    for line in fh:
-                        if line.strip():
-                            block.append(line.strip())
-                        elif block:
-                            yield {"text": " ".join(block)}
-                            block = []
-                    if block:
-                        yield {"text": " ".join(block)}
-                else:
-                    for line in fh:
-                        if line.strip():
-                            yield {"text": line.rstrip("\n")}
-            except UnicodeDecodeError as exc:
-                raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason})") from None
-
+__all__ = ["export_lines", "parse_export", "restore", "write_lines"]
 
 def export_lines(mem, *, scope: str | None = None, vectors: bool = False) -> Iterator[dict]:
     """The export of ``mem`` as JSON-able dicts (header first); see the module docstring."""
@@ -108,7 +43,7 @@ def export_lines(mem, *, scope: str | None = None, vectors: bool = False) -> Ite
     yield {"fastmem_export": 1, "model": mem.embedder.model_id, "dim": mem.embedder.dim, "hrr_dim": mem.hrr_dim,
            "structure_version": StructureEncoder.version, "memories": n, "scope": scope}
     chunk_rows = {r[0]: r[1:] for r in db.execute("SELECT memory_id, version, summarizer FROM chunks")}
-    standing = S.exported(db, vectors=vectors)
+    standing = ST.exported(db, vectors=vectors)
     derived = _derived(db, mem.hrr_dim) if vectors else None
     for row in db.execute(
         "SELECT m.id, m.text, m.scope, m.source, m.meta, m.at, m.speaker, m.created, m.updated, ev.events, u.surfaced, "
@@ -213,8 +148,8 @@ def parse_export(fh) -> tuple[dict, list[dict], list[dict], list[dict]]:
 
 
 #: The exported vector of a memory record, when present and of ``dim`` (the same field as a
-#: statement's: :func:`fastmem.reader.standing.vector_of`).
-vector_of = S.vector_of
+#: statement's: :func:`fastmem.derived.standing.vector_of`).
+vector_of = ST.vector_of
 
 
 def write_lines(lines: Iterable[dict], path: str | os.PathLike | None) -> int:
@@ -236,12 +171,14 @@ def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list
     docstring) in one transaction: a failure anywhere leaves the store as it was (the vectors
     an import must compute are computed first, outside it). Returns the number of memories
     written."""
+    from ..storage import memories as R
     from ..util.text import check_text, to_epoch
-    from ..write import writes as W
+    from ..write import commit as C
+    from ..write.checks import check_speaker
 
     for r in mems:
         check_text(r["text"], f"memory {r['id']}")
-        W.check_speaker(r.get("speaker"), f"memory {r['id']}: speaker")
+        check_speaker(r.get("speaker"), f"memory {r['id']}: speaker")
     same_model = header.get("model") == mem.embedder.model_id and header.get("dim") == mem.embedder.dim
     # what needs the model is computed before the transaction (it may embed: the model differs)
     vecs = _vectors(mem, mems, same_model, progress)
@@ -250,11 +187,11 @@ def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list
     bulk = len(mems) >= BULK_THREADS_MIN  # the index is built while the rows are written
     with mem.transaction() as tx:
         db = tx.db
-        keep_ids = len(mem) == 0
+        keep_ids = R.count(db, None, None) == 0
         if bulk and keep_ids:  # the ids are the export's: the index build starts now
             tx.added_early([r["id"] for r in mems], vecs, scope)
         prep = _prepared(mem, header, mems, vecs, standing, windows, same_model)
-        ids, pending = W.commit(mem.store, prep, scope=scope, source=[r.get("source") for r in mems],
+        ids, pending = C.commit(db, prep, scope=scope, source=[r.get("source") for r in mems],
                                 meta_json=[json.dumps(r.get("meta") or {}) for r in mems],
                                 at=[to_epoch(r.get("at")) for r in mems], speaker=[r.get("speaker") for r in mems],
                                 model_id=mem.embedder.model_id, structure=mem.structure,
@@ -298,14 +235,14 @@ def _prepared(mem, header: dict, mems: list[dict], vecs: np.ndarray, standing, w
     """The rows as a prepared batch: their vectors, facts, events, statements, windows and
     (same model, encoder version and dimension) codes."""
     from ..reader.extract import Triple
-    from ..write import writes as W
+    from ..write.prepare import Prepared
 
     facts = [[] if "chunk" in r else [Triple(f[0], f[1], f[2], None if f[3] in (None, "?") else f[3],
                                              None if f[4] in (None, "?") else f[4]) for f in r.get("facts", [])]
              for r in mems]
     same_code = (same_model and header.get("hrr_dim") == mem.hrr_dim
                  and header.get("structure_version") == StructureEncoder.version)
-    return W.Prepared([r["text"] for r in mems], vecs, facts,
+    return Prepared([r["text"] for r in mems], vecs, facts,
                       [r.get("events") or [] for r in mems],  # (verb, subjects, objects), as stored
                       standing, windows,
                       [_code(r, mem.hrr_dim) for r in mems] if same_code else None)
@@ -358,7 +295,7 @@ def _standing(mem, mems: list[dict], same_model: bool) -> list | None:
     own = [i for i, st in enumerate(sts) if st is not None and st.sentence and st.sentence != mems[i]["text"].strip()]
     sv = {}
     if same_model:
-        sv = {i: v for i in own if (v := S.vector_of(mems[i]["standing"], mem.embedder.dim)) is not None}
+        sv = {i: v for i in own if (v := ST.vector_of(mems[i]["standing"], mem.embedder.dim)) is not None}
     todo = [i for i in own if i not in sv]
     if todo:
         sv.update(zip(todo, mem.embedder.encode([sts[i].sentence for i in todo])))

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import math
 from collections import deque
-from dataclasses import dataclass
 
 import apsw
 from rapidfuzz import fuzz, process
 
 from ..errors import NotFound
 from ..reader.canon import canon_relation, fold_name
+from ..results import Entity, Fact
 
 __all__ = ["Entity", "Fact", "resolve_entity", "add_facts", "MERGE_SCORE", "CANDIDATE_SCORE", "alias_candidates",
            "review_alias"]
@@ -25,32 +25,6 @@ MERGE_SCORE = 94.0
 #: ratio at or above which (and below MERGE_SCORE) a review candidate is recorded instead
 CANDIDATE_SCORE = 84.0
 _MIN_FUZZY_LEN = 5
-
-
-@dataclass(frozen=True, slots=True)
-class Entity:
-    """A graph node: canonical key, display name, type and known aliases."""
-
-    id: int
-    key: str
-    name: str
-    type: str
-    aliases: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Fact:
-    """One stored edge: names are the nodes' display names, ``relation`` canonical;
-    ``memory_id`` is None for the ``instance_of`` link of an approved category."""
-
-    memory_id: int | None
-    subject: str
-    relation: str
-    object: str
-    relation_raw: str
-    subject_id: int
-    object_id: int
-    position: int
 
 
 def _compatible(a: str | None, b: str | None) -> bool:

@@ -17,8 +17,8 @@ import numpy as np
 
 from ..errors import ModelMismatch
 from ..models.embedder import Embedder, encode_with_windows
-from ..reader import standing as S
 from ..util.progress import bar
+from . import standing as ST
 from . import windows as X
 from .ann import VectorIndex
 
@@ -117,7 +117,7 @@ def reembed_rows(store, embedder: Embedder, progress: bool | None) -> None:
             for (mid, _), w in zip(rows, wins):  # the windows and statements follow the model
                 X.drop(db, mid)
             X.write(db, [(mid, w) for (mid, _), w in zip(rows, wins) if w is not None])
-            S.reembed(db, [mid for mid, _ in rows], embedder)
+            ST.reembed(db, [mid for mid, _ in rows], embedder)
         last = rows[-1][0]
         if b:
             b.update(len(rows))

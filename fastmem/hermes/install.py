@@ -104,7 +104,7 @@ def import_holographic(src: str | os.PathLike, dest: str | os.PathLike, *, scope
     and the mark that the file was imported: a crash imports everything or nothing, never
     twice."""
     import fastmem
-    from fastmem.write import writes as W
+    from fastmem.util.text import check_text
 
     src = Path(src)
     con = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
@@ -121,7 +121,7 @@ def import_holographic(src: str | os.PathLike, dest: str | os.PathLike, *, scope
         rows = [r for r in rows if isinstance(r[1], str) and r[1].strip()]
         texts = [r[1].strip() for r in rows]
         for t in texts:
-            W.check_text(t, "a holographic fact")
+            check_text(t, "a holographic fact")
         prep = mem.prepare(texts)
         metas = [{"category": cat or "general", "tags": tags or "", "holographic_fact_id": fid,
                   "holographic_trust": trust} for fid, _, cat, tags, trust, _ in rows]

@@ -25,13 +25,13 @@ import json
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import apsw
 
 from ..derived import graph as G
 from ..errors import InvalidInput, NotFound
+from ..results import Category
 
 __all__ = ["Category", "Namer", "RoleNamer", "propose", "listing", "approve", "reject", "revert", "STATUSES"]
 
@@ -39,31 +39,6 @@ STATUSES = ("proposed", "approved", "rejected")
 _PRONOUNS = {"i", "me", "you", "he", "she", "it", "we", "they", "him", "her", "us", "them", "this", "that", "who"}
 _PLURAL = {"person": "people", "organisation": "organisations", "place": "places", "group": "groups",
            "event": "events", "time": "times", "quantity": "amounts", "thing": "things", "concept": "ideas"}
-
-
-@dataclass(frozen=True)
-class Category:
-    """A proposed, approved or rejected category.
-
-    Attributes
-    ----------
-    id : int
-    name : str
-    members : tuple of str
-        Display names of the member entities.
-    relations : tuple of str
-        The roles they share: ``"-drive->"`` (subject of drive), ``"<-drive-"`` (object of drive).
-    status : {"proposed", "approved", "rejected"}
-    member_ids : tuple of int
-        Graph node ids of the members.
-    """
-
-    id: int
-    name: str
-    members: tuple[str, ...]
-    relations: tuple[str, ...]
-    status: str
-    member_ids: tuple[int, ...] = ()
 
 
 @runtime_checkable

@@ -39,37 +39,16 @@ from ..analogy.code_store import StructuralChanges, StructureIndex
 from ..derived import graph as G
 from ..errors import InvalidInput
 from ..reader.canon import fold_name
+from ..results import ConsolidationReport
 from ..util.progress import bar
 from ..util.text import MAX_TEXT_CHARS, STOPWORDS, words
-from ..write import writes as W
+from ..write import commit as C
+from ..write.prepare import Prepared, prepare
 
 __all__ = ["ConsolidationReport", "Cluster", "run", "plan", "create", "update", "members", "stand_in", "summary"]
 
 #: Node types that name something (``?``: a proper noun the parser could not type).
 _NAMED = ("person", "organisation", "place", "group", "event", "?")
-
-
-@dataclass(frozen=True)
-class ConsolidationReport:
-    """What one consolidation pass did.
-
-    Attributes
-    ----------
-    created, updated, unchanged : tuple of int
-        Chunk ids (each a memory id) made, changed, and left as they were.
-    clusters : int
-        Clusters found (each created, updated or unchanged).
-    hubs : tuple of str
-        Entities left out because they link too many memories.
-    seconds : float
-    """
-
-    created: tuple[int, ...] = ()
-    updated: tuple[int, ...] = ()
-    unchanged: tuple[int, ...] = ()
-    clusters: int = 0
-    hubs: tuple[str, ...] = ()
-    seconds: float = 0.0
 
 
 @dataclass
@@ -113,18 +92,18 @@ def run(db: apsw.Connection, store, synced, transaction, *, embedder, extractor,
         with synced():  # a cluster a member of which was forgotten since the plan waits for the next run
             part = [cl for cl in batch if _intact(db, cl)]
         texts = [summary(summarizer, db, cl, budget) for cl in part]
-        prep = W.prepare(texts, [None] * len(texts), embedder, extractor, False)
+        prep = prepare(texts, [None] * len(texts), embedder, extractor, False)
         for i, cl in enumerate(part):
-            one = W.Prepared([texts[i]], prep.vecs[i : i + 1], [prep.facts[i]], [prep.events[i]])
+            one = Prepared([texts[i]], prep.vecs[i : i + 1], [prep.facts[i]], [prep.events[i]])
             with transaction() as tx:  # one transaction per chunk
                 if not _intact(tx.db, cl):
                     continue
                 if cl.action == "create":
-                    cl.chunk_id, pending = create(store, one, cl, summarizer=name, model_id=embedder.model_id,
+                    cl.chunk_id, pending = create(tx.db, one, cl, summarizer=name, model_id=embedder.model_id,
                                                   structure=structure)
                     tx.added([cl.chunk_id], one.vecs, cl.scope)
                 else:
-                    pending = update(store, one, cl, summarizer=name, model_id=embedder.model_id,
+                    pending = update(tx.db, one, cl, summarizer=name, model_id=embedder.model_id,
                                      structure=structure)
                     tx.revectored([cl.chunk_id], one.vecs)
                 tx.structure(pending)
@@ -328,33 +307,32 @@ def _link(db: apsw.Connection, cid: int, cluster: Cluster) -> list[int]:
     return got
 
 
-def create(store, prep: W.Prepared, cluster: Cluster, *, summarizer: str, model_id: str,
+def create(db: apsw.Connection, prep: Prepared, cluster: Cluster, *, summarizer: str, model_id: str,
            structure: StructureIndex) -> tuple[int, StructuralChanges]:
-    """Write a new chunk (its memory, copied facts and bookkeeping) in one transaction."""
+    """Write a new chunk (its memory, copied facts and bookkeeping) inside the caller's
+    transaction."""
     prep.facts = [[]]  # the chunk's facts are its members', copied below: no new entities
-    with store.atomic() as db:
-        (cid,), pending = W.commit(store, prep, scope=cluster.scope, source=None, meta_json="{}", model_id=model_id,
-                                   structure=structure)
-        now = time.time()
-        db.execute("INSERT INTO chunks(memory_id, scope, signature, summarizer, created, updated) VALUES (?,?,?,?,?,?)",
-                   (cid, cluster.scope, "", summarizer, now, now))
-        got = _link(db, cid, cluster)
-        db.execute("UPDATE chunks SET signature=? WHERE memory_id=?", (signature(got), cid))
+    (cid,), pending = C.commit(db, prep, scope=cluster.scope, source=None, meta_json="{}", model_id=model_id,
+                               structure=structure)
+    now = time.time()
+    db.execute("INSERT INTO chunks(memory_id, scope, signature, summarizer, created, updated) VALUES (?,?,?,?,?,?)",
+               (cid, cluster.scope, "", summarizer, now, now))
+    got = _link(db, cid, cluster)
+    db.execute("UPDATE chunks SET signature=? WHERE memory_id=?", (signature(got), cid))
     return cid, pending
 
 
-def update(store, prep: W.Prepared, cluster: Cluster, *, summarizer: str, model_id: str,
+def update(db: apsw.Connection, prep: Prepared, cluster: Cluster, *, summarizer: str, model_id: str,
            structure: StructureIndex) -> StructuralChanges:
-    """Give an existing chunk new members and a new text, in one transaction."""
+    """Give an existing chunk new members and a new text, inside the caller's transaction."""
     cid = cluster.chunk_id
     prep.facts = [[]]
-    with store.atomic() as db:
-        pending = W.update(store, cid, text=prep.texts[0], prep=prep, meta_json=None, at=W.KEEP, model_id=model_id,
-                           structure=structure)
-        db.execute("DELETE FROM chunk_members WHERE chunk_id=?", (cid,))
-        got = _link(db, cid, cluster)
-        db.execute("UPDATE chunks SET signature=?, summarizer=?, updated=?, version=version+1 WHERE memory_id=?",
-                   (signature(got), summarizer, time.time(), cid))
+    pending = C.update(db, cid, text=prep.texts[0], prep=prep, meta_json=None, at=C.KEEP, model_id=model_id,
+                       structure=structure)
+    db.execute("DELETE FROM chunk_members WHERE chunk_id=?", (cid,))
+    got = _link(db, cid, cluster)
+    db.execute("UPDATE chunks SET signature=?, summarizer=?, updated=?, version=version+1 WHERE memory_id=?",
+               (signature(got), summarizer, time.time(), cid))
     return pending
 
 

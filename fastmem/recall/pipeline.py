@@ -20,11 +20,11 @@ import numpy as np
 
 from ..analogy.slot import SURFACE_SAMPLE, AnalogySlot
 from ..derived.ann import VectorIndex
+from ..derived.standing import StandingIndex
 from ..derived.usage import Ledger
 from ..derived.vectors import ids_json
 from ..derived.windows import WindowIndex
 from ..passes import chunks
-from ..reader.standing import StandingIndex
 from ..results import Hit, Recall
 from ..util.bounded import Bounded
 from ..util.text import content_words, from_epoch, singular

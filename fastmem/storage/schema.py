@@ -300,6 +300,22 @@ def _m16_edge_postings(db: apsw.Connection) -> None:
     )
 
 
+def _m17_ingest_log(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        -- batches of resumable imports written (fastmem.storage.marks); earlier releases made
+        -- the table on a first mark, so a store may have it already
+        CREATE TABLE IF NOT EXISTS ingest_log(
+            job TEXT NOT NULL,
+            batch INTEGER NOT NULL,
+            rows INTEGER NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY(job, batch)
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -317,5 +333,6 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("standing", _m14_standing),
     ("windows", _m15_windows),
     ("edge_postings", _m16_edge_postings),
+    ("ingest_log", _m17_ingest_log),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -4,7 +4,7 @@
 model runs: milliseconds, and keyword recall finds it) and marks it *pending*; its embedding,
 facts, events and structural code follow. :class:`Finisher` is the one thread per
 :class:`~fastmem.Memory` that derives them, in batches, each batch embedded and parsed outside
-the store's lock and committed in a transaction of its own (:func:`fastmem.write.writes.commit_pending`).
+the store's lock and committed in a transaction of its own (:func:`fastmem.write.commit.commit_pending`).
 A memory left pending by a process that exited is finished by the next one that asks
 (:meth:`fastmem.Memory.derive_pending`); ``fastmem check`` counts them.
 """

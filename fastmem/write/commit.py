@@ -1,0 +1,182 @@
+"""The store's half of a write: one transaction that writes the memories with their FTS rows
+(by trigger), usage rows, embeddings, graph facts, events, structural codes, word counts,
+windows and standing statements, all or nothing.
+
+Each table is written by its owner (:mod:`fastmem.storage.memories`,
+:mod:`fastmem.derived.vectors`, :mod:`fastmem.derived.graph`,
+:mod:`fastmem.analogy.code_store`, ...); here they are called in order. :func:`forget` is the
+only deletion. A write that must not wait for the models (:func:`commit_rows`) commits the
+rows first and marks them pending; :func:`commit_pending` adds their derived parts later.
+Each function returns what the process must follow (the structural changes, applied by the
+engine's transaction after COMMIT), so a failed transaction leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..analogy.code_store import StructuralChanges, StructureIndex
+from ..derived import graph as G
+from ..derived import standing as ST
+from ..derived import usage as U
+from ..derived import vectors as V
+from ..derived import windows as X
+from ..reader import standing as S
+from ..reader.extract import Triple
+from ..storage import memories as R
+from .prepare import Prepared
+
+__all__ = ["commit", "commit_rows", "commit_pending", "pending_rows", "forget", "update", "KEEP"]
+
+
+def _insert_rows(db, texts: Sequence[str], *, scope, source, meta_json, at, speaker, ids, now: float,
+                 times=None) -> list[int]:
+    """The memories' rows (FTS rows by trigger) and usage rows; returns their ids."""
+    new_ids = R.insert(db, texts, scope=scope, source=source, meta_json=meta_json, at=at, speaker=speaker, ids=ids,
+                       now=now, times=times)
+    U.add_rows(db, new_ids)
+    return new_ids
+
+
+def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, structure: StructureIndex,
+                    pending: StructuralChanges) -> None:
+    """Embeddings, graph facts, events, codes and word counts of memories whose rows exist."""
+    V.put(db, ids, prep.vecs, model_id)
+    G.add_facts_many(db, ids, prep.facts)
+    structure.stage_many(db, ids, prep.events, pending, prep.codes)
+    structure.write_df(db, pending.df)
+    if prep.windows is not None:
+        X.write(db, [(mid, w) for mid, w in zip(ids, prep.windows) if w is not None])
+    if prep.standing is not None:  # a host's kind= (written with the row) is kept
+        ST.write(db, [(mid, *st) for mid, st in zip(ids, prep.standing) if st is not None and st[0] is not None],
+                 replace=False)
+
+
+def commit(db, prep: Prepared, *, scope, source, meta_json, model_id: str, structure: StructureIndex,
+           at: Sequence[float | None] | None = None, ids: Sequence[int] | None = None,
+           speaker=None, times=None, on_ids=None) -> tuple[list[int], StructuralChanges]:
+    """Write a prepared batch inside the caller's transaction (``db``); returns the new ids and
+    the structural changes to apply (:meth:`StructureIndex.apply`) once it has committed.
+
+    ``scope``, ``source``, ``meta_json`` and ``speaker`` are one value for all or a list (one
+    per text); ``ids`` asks for these ids (a restore), otherwise the store assigns them;
+    ``times`` gives each text's ``(created, updated)`` (a restore), otherwise now.
+    ``on_ids(ids)`` is called as soon as the ids are known (a bulk load starts its index
+    build)."""
+    pending = StructuralChanges()
+    ids = _insert_rows(db, prep.texts, scope=scope, source=source, meta_json=meta_json, at=at, speaker=speaker,
+                       ids=ids, now=time.time(), times=times)
+    if on_ids is not None:
+        on_ids(ids)
+    _insert_derived(db, ids, prep, model_id, structure, pending)
+    return ids, pending
+
+
+def _triples_json(ts: list[Triple] | None) -> str | None:
+    return None if ts is None else json.dumps([[t.subject, t.relation, t.object, t.subject_type, t.object_type]
+                                               for t in ts])
+
+
+def commit_rows(db, texts: Sequence[str], given: list, *, scope, source, meta_json,
+                at: Sequence[float | None] | None = None, speaker=None, kinds=None) -> list[int]:
+    """Write memories *before* their derived parts, inside the caller's transaction, needing no
+    model: the rows, their FTS rows (keyword recall finds them at once) and usage rows, and a
+    pending row each (with the caller's triples) for :func:`commit_pending` to finish; a host's
+    ``kinds`` (its statements take the memory's vector once it is derived). Returns the ids."""
+    ids = _insert_rows(db, texts, scope=scope, source=source, meta_json=meta_json, at=at, speaker=speaker,
+                       ids=None, now=time.time())
+    R.insert_pending(db, [(mid, _triples_json(g)) for mid, g in zip(ids, given)])
+    if kinds is not None:
+        ST.write(db, [(mid, S.PLAIN if k in ("plain", S.SKIP) else S.explicit(k, t, None), None)
+                      for mid, t, k in zip(ids, texts, kinds) if k is not None])
+    return ids
+
+
+def pending_rows(db, limit: int, after: int = 0) -> list[tuple[int, str, list[Triple] | None]]:
+    """Up to ``limit`` pending memories with ids above ``after``: ``(id, text, triples)``,
+    ``triples`` None where they are to be extracted."""
+    return [(mid, text, None if ts is None else [Triple(*t) for t in ts])
+            for mid, text, ts in R.pending_rows(db, limit, after)]
+
+
+def commit_pending(db, ids: Sequence[int], prep: Prepared, *, model_id: str,
+                   structure: StructureIndex) -> tuple[list[int], np.ndarray, StructuralChanges]:
+    """Finish pending memories inside the caller's transaction: those of ``ids`` that are still
+    pending with the text ``prep`` was made from (another process may have finished, changed
+    or forgotten one meanwhile) get their embedding, facts, events and code, and leave
+    pending. Returns the ids finished, their vectors and the structural changes."""
+    pending = StructuralChanges()
+    now = R.pending_texts(db, ids)
+    keep = [j for j, mid in enumerate(ids) if now.get(mid) == prep.texts[j]]
+    done = [int(ids[j]) for j in keep]
+    part = prep.subset(keep)
+    if done:
+        _insert_derived(db, done, part, model_id, structure, pending)
+        R.drop_pending(db, done)
+    return done, part.vecs, pending
+
+
+def forget(db, mid: int, structure: StructureIndex) -> StructuralChanges:
+    """Delete one memory with its vector, facts (orphaned entities too), code and usage inside
+    the caller's transaction; raises :class:`~fastmem.errors.NotFound`. Returns the structural
+    changes to apply."""
+    pending = StructuralChanges()
+    R.require(db, mid)
+    structure.stage_forget(db, mid, pending)
+    structure.write_df(db, pending.df)
+    nodes = G.drop_facts(db, mid)
+    R.delete(db, mid)
+    U.drop_events(db, mid)
+    G.drop_orphans(db, nodes)
+    return pending
+
+
+#: ``update(at=KEEP)`` leaves the time as it is (the same for ``speaker``).
+KEEP = object()
+
+
+def update(db, mid: int, *, text: str | None, prep: Prepared | None, meta_json: str | None,
+           at: float | None | object, model_id: str, structure: StructureIndex,
+           speaker: str | None | object = KEEP) -> StructuralChanges:
+    """Change a memory in place, inside the caller's transaction: a new ``text`` (with
+    ``prep``, its embedding and parse) replaces the FTS row, vector, facts, events and code
+    (with ``prep`` None, the old derived parts go and the memory is pending again);
+    ``meta_json`` replaces the metadata; ``at`` (``KEEP`` to leave it) the time; ``speaker``
+    likewise (None clears it). Raises NotFound."""
+    pending = StructuralChanges()
+    R.require(db, mid)
+    fields: dict = {}
+    if meta_json is not None:
+        fields["meta"] = meta_json
+    if at is not KEEP:
+        fields["at"] = at
+    if speaker is not KEEP:
+        fields["speaker"] = speaker
+    if text is not None:
+        fields["text"] = text
+        nodes = G.drop_facts(db, mid)
+        ST.drop(db, mid)
+        X.drop(db, mid)
+        structure.stage_forget(db, mid, pending, delete=True)
+    R.set_fields(db, mid, fields)
+    if text is not None and prep is None:  # derived later: the memory is pending again
+        V.drop(db, mid)
+        R.make_pending(db, mid)
+        G.drop_orphans(db, nodes)
+    elif text is not None:
+        V.put(db, [mid], prep.vecs[:1], model_id)
+        R.drop_pending(db, [mid])  # derived now, from the new text
+        if prep.facts[0]:
+            G.add_facts(db, mid, prep.facts[0])
+        G.drop_orphans(db, nodes)
+        structure.stage(db, mid, prep.events[0], pending)
+        if prep.standing is not None and prep.standing[0] is not None:
+            ST.write(db, [(mid, *prep.standing[0])])
+        if prep.windows is not None and prep.windows[0] is not None:
+            X.write(db, [(mid, prep.windows[0])])
+    structure.write_df(db, pending.df)
+    return pending
