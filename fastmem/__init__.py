@@ -142,7 +142,7 @@ def warmup(*, models: bool = False, static: bool = False, kernels: bool = True) 
         StaticMiniLM().encode(["warm up"])
     if models:
         from .models.embedder import default_embedder
-        from .reader.extract import load_spacy
+        from .models.parser import load_spacy
 
         emb = default_embedder()
         emb.load()  # the model a long-running process embeds with (ONNX Runtime's, when installed)

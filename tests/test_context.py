@@ -25,7 +25,7 @@ def test_without_a_source_the_turns_of_a_transcript_are_neighbours(mem):
     """No source: turns of a transcript ("Name: ..." each) written one after another, in one
     call or a call each, are neighbours (LoCoMo dev, text only: fused any@5 0.641 -> 0.732);
     turns written more than TURN_GAP apart are not, and neither are list items."""
-    from fastmem.recall.channels import TURN_GAP
+    from fastmem.recall.channels.context import TURN_GAP
 
     q = "How was the Sunflower Festival concert?"
     mem.remember_many(noise_texts(50, seed=2))

@@ -169,14 +169,14 @@ def test_a_new_process_loads_the_parser_beside_the_first_recalls_embedding(tmp_p
                          "Kenji repaired the roof before the storm.", "The museum bought a painting in Lyon."])
     code = f"""
 import json, sys, fastmem
-from fastmem import extract
+from fastmem.models import parser
 with fastmem.Memory({db!r}, progress=False) as m:
     if sys.argv[1] == "first":
-        extract.load_spacy()
+        parser.load_spacy()
     r = m.recall("where does Alice live now that Omar runs the bakery", k=3, record=False)
 print(json.dumps([[h.id for h in r.hits], [round(h.score, 6) for h in r.hits],
                   None if r.analogy is None else r.analogy.id, "torch" in sys.modules,
-                  extract._NLP_THREAD is not None]))
+                  parser._NLP_THREAD is not None]))
 """
     got = {}
     for how in ("first", "beside"):

@@ -29,8 +29,9 @@ def test_normalised_head_is_the_same_for_a_longer_cut():
 def test_small_channels_are_min_max_and_ties_order_nothing():
     ch = {1: (1, 3.0), 2: (2, 2.0), 3: (3, 1.0)}
     assert F.normalised(ch) == {1: 1.0, 2: 0.5, 3: 0.0}
-    fused = F.relative_score({"keyword": {1: (1, 2.0), 2: (1, 2.0)}, "vector": {1: (1, 0.9), 2: (2, 0.5)}})
-    assert fused[1] > fused[2] and fused[1] - fused[2] == F.DEFAULT_WEIGHTS["vector"]
+    w = {"keyword": 1.0, "vector": 0.8}
+    fused = F.relative_score({"keyword": {1: (1, 2.0), 2: (1, 2.0)}, "vector": {1: (1, 0.9), 2: (2, 0.5)}}, w)
+    assert fused[1] > fused[2] and fused[1] - fused[2] == w["vector"]
 
 
 def test_asking_for_more_hits_keeps_the_first_ones(mem):

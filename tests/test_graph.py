@@ -214,7 +214,7 @@ def test_graph_channel_counts_named_entities_and_treats_hubs_as_extras(mem, monk
     facts (a hub) only adds to memories the rarer ones found, and a turn naming only hubs
     gets the newest memories of the rarest. In a store of several scopes, another scope's
     memories are never counted."""
-    from fastmem.recall.channels import Graph
+    from fastmem.recall.channels.graph import Graph
 
     monkeypatch.setattr(Graph, "CAP", 5)  # Acme (8 facts) is a hub; Lisbon (5) is not
     hub = [mem.remember(f"Note {i} of the week.", triples=[("Acme", "own", f"Part {i}")]) for i in range(6)]

@@ -71,7 +71,7 @@ def test_update_sets_and_clears_the_speaker_and_export_keeps_it(mem, tmp_path):
 def test_a_name_in_front_of_the_text_is_the_speaker_when_none_is_given(mem):
     """Transcripts written as "Name: text" without ``speaker=`` (plain writes on LoCoMo dev:
     fused any@5 0.623 -> 0.641); labels, times and URLs are never speakers."""
-    from fastmem.recall.channels import prefix_speaker
+    from fastmem.util.text import prefix_speaker
 
     mem.remember_many(noise_texts(120, seed=5))
     ids = mem.remember_many([f"{s}: {t}" for s, t in CHAT])

@@ -11,7 +11,7 @@ import pytest
 import fastmem
 from fastmem.errors import InvalidInput
 from fastmem.evaluate import chats as dev
-from fastmem.reader.extract import load_spacy
+from fastmem.models.parser import load_spacy
 from fastmem.reader.standing import detect
 
 HERE = os.path.dirname(__file__)

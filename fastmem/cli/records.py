@@ -36,8 +36,8 @@ def cmd_remember(a) -> int:
 
 
 def cmd_ingest(a) -> int:
-    from ..write.items import read_items
     from ..util.progress import bar
+    from ..write.items import read_items
 
     items = list(read_items(a.files, a.format))
     if a.ray is not None:

@@ -28,9 +28,9 @@ from ..derived.usage import Ledger
 from ..errors import InvalidInput
 from ..models.embedder import Embedder, resolve_embedder
 from ..reader.extract import Extractor, parse_texts
-from ..recall.channels import Scopes
 from ..recall.fusion import FUSIONS
 from ..recall.pipeline import RecallPipeline
+from ..recall.scopes import Scopes
 from ..storage.store import Store
 from ..write import commit as C
 from ..write.pending import BATCH, Finisher
@@ -192,7 +192,7 @@ class Engine:
         self.structure.seq = self.seq
         self.ledger.load()
         self.scopes.reset()
-        self.pipeline.graph.reset()
+        self.pipeline.reset()
 
     # -- writing ---------------------------------------------------------------------------
     @contextmanager

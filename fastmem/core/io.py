@@ -11,8 +11,7 @@ from ..errors import InvalidInput
 from ..models.embedder import encode_queries, encode_query
 from ..reader.extract import parse_turns
 from ..recall.arrange import ORDERS
-from ..recall.channels import DERIVED
-from ..recall.channels import NAMES as CHANNELS
+from ..recall.channels import CHANNELS
 from ..results import Analogy, Recall
 from ..util.text import check_query, check_str
 from ..write import commit as C
@@ -106,7 +105,7 @@ class Io:
         preload = getattr(self.e.extractor, "load_in_background", None)
         if slot and preload is not None and not getattr(self.e.extractor, "loaded", True):
             preload()  # a new process: the parser loads while the turn is embedded
-        if "vector" not in use and not any(c in use for c in DERIVED) and not analogy and not standing:
+        if not any(CHANNELS[c].needs_model for c in use) and not analogy and not standing:
             vecs = [None] * len(queries)  # keyword and graph alone never need the model
         elif len(queries) > 1:
             vecs = encode_queries(self.e.embedder, list(queries))

@@ -101,7 +101,7 @@ class Transaction:
         self._reset_scopes = True
 
     def graph_changed(self) -> None:
-        """Categories or aliases changed: the graph channel's caches are dropped."""
+        """Categories or aliases changed: the recall channels' caches are dropped."""
         self._reset_graph = True
 
     # -- applying (after COMMIT) -----------------------------------------------------------
@@ -126,7 +126,7 @@ class Transaction:
         if self._reset_scopes:
             steps.append(o.scopes.reset)
         if self._reset_graph:
-            steps.append(o.pipeline.graph.reset)
+            steps.append(o.pipeline.reset)
         if self._structure:
             steps.append(lambda: o.structure.save_if_due(o.store))
         if self._vectors:

@@ -192,15 +192,17 @@ class Ledger:
             self._turns[session] = int(row[0]) if row and row[0] is not None else 0
         return self._turns[session]
 
-    def record(self, hits, analogy, session: str | None) -> None:
-        """Count what one recall surfaced (each hit under its best-ranked channel)."""
+    def record(self, hits, analogy, session: str | None, channels: tuple[str, ...] | list[str] = ()) -> None:
+        """Count what one recall surfaced, each hit under its best-ranked of ``channels`` (the
+        recall channels that can surface a memory by themselves; the first of them on a tie)
+        or ``"fused"`` when none of them found it."""
         if not hits and analogy is None:
             return
         turn = self.turn(session) if session is not None else None
         now = time.time()
         rows = []
         for h in hits:
-            chans = [c for c in ("keyword", "vector", "graph", "context") if c in h.why]
+            chans = [c for c in channels if c in h.why]
             ch = min(chans, key=lambda c: h.why[c]["rank"]) if chans else "fused"
             rows.append((h.id, session, turn, ch, now))
         if analogy is not None:

