@@ -173,17 +173,17 @@ def test_slot_stage(benchmark, store):
     prepared = []
     for q in B.queries(20, seed=6):
         vec = m.embedder.encode([q])[0]
-        _, labels = C.vector(m.index, vec, 40, None)
+        _, labels = C.vector(m.internals.index, vec, 40, None)
         r = m.recall(q, k=10, record=False, analogy=False)
-        turn = m.slot.prepare(q, m.extractor, m.slot.z_min)
+        turn = m.internals.slot.prepare(q, m.extractor, m.analogy_settings.z_min)
         prepared.append((turn, vec, labels, [h.id for h in r.hits]))
     it = itertools.cycle(prepared)
     fired = []
 
     def one():
         turn, vec, labels, ids = next(it)
-        a = m.slot.pick(turn, vec, scope=None, session=None, z_min=m.slot.z_min, surface_labels=labels,
-                        recall_ids=ids, n_live=m.index.live, weights={})
+        a = m.internals.slot.pick(turn, vec, scope=None, session=None, z_min=m.analogy_settings.z_min, surface_labels=labels,
+                        recall_ids=ids, n_live=m.internals.index.live, weights={})
         fired.append(a is not None)
 
     benchmark.pedantic(one, rounds=100, warmup_rounds=5)
@@ -268,9 +268,9 @@ def bytes_per_memory(m, path) -> dict:
     """Bytes per memory on disk by where they go, text excluded (SQLite dbstat + the index)."""
     n = len(m)
     per: dict[str, int] = {}
-    for name, size in m.db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
+    for name, size in m.internals.db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
         per[name] = size
-    text = m.db.execute("SELECT sum(length(CAST(text AS BLOB))) FROM memories").fetchone()[0] or 0
+    text = m.internals.db.execute("SELECT sum(length(CAST(text AS BLOB))) FROM memories").fetchone()[0] or 0
     groups = {
         "vectors (sqlite)": ["embeddings"],
         "codes": ["codes", "hrr_stats"],
@@ -307,12 +307,12 @@ def test_analogy_candidates(benchmark, store):
 
     m, n, _ = store
     benchmark.group = f"analogy candidates {n // 1000}k"
-    st = m.structure
+    st = m.internals.structure
     sqs = [s for s in (st.query(parse_turn(m.extractor, q)[0]) for q in B.queries(200, seed=21)) if s is not None]
     it = itertools.cycle(sqs)
-    benchmark.pedantic(lambda: m.slot.candidates(next(it), 2.0), rounds=len(sqs), warmup_rounds=5)
+    benchmark.pedantic(lambda: m.internals.slot.candidates(next(it), 2.0), rounds=len(sqs), warmup_rounds=5)
     if n >= 100_000:
-        rows = m.db.execute("SELECT terms FROM codes").fetchall()
+        rows = m.internals.db.execute("SELECT terms FROM codes").fetchall()
         big = TermIndex()
         big.build(np.arange(1, 10 * len(rows) + 1), [np.frombuffer(t, np.int64) for t, in rows] * 10)
         ts = []

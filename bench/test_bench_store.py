@@ -190,9 +190,9 @@ def test_best_window_scan(benchmark, tmp_path, n_windows):
     with fastmem.Memory(str(tmp_path / "w.db"), extractor=None) as m:
         ids = m.remember_many([f"memory {i}" for i in range(n_windows // 5)], progress=False)
         with m.transaction():
-            m.db.executemany("INSERT INTO windows(memory_id, n, vecs) VALUES (?,?,?)",
+            m.internals.db.executemany("INSERT INTO windows(memory_id, n, vecs) VALUES (?,?,?)",
                              [(mid, 5, v[5 * i : 5 * i + 5].tobytes()) for i, mid in enumerate(ids)])
-        w = WindowIndex(m.db, 384)
+        w = WindowIndex(m.internals.db, 384)
         q = v[0]
         w.best(q, 50)  # loaded once
         benchmark.pedantic(lambda: w.best(q, 50), rounds=30, warmup_rounds=2)

@@ -29,6 +29,8 @@ _LAZY = {
     "Triple": "reader.extract",
     "SpacyExtractor": "reader.extract",
     "ChatExtractor": "reader.extract",
+    "probe": "storage.store",
+    "SCHEMA_VERSION": "storage.store",
 }
 
 #: Where the modules of the flat layout (fastmem 0.1's first releases) live now: ``import
@@ -108,6 +110,9 @@ __all__ = [
     "ChatExtractor",
     "warmup",
     "structural_similarity",
+    "recall_channels",
+    "probe",
+    "SCHEMA_VERSION",
     "errors",
     "FastmemError",
     "InvalidInput",
@@ -148,6 +153,15 @@ def warmup(*, models: bool = False, static: bool = False, kernels: bool = True) 
         emb.load()  # the model a long-running process embeds with (ONNX Runtime's, when installed)
         emb.encode(["warm up"])
         load_spacy()
+
+
+def recall_channels(*, model_free: bool = False) -> tuple[str, ...]:
+    """The recall channels ``Memory.recall(channels=...)`` accepts, in the order they run (the
+    built-in ones and any registered with :func:`fastmem.recall.channel`). ``model_free``: only
+    those that need no embedding model (what a host can run while the model loads)."""
+    from .recall.channels import names
+
+    return names(model_free=model_free)
 
 
 _SIM_ENCODER = None

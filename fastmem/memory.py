@@ -1,24 +1,22 @@
 """The front: :class:`Memory`, one SQLite file with hybrid recall and the analogy slot.
 
 ``Memory`` is composed, not inherited. :class:`fastmem.core.engine.Engine` owns the store's state
-(the file, the models, the derived indexes, the ledger, the scopes, the lock) and the one
-transaction every write goes through; each public verb of ``Memory`` is documented here and
-hands over to a service object that holds the engine:
+(the file, the models, the derived indexes, the ledger, the scopes, the lock) and its two
+doors: every read through :meth:`~fastmem.core.engine.Engine.reading`, every write through
+:meth:`~fastmem.core.engine.Engine.transaction`. Each public verb of ``Memory`` is documented
+here and hands over to one of two services that hold the engine and nothing else:
 
-* :class:`fastmem.core.io.Io` - remember and recall (the write path in :mod:`fastmem.write`,
-  the recall pipeline in :mod:`fastmem.recall` with the analogy slot of :mod:`fastmem.analogy`);
-* :class:`fastmem.core.rows.Rows` - pending derivation, edits, export and import, single reads;
-* :class:`fastmem.core.rows.Hosts` - what hosts and integrations need (prepared writes,
-  marks, reads by text, metadata key and use, stats);
-* :class:`fastmem.core.passes.Passes` - chunks and categories;
-* :class:`fastmem.core.passes.UsageVerbs` - feedback, usage and inferred engagement;
-* :class:`fastmem.core.passes.GraphVerbs` - the knowledge graph.
+* :class:`fastmem.core.reading.Reading` - recall (the pipeline of :mod:`fastmem.recall` with
+  the analogy slot of :mod:`fastmem.analogy`), rows, the graph, chunks, categories, use;
+* :class:`fastmem.core.writing.Writing` - remember (the write path of :mod:`fastmem.write`),
+  edits, import, prepared writes, the passes of :mod:`fastmem.passes`, feedback.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Collection, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -28,9 +26,8 @@ from .analogy.slot import SURFACE_RULES, SlotSettings
 from .core.check import CheckReport
 from .core.check import check as check_store
 from .core.engine import Engine
-from .core.io import Io
-from .core.passes import GraphVerbs, Passes, UsageVerbs
-from .core.rows import Hosts, Rows
+from .core.reading import Reading
+from .core.writing import Writing
 from .derived import graph as G
 from .derived.usage import Session
 from .errors import InvalidInput
@@ -138,10 +135,11 @@ class Memory:
 
     Attributes
     ----------
-    slot : AnalogySlot
-        The analogy slot; its settings (``z_min``, ``surface_rule``...) can be changed live.
-    structure : StructureIndex
-        Events, structural codes and terms (``structure.terms``), statistics and word counts.
+    analogy_settings : fastmem.analogy.slot.SlotSettings
+        The analogy slot's settings under the names of the keywords above, changeable live
+        (``mem.analogy_settings.surface_rule = "recall"``; checked on assignment).
+    internals : fastmem.core.engine.Engine
+        The engine behind the verbs, for fastmem's own checks, evaluations and tests.
     """
 
     def __init__(
@@ -179,34 +177,35 @@ class Memory:
             raise InvalidInput("analogy_mapping: the structure mapping is the analogy slot's score; only True "
                                "is accepted")
         settings = SlotSettings(
-            alpha=analogy_alpha, z_min=z_min, surface_z=surface_z, literal_max=analogy_literal_max,
+            analogy_alpha=analogy_alpha, z_min=z_min, surface_z=surface_z, analogy_literal_max=analogy_literal_max,
             surface_exclude=surface_exclude, surface_fraction=surface_fraction, surface_max=surface_max,
             surface_floor=surface_floor, surface_rule=surface_rule, surface_names=surface_names,
-            repeat_window=analogy_repeat_window, rerank=analogy_rerank, min_store=min_store,
-            min_units=analogy_min_units).checked()
+            analogy_repeat_window=analogy_repeat_window, analogy_rerank=analogy_rerank, min_store=min_store,
+            analogy_min_units=analogy_min_units)
         self._engine = e = Engine(
             os.fspath(path), embedder=embedder,
             extractor=SpacyExtractor() if extractor is _DEFAULT_EXTRACTOR else extractor, hrr_dim=hrr_dim,
             slot=settings, ranker=analogy_ranker, reembed=reembed, progress=progress, fusion=fusion,
             durable=durable, derive_in_background=derive_in_background)
-        self._io, self._rows, self._hosts = Io(e, self), Rows(e, self), Hosts(e, self)
-        self._passes, self._usage, self._graph = Passes(e, self), UsageVerbs(e, self), GraphVerbs(e, self)
+        self._read, self._write = Reading(e), Writing(e)
 
-    # -- what the engine holds (views for the core's own modules, evaluations and tests) ------
+    # -- what a user may read and set ------------------------------------------------------------
     path = property(lambda self: self._engine.path, doc="The store file's path.")
-    store = property(lambda self: self._engine.store, doc="The :class:`fastmem.storage.store.Store` (the file).")
-    db = property(lambda self: self._engine.db, doc="The store's apsw connection.")
     embedder = property(lambda self: self._engine.embedder, doc="The sentence embedder.")
     extractor = property(lambda self: self._engine.extractor,
                          lambda self, x: setattr(self._engine, "extractor", x),
                          doc="The extractor (None: no extraction); settable (an evaluation caches parses).")
     hrr_dim = property(lambda self: self._engine.hrr_dim, doc="The dimension of the structural codes.")
-    structure = property(lambda self: self._engine.structure, doc=":class:`fastmem.analogy.code_store.StructureIndex`.")
-    slot = property(lambda self: self._engine.slot, doc="The :class:`fastmem.analogy.AnalogySlot`.")
-    index = property(lambda self: self._engine.index, doc="The :class:`fastmem.derived.ann.VectorIndex`.")
-    ledger = property(lambda self: self._engine.ledger, doc="The usage ledger.")
-    scopes = property(lambda self: self._engine.scopes, doc="The scope sets.")
-    pipeline = property(lambda self: self._engine.pipeline, doc="The recall pipeline.")
+    analogy_settings = property(
+        lambda self: self._engine.slot.settings,
+        doc="The analogy slot's settings (:class:`fastmem.analogy.slot.SlotSettings`), each under the name of its "
+            "keyword above, changeable live: ``mem.analogy_settings.surface_rule = 'recall'`` (checked on "
+            "assignment).")
+    internals = property(
+        lambda self: self._engine,
+        doc="The :class:`fastmem.core.engine.Engine` behind this memory (its connection ``db``, ``store``, "
+            "``index``, ``structure``, ``slot``, ``ledger``, ``scopes``, ``pipeline``...): for fastmem's own "
+            "checks, evaluations and tests, not a stable interface; hosts and integrations use the verbs.")
 
     # -- life cycle ------------------------------------------------------------------------
     def __enter__(self) -> Memory:
@@ -234,9 +233,10 @@ class Memory:
     def check(self, *, repair: bool = False) -> CheckReport:
         """Verify the file and every derived structure against the rows (see
         :mod:`fastmem.core.check`); with ``repair``, rebuild what can be rebuilt."""
-        self._engine.check_open()
-        with self._engine.synced():
-            return check_store(self, repair=repair)
+        if not isinstance(repair, bool):
+            raise InvalidInput("repair must be True or False")
+        with self._engine.reading():
+            return check_store(self._engine, repair=repair)
 
     def models_ready(self) -> bool:
         """Whether the embedder and the parser are loaded (a recall or write pays no load)."""
@@ -257,7 +257,7 @@ class Memory:
         return Session(self, session_id)
 
     def __len__(self) -> int:
-        return self._rows.count()
+        return self._read.count()
 
     # -- writing ---------------------------------------------------------------------------
     def remember(self, text: str, *, scope: str = "", source: str | None = None,
@@ -265,8 +265,9 @@ class Memory:
                  at: datetime | str | None = None, speaker: str | None = None, wait: bool = True,
                  kind: str | None = None) -> int:
         """Store one memory; returns its id. See :meth:`remember_many`."""
-        return self._io.remember(text, scope=scope, source=source, meta=meta, triples=triples, at=at,
-                                 speaker=speaker, wait=wait, kind=kind)
+        return self._write.remember_many([text], scope=scope, source=source, meta=meta,
+                                         triples=None if triples is None else [triples], at=at, speaker=speaker,
+                                         progress=None, wait=wait, kind=kind)[0]
 
     def remember_many(self, texts: Sequence[str], *, scope: str = "", source: str | None = None,
                       meta: Mapping[str, Any] | None = None,
@@ -313,7 +314,7 @@ class Memory:
             PostgreSQL over MySQL"), ``"plain"`` (never standing) or None (default: found
             from the parse, with the default extractor; other extractors find none).
         """
-        return self._io.remember_many(texts, scope=scope, source=source, meta=meta, triples=triples, at=at,
+        return self._write.remember_many(texts, scope=scope, source=source, meta=meta, triples=triples, at=at,
                                       speaker=speaker, progress=progress, wait=wait, kind=kind)
 
     # -- recall ----------------------------------------------------------------------------
@@ -370,16 +371,16 @@ class Memory:
             (:class:`~fastmem.Analogy` or None), ``.standing`` (tuple of
             :class:`fastmem.reader.standing.Standing`) and ``.timings_ms`` per stage.
         """
-        return self._io.recall(query, k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
-                               record=record, channels=channels, exclude=exclude, floor=floor, standing=standing,
-                               order=order)
+        return self._read.recall_many([query], k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
+                                      record=record, channels=channels, exclude=exclude, floor=floor,
+                                      standing=standing, order=order)[0]
 
     def recall_many(self, queries: Sequence[str], *, k: int = 10, scope: str | None = None, session: str | None = None,
                     analogy: bool = True, z_min: float | None = None, record: bool = True,
                     channels: Sequence[str] = CHANNELS, exclude: Collection[int] = (),
                     floor: bool = False, standing: int = 3, order: str = "rank") -> list[Recall]:
         """:meth:`recall` for several queries (embedded in one batch)."""
-        return self._io.recall_many(queries, k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
+        return self._read.recall_many(queries, k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
                                     record=record, channels=channels, exclude=exclude, floor=floor,
                                     standing=standing, order=order)
 
@@ -392,11 +393,11 @@ class Memory:
         in standard deviations over the whole store (``why["code_z"]`` is the z of the code
         score that pre-selects the ``4 k + 16`` rows aligned). Ordered by that z, highest
         first; ``Analogy.score`` is the z."""
-        return self._io.analogies(text, k, scope=scope, z_min=z_min)
+        return self._read.analogies(text, k, scope=scope, z_min=z_min)
 
     def pending_count(self, *, scope: str | None = None) -> int:
         """Memories committed without their derived parts yet (see ``remember_many(wait=False)``)."""
-        return self._rows.pending_count(scope=scope)
+        return self._read.pending_count(scope=scope)
 
     def derive_pending(self, *, wait: bool = True, timeout: float | None = None) -> int | None:
         """Finish the pending memories (this process's and any another left behind): their
@@ -406,17 +407,17 @@ class Memory:
         to the background thread and returns None at once (and turns background derivation on
         for later ``wait=False`` writes, see ``derive_in_background``). ``timeout`` (with ``wait=True``)
         bounds a wait for the background thread's own work first."""
-        return self._rows.derive_pending(wait=wait, timeout=timeout)
+        return self._engine.derive_pending(wait=wait, timeout=timeout)
 
     def wait_pending(self, timeout: float | None = None) -> bool:
         """Block until the background thread has derived what was handed to it; False when
         ``timeout`` seconds passed first."""
-        return self._rows.wait_pending(timeout)
+        return self._engine.finisher.wait(timeout)
 
     def with_meta(self, key: str, value, *, scope: str | None = None) -> list[tuple[int, str, dict[str, Any]]]:
         """Memories whose metadata has ``key`` equal to ``value`` (a JSON scalar), oldest first:
         ``(id, text, meta)``. For hosts that keep their own ids in ``meta``."""
-        return self._rows.with_meta(key, value, scope=scope)
+        return self._read.with_meta(key, value, scope=scope)
 
     def export_jsonl(self, path: str | os.PathLike | None = None, *, scope: str | None = None,
                      vectors: bool = False) -> int:
@@ -425,19 +426,19 @@ class Memory:
         everything a model derived (embeddings, structural codes, window and statement
         vectors, base64), so an import with the same model embeds, parses and encodes
         nothing: a bulk load. Returns the number of lines written."""
-        return self._rows.export_jsonl(path, scope=scope, vectors=vectors)
+        return self._read.export_jsonl(path, scope=scope, vectors=vectors)
 
     def import_jsonl(self, path: str | os.PathLike, *, progress: bool | None = None) -> int:
         """Rebuild memories from an export (see :meth:`export_jsonl`); ids are kept when this
         store is empty. Returns the number of memories imported."""
-        return self._rows.import_jsonl(path, progress=progress)
+        return self._write.import_jsonl(path, progress=progress)
 
     def forget(self, memory_id: int) -> None:
         """Delete one memory with its vector, facts (orphaned entities too), code and usage.
 
         Raises :class:`~fastmem.errors.NotFound` when no such memory exists.
         """
-        return self._rows.forget(memory_id)
+        return self._write.forget(memory_id)
 
     def update(self, memory_id: int, *, text: str | None = None, meta: Mapping[str, Any] | None = None,
                at: datetime | str | None | object = KEEP, speaker: str | None | object = KEEP,
@@ -450,11 +451,11 @@ class Memory:
         without running a model (the memory is pending until derived, as with
         ``remember_many(wait=False)``). Raises :class:`~fastmem.errors.NotFound` for an unknown id.
         """
-        return self._rows.update(memory_id, text=text, meta=meta, at=at, speaker=speaker, wait=wait)
+        return self._write.update(memory_id, text=text, meta=meta, at=at, speaker=speaker, wait=wait)
 
     def reembed(self, *, progress: bool | None = None) -> None:
         """Recompute every vector with the current embedder and rebuild the index."""
-        return self._rows.reembed(progress=progress)
+        return self._engine.reembed(progress)
 
     def rebuild_structure(self, *, reparse: bool = False, progress: bool | None = None) -> int:
         """Recompute every memory's structural code and the word counts from its events.
@@ -469,31 +470,37 @@ class Memory:
 
         Returns the number of memories that have a structural code afterwards.
         """
-        return self._rows.rebuild_structure(reparse=reparse, progress=progress)
+        return self._engine.rebuild_structure(reparse, progress)
 
     # -- reading rows ----------------------------------------------------------------------
     def get(self, memory_id: int) -> dict[str, Any]:
         """A memory's row: ``id, text, scope, source, created, updated, meta, at, speaker``."""
-        return self._rows.get(memory_id)
+        return self._read.get(memory_id)
 
     def count(self, *, scope: str | None = None, source: str | None = None) -> int:
         """Number of memories (of one scope, and from one source, when given)."""
-        return self._rows.count(scope=scope, source=source)
+        return self._read.count(scope=scope, source=source)
 
     def newest(self, *, scope: str | None = None, offset: int = 0, limit: int = 50) -> list[int]:
         """Ids of the newest memories first (of one scope when given), a page at a time:
         ``limit`` of them after skipping ``offset``."""
-        return self._rows.newest(scope=scope, offset=offset, limit=limit)
+        return self._read.newest(scope=scope, offset=offset, limit=limit)
 
     def events(self, memory_id: int) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
         """The stored narrative events of a memory (what its structural code encodes):
         ``(verb, subject fillers, object fillers)`` in text order."""
-        return self._rows.events(memory_id)
+        return self._read.events(memory_id)
+
+    def events_in(self, text: str) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+        """The narrative events the extractor reads in ``text`` (what a write would store as its
+        structure, or what the analogy slot reads in a turn), without storing anything:
+        ``(verb, subject fillers, object fillers)`` in story order; empty without an extractor."""
+        return self._read.events_in(text)
 
     def idf(self, word: str) -> float:
         """Inverse document frequency of a verb or filler among the memories with events:
         ``ln(1 + N / (df + 0.5))`` (always positive; rare words weigh more)."""
-        return self._rows.idf(word)
+        return self._read.idf(word)
 
     # -- for hosts and integrations --------------------------------------------------------
     def prepare(self, texts: Sequence[str], *, triples=None, progress: bool | None = None) -> Prepared:
@@ -501,7 +508,7 @@ class Memory:
         embedding, facts and events (a :class:`fastmem.write.prepare.Prepared`). For hosts that derive
         elsewhere (Ray workers) or outside their own locks; write it with
         :meth:`commit_prepared`. ``triples`` as in :meth:`remember_many`."""
-        return self._hosts.prepare(texts, triples=triples, progress=progress)
+        return self._write.prepare(texts, triples=triples, progress=progress)
 
     def commit_prepared(self, prep: Prepared, *, scope: str | Sequence[str] = "",
                         source: str | None | Sequence[str | None] = None, meta=None, at=None, speaker=None,
@@ -518,51 +525,53 @@ class Memory:
         :meth:`batches_done`). ``usage``: per memory ``(engaged, ignored)`` counts carried
         over from another system. The in-process index, codes, scopes and weights follow
         after COMMIT only."""
-        return self._hosts.commit_prepared(prep, scope=scope, source=source, meta=meta, at=at, speaker=speaker,
+        return self._write.commit_prepared(prep, scope=scope, source=source, meta=meta, at=at, speaker=speaker,
                                            mark=mark, usage=usage)
 
     def batches_done(self, job: str) -> set[int]:
         """The batches of ``job`` written with ``commit_prepared(mark=(job, batch))``."""
-        return self._hosts.batches_done(job)
+        return self._read.batches_done(job)
 
     def write_vectors(self, ids: Sequence[int], vecs: np.ndarray) -> None:
         """Store new vectors of the current model for existing memories (a re-embedding
         computed elsewhere), in one transaction; the index follows after COMMIT."""
-        return self._hosts.write_vectors(ids, vecs)
+        return self._write.write_vectors(ids, vecs)
 
     def texts(self, *, scope: str | None = None, after: int = 0, limit: int | None = None) -> list[tuple[int, str]]:
         """``(id, text)`` of the memories (of one scope when given) with ids above ``after``,
         in id order, at most ``limit`` of them."""
-        return self._hosts.texts(scope=scope, after=after, limit=limit)
+        return self._read.texts(scope=scope, after=after, limit=limit)
 
     def ids_with_text(self, text: str, *, scope: str | None = None) -> list[int]:
         """Ids of the memories whose text is exactly ``text`` (of one scope when given)."""
-        return self._hosts.ids_with_text(text, scope=scope)
+        return self._read.ids_with_text(text, scope=scope)
 
     def most_used(self, *, scope: str | None = None, limit: int = 100) -> list[int]:
         """Ids of the memories by use weight, highest first (newest first among equals)."""
-        return self._hosts.most_used(scope=scope, limit=limit)
+        return self._read.most_used(scope=scope, limit=limit)
 
     def with_meta_key(self, key: str, *, scopes: Collection[str] | None = None) -> list[tuple[int, str, dict[str, Any]]]:
         """Memories whose metadata has ``key`` (any value), of the given scopes when given,
         most recently updated first: ``(id, scope, meta)``."""
-        return self._hosts.with_meta_key(key, scopes=scopes)
+        return self._read.with_meta_key(key, scopes=scopes)
 
     def scopes_in_use(self) -> list[str]:
         """Every scope that holds a memory, sorted."""
-        return self._hosts.scopes_in_use()
+        return self._read.scopes_in_use()
 
     def stats(self) -> dict[str, Any]:
         """What the store holds: memories, scopes, pending, entities, facts, codes, chunks,
         categories per status, the model and its dimensions, ``hrr_dim`` and the schema
         version (``fastmem stats`` prints it)."""
-        return self._hosts.stats()
+        return self._read.stats()
 
+    @contextmanager
     def locked(self):
         """Hold this memory for a short look-up-then-write step: other threads of this
         process wait (other processes are not stopped; each write is still its own
-        transaction). Verbs may be called inside."""
-        return self._hosts.locked()
+        transaction). Verbs may be called inside; yields the memory."""
+        with self._engine.reading():
+            yield self
 
     # -- background passes: chunks and categories ------------------------------------------
     def consolidate(self, *, scope: str | None = None, summarizer: Summarizer | None = None,
@@ -576,48 +585,48 @@ class Memory:
         scopes); ``summarizer`` defaults to :class:`fastmem.passes.summarize.Extractive`; ``budget``
         is the summary's length in characters.
         """
-        return self._passes.consolidate(scope=scope, summarizer=summarizer, progress=progress, budget=budget)
+        return self._write.consolidate(scope=scope, summarizer=summarizer, progress=progress, budget=budget)
 
     def expand(self, chunk_id: int) -> list[Record]:
         """The members of a chunk (written order). Raises NotFound when it is not a chunk."""
-        return self._passes.expand(chunk_id)
+        return self._read.expand(chunk_id)
 
     def chunks(self, *, scope: str | None = None) -> list[int]:
         """Ids of the chunk memories (of one scope when given)."""
-        return self._passes.chunks(scope=scope)
+        return self._read.chunks(scope=scope)
 
     def chunks_of(self, memory_id: int) -> list[int]:
         """Ids of the chunks that hold ``memory_id`` among their members (oldest first)."""
-        return self._passes.chunks_of(memory_id)
+        return self._read.chunks_of(memory_id)
 
     def dissolve(self, chunk_id: int) -> None:
         """Undo a chunk completely: its memory, copied facts, code, vector and bookkeeping
         go; the members were never changed. Raises NotFound when it is not a chunk."""
-        return self._passes.dissolve(chunk_id)
+        return self._write.dissolve(chunk_id)
 
     def propose_categories(self, *, namer: Namer | None = None, scope: str | None = None,
                            min_members: int = 3) -> list[Category]:
         """Propose categories of entities that play the same roles (see
         :mod:`fastmem.passes.categories`); proposals change nothing else. Returns the open ones."""
-        return self._passes.propose_categories(namer=namer, scope=scope, min_members=min_members)
+        return self._write.propose_categories(namer=namer, scope=scope, min_members=min_members)
 
     def categories(self, status: str | None = None, *, scope: str | None | object = CAT.ANY) -> list[Category]:
         """Categories, of one status ("proposed", "approved", "rejected") when given, and of one
         scope when given (what ``propose_categories(scope=...)`` made for it; ``None``: the
         store-wide proposals). Default: all of them."""
-        return self._passes.categories(status, scope=scope)
+        return self._read.categories(status, scope=scope)
 
     def approve_category(self, category_id: int) -> Category:
         """Make a proposal a graph node its members link to (recall's graph channel uses it)."""
-        return self._passes.approve_category(category_id)
+        return self._write.review_category(category_id, "approve")
 
     def reject_category(self, category_id: int) -> Category:
         """Reject a proposal (later passes leave it out)."""
-        return self._passes.reject_category(category_id)
+        return self._write.review_category(category_id, "reject")
 
     def revert_category(self, category_id: int) -> Category:
         """Undo an approval or a rejection: back to proposed, no trace left in the graph."""
-        return self._passes.revert_category(category_id)
+        return self._write.review_category(category_id, "revert")
 
     # -- usage -----------------------------------------------------------------------------
     def feedback(self, memory_id: int, *, engaged: bool = True) -> float:
@@ -625,32 +634,33 @@ class Memory:
 
         Returns the memory's new use weight (see :mod:`fastmem.derived.usage`).
         """
-        return self._usage.feedback(memory_id, engaged=engaged)
+        return self._write.feedback(memory_id, engaged=engaged)
 
     def record(self, result: Recall, *, session: str | None = None) -> None:
         """Count a recall made with ``record=False`` as surfaced now (for hosts that compute
         a recall ahead of time and show it later, or not at all)."""
-        return self._usage.record(result, session=session)
+        return self._write.record(result, session=session)
 
     def usage(self, memory_id: int) -> dict[str, Any]:
-        """Counters of one memory: surfaced, engaged, ignored, weight, last_surfaced."""
-        return self._usage.usage(memory_id)
+        """Counters of one memory: surfaced, engaged, ignored, weight, last_surfaced, and trust
+        (the weight on a 0-1 scale: 0.5 unused, towards 1 engaged, towards 0 ignored)."""
+        return self._read.usage(memory_id)
 
     def use_history(self, memory_id: int, *, limit: int = 50) -> list[dict[str, Any]]:
         """A memory's newest use events, newest first: ``ts``, ``session``, ``turn``,
         ``channel`` (what surfaced it) and ``outcome`` ("engaged", "ignored", or None while
         the next turn has not told)."""
-        return self._usage.use_history(memory_id, limit)
+        return self._read.use_history(memory_id, limit)
 
     def use_extremes(self, *, scope: str | None = None, limit: int = 20) -> tuple[list[tuple], list[tuple]]:
         """The memories use raised most and sank most: two lists of ``(id, weight, engaged,
         ignored, text)``, highest weight first and lowest first (weights away from 1 only)."""
-        return self._usage.use_extremes(scope=scope, limit=limit)
+        return self._read.use_extremes(scope=scope, limit=limit)
 
     def use_timeline(self, *, scope: str | None = None, bins: int = 60) -> tuple[str, list[tuple]]:
         """Use events over the ledger's span in at most ``bins`` steps of a second, minute, hour
         or day: ``(step, [(step start (epoch s), surfaced, engaged, ignored)])``."""
-        return self._usage.use_timeline(scope=scope, bins=bins)
+        return self._read.use_timeline(scope=scope, bins=bins)
 
     def observe(self, text: str, *, session: str) -> dict[str, list[int]]:
         """Tell the store the next turn of a session (user or assistant text).
@@ -659,33 +669,33 @@ class Memory:
         :mod:`fastmem.derived.usage`: reused -> engaged, unused for ``usage.WINDOW`` turns -> ignored.
         Returns ``{"engaged": [...], "ignored": [...]}`` ids resolved by this turn.
         """
-        return self._usage.observe(text, session=session)
+        return self._write.observe(text, session=session)
 
     # -- the knowledge graph ---------------------------------------------------------------
     # With ``scope``, every graph call sees only the facts of that scope's memories.
     def entity(self, name: str, *, scope: str | None = None) -> list[G.Entity]:
         """Graph nodes that ``name`` (any alias, any spelling that folds alike) resolves to."""
-        return self._graph.entity(name, scope=scope)
+        return self._read.entity(name, scope=scope)
 
     def entity_by_id(self, entity_id: int) -> G.Entity:
         """The graph node with this id (its name, type and aliases); raises NotFound."""
-        return self._graph.entity_by_id(entity_id)
+        return self._read.entity_by_id(entity_id)
 
     def neighbours(self, name_or_id, *, depth: int = 1, scope: str | None = None) -> list[tuple[G.Entity, int]]:
         """Entities within ``depth`` (1 or 2) hops, with their distance."""
-        return self._graph.neighbours(name_or_id, depth=depth, scope=scope)
+        return self._read.neighbours(name_or_id, depth=depth, scope=scope)
 
     def relation_path(self, a, b, *, max_depth: int = 4, scope: str | None = None) -> list[G.Fact] | None:
         """Shortest chain of facts linking two entities (None when unconnected)."""
-        return self._graph.relation_path(a, b, max_depth=max_depth, scope=scope)
+        return self._read.relation_path(a, b, max_depth=max_depth, scope=scope)
 
     def facts(self, memory_id: int) -> list[G.Fact]:
         """The facts (edges) a memory asserted, in text order."""
-        return self._graph.facts(memory_id)
+        return self._read.facts(memory_id)
 
     def entity_facts(self, name_or_id, *, limit: int = 100, scope: str | None = None) -> list[G.Fact]:
         """Facts in which an entity is subject or object, newest first."""
-        return self._graph.entity_facts(name_or_id, limit=limit, scope=scope)
+        return self._read.entity_facts(name_or_id, limit=limit, scope=scope)
 
     def conflicting_facts(self, relations, *, scope: str | None = None,
                           limit: int = 100) -> list[tuple[int, int, str, str, str, str]]:
@@ -693,12 +703,12 @@ class Memory:
         e.g. ``{"live_in", "work_for"}``: relations a subject has one object of at a time) to
         different objects. Newest pairs first: ``(memory a, memory b, subject, relation,
         object a, object b)``; both memories of ``scope`` when given."""
-        return self._graph.conflicting_facts(relations, scope=scope, limit=limit)
+        return self._read.conflicting_facts(relations, scope=scope, limit=limit)
 
     def alias_candidates(self) -> list[dict[str, Any]]:
         """Borderline name pairs awaiting review: ``id, name, other, score``."""
-        return self._graph.alias_candidates()
+        return self._read.alias_candidates()
 
     def review_alias(self, candidate_id: int, *, accept: bool) -> None:
         """Accept (merge the two nodes and their edges) or reject a candidate alias."""
-        return self._graph.review_alias(candidate_id, accept=accept)
+        return self._write.review_alias(candidate_id, accept=accept)

@@ -40,20 +40,20 @@ def test_ownership_analogy_surfaces(store):
     res = store.recall("My friend Bob owns a red car.", k=5)
     assert res.analogy is not None and res.analogy.id == target
     why = res.analogy.why
-    assert why["p"] <= store.slot.alpha and why["e_value"] <= store.slot.alpha and why["mapping"] == ["own"]
+    assert why["p"] <= store.analogy_settings.analogy_alpha and why["e_value"] <= store.analogy_settings.analogy_alpha and why["mapping"] == ["own"]
     assert why["reason"].startswith("same structure: own (1 corresponding event") and "p=" in why["reason"]
     assert res.analogy.id != same_topic
 
 
 def test_tracing_records_the_gated_candidates_and_changes_no_pick(store):
     target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
-    with tracing(store.slot) as traced:
+    with tracing(store.internals.slot) as traced:
         res = store.recall("My friend Bob owns a red car.", k=5, record=False)
     assert res.analogy is not None and res.analogy.id == target
     assert target in [mid for mid, _, _ in traced]
     mid, features, surprise = next(t for t in traced if t[0] == target)
     assert features.ndim == 1 and features.size > 0 and surprise == pytest.approx(res.analogy.why["surprise"])
-    assert type(store.slot) is AnalogySlot and not hasattr(store.slot, "traced")
+    assert type(store.internals.slot) is AnalogySlot and not hasattr(store.internals.slot, "traced")
     assert store.recall("My friend Bob owns a red car.", k=5, record=False).analogy.id == target
 
 
@@ -116,11 +116,11 @@ def test_a_memory_naming_what_the_turn_is_about_is_never_the_analogy(store):
     res = store.recall(question, k=5, record=False)
     assert res.hits[0].id == answer
     assert res.analogy is None or res.analogy.id != answer  # it names Jon
-    store.slot.surface_names = False
+    store.analogy_settings.surface_names = False
     loose = store.recall(question, k=5, record=False).analogy
-    assert loose is not None and loose.id == answer and loose.why["surface_z"] < store.slot.surface_z
+    assert loose is not None and loose.id == answer and loose.why["surface_z"] < store.analogy_settings.surface_z
     assert loose.why["recall_rank"] == 1
-    store.slot.surface_rule = "recall"  # ordinary recall's first results are never the analogy either
+    store.analogy_settings.surface_rule = "recall"  # ordinary recall's first results are never the analogy either
     strict = store.recall(question, k=5, record=False).analogy
     assert strict is None or strict.id != answer
 
@@ -137,7 +137,7 @@ def test_the_same_things_doing_the_same_are_literal_similarity_not_analogy(store
     roles is literal similarity (``analogy_literal_max``), whoever does it."""
     same = store.remember("Jonathan: Mia lost her job at the bakery in spring.")
     assert store.recall("Where did Jon lose his job?", k=5, record=False).analogy is None
-    store.slot.literal_max = 1.0
+    store.analogy_settings.analogy_literal_max = 1.0
     assert store.recall("Where did Jon lose his job?", k=5, record=False).analogy.id == same
 
 
@@ -147,10 +147,10 @@ def test_a_paraphrase_is_never_the_analogy(mem):
     mem.remember_many(FACTS * 3)
     retold = mem.remember("The pump pulls water out of the well; the filter cleans that water; the tank then stores it.")
     turn = "The pump pulls water from the well, the filter cleans the water and the tank stores it."
-    mem.slot.literal_max, mem.slot.surface_max = 1.0, None  # the surface band alone
+    mem.analogy_settings.analogy_literal_max, mem.analogy_settings.surface_max = 1.0, None  # the surface band alone
     res = mem.recall(turn, k=5, record=False)
     assert res.analogy is None or res.analogy.id != retold
-    mem.slot.surface_z = 99.0
+    mem.analogy_settings.surface_z = 99.0
     an = mem.recall(turn, k=5, record=False, session="other").analogy
     assert an is not None and an.id == retold and an.why["surface_z"] > 6.0
 
@@ -237,13 +237,13 @@ def test_old_structure_is_reencoded_on_open(tmp_path):
     with fastmem.Memory(path) as m:
         m.remember_many(FACTS)
         target = m.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
-        m.db.execute("DELETE FROM events")  # a store from before events were kept
-        m.db.execute("UPDATE settings SET value='1' WHERE key='struct_version'")
+        m.internals.db.execute("DELETE FROM events")  # a store from before events were kept
+        m.internals.db.execute("UPDATE settings SET value='1' WHERE key='struct_version'")
     with fastmem.Memory(path) as m:
-        assert m.store.get_setting("struct_version") == str(fastmem.analogy.codes.StructureEncoder.version)
+        assert m.internals.store.get_setting("struct_version") == str(fastmem.analogy.codes.StructureEncoder.version)
         assert m.events(target)  # rebuilt from the stored facts
         assert m.recall("My friend Bob owns a red car.", k=5).analogy.id == target
-        assert m.rebuild_structure(reparse=True) == m.structure.n > 0
+        assert m.rebuild_structure(reparse=True) == m.internals.structure.n > 0
         assert m.recall("My friend Bob owns a red car.", k=5).analogy.id == target
 
 
@@ -251,9 +251,9 @@ def test_batch_parse_gives_the_same_analogy(store):
     target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
     turn = "My friend Bob owns a red car."
     beside = store.recall_many([turn, "Heavy rain fell."], k=5, record=False)[0]  # turns parsed in one batch
-    direct = store.pipeline.run(turn, store.embedder.encode([turn])[0], extractor=store.extractor, k=5, scope=None,
+    direct = store.internals.pipeline.run(turn, store.embedder.encode([turn])[0], extractor=store.extractor, k=5, scope=None,
                                 session=None, use=frozenset({"keyword", "vector", "graph"}), analogy=True,
-                                z_min=store.slot.z_min, record=False)  # parsed in the slot itself
+                                z_min=store.analogy_settings.z_min)  # parsed in the slot itself
     assert beside.analogy.id == direct.analogy.id == target
     assert beside.analogy.why["z"] == pytest.approx(direct.analogy.why["z"])
     assert direct.timings_ms["parse"] > 0
@@ -269,13 +269,13 @@ def test_the_live_statistics_equal_a_recount_after_writes_updates_and_forgets(st
                                "The river floods the valley every spring."])
     store.update(ids[1], text="Lena repaired her bicycle and rode it to Basel.")
     store.forget(ids[2])
-    st = store.structure
+    st = store.internals.structure
     again = st.recompute_stats()
     assert (st.stats.n, st.stats.id_sum) == (again.n, again.id_sum)
     assert_allclose(st.stats.s, again.s, atol=1e-9)
     assert_allclose(st.stats.m, again.m, atol=1e-9)
     sq = st.query(store.events(ids[0]))
-    members = {r[0] for r in store.db.execute("SELECT id FROM memories")}
+    members = {r[0] for r in store.internals.db.execute("SELECT id FROM memories")}
     mean, std, n = st.z_stats(sq, members)
     assert n == st.n and mean == pytest.approx(st.stats.z_stats(sq.vector)[0], abs=1e-6)
     assert std == pytest.approx(st.stats.z_stats(sq.vector)[1], abs=1e-6)
@@ -293,17 +293,17 @@ def test_a_close_after_reading_only_does_not_rewrite_the_statistics(tmp_path):
         m.remember_many(FACTS)
     with fastmem.Memory(path) as m:
         m.recall("My friend Bob owns a red car.", record=False)
-        before = m.db.total_changes()
+        before = m.internals.db.total_changes()
         m.flush()
-        assert m.db.total_changes() == before  # nothing rewritten
-        stored = m.structure._stored[2]
-        assert m.structure.stats_stored(stored) and not m.structure.stats_stored(stored + 1)
+        assert m.internals.db.total_changes() == before  # nothing rewritten
+        stored = m.internals.structure._stored[2]
+        assert m.internals.structure.stats_stored(stored) and not m.internals.structure.stats_stored(stored + 1)
         m.remember("Lena sold her kayak to Tom and bought a canoe.")
-        before = m.db.total_changes()
+        before = m.internals.db.total_changes()
         m.flush()
-        assert m.db.total_changes() > before  # changed sums are saved
+        assert m.internals.db.total_changes() > before  # changed sums are saved
     with fastmem.Memory(path) as m:
-        st = m.structure
+        st = m.internals.structure
         assert st._stored is not None  # read from the row, not recounted
         again = st.recompute_stats()
         assert (st.stats.n, st.stats.id_sum) == (again.n, again.id_sum)
@@ -317,12 +317,12 @@ def test_a_store_too_small_for_the_slot_skips_the_parse(tmp_path):
     texts = [f"{n} moved to {c} after the storm and opened a bakery there." for n, c in
              zip("Alice Bob Carol Dan Erin Frank Gina Hugo".split(), "Berlin Lisbon Oslo Lyon Basel Porto Cork Perth".split())]
     with fastmem.Memory(str(tmp_path / "s.db"), progress=False) as m:
-        m.remember_many(texts[: m.slot.min_store - 1])
+        m.remember_many(texts[: m.analogy_settings.min_store - 1])
         r = m.recall("Who moved to Lisbon?", record=False)
-        assert r.hits and "parse" not in r.timings_ms and not m.slot.can_fire()
-        m.remember(texts[m.slot.min_store - 1])
+        assert r.hits and "parse" not in r.timings_ms and not m.internals.slot.can_fire()
+        m.remember(texts[m.analogy_settings.min_store - 1])
         r = m.recall("Who moved to Lisbon?", record=False)
-        assert m.slot.can_fire() and "parse" in r.timings_ms
+        assert m.internals.slot.can_fire() and "parse" in r.timings_ms
 
 
 def test_the_analogy_does_not_depend_on_the_order_written(tmp_path):
@@ -350,7 +350,7 @@ def test_the_analogy_does_not_depend_on_the_order_written(tmp_path):
             with fastmem.Memory(str(tmp_path / f"{k}-{i}.db")) as m:
                 ids = m.remember_many(fill + list(order), progress=False)
                 if k == 0:
-                    a, b = exact_scores(m.slot, turn, ids[-2:], m.extractor)
+                    a, b = exact_scores(m.internals.slot, turn, ids[-2:], m.extractor)
                     assert a == pytest.approx(b, abs=1e-12)  # the tie this case is about
                 a = m.recall(turn, record=False).analogy
                 picked.append(a and a.text)

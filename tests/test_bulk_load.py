@@ -47,7 +47,7 @@ def exported(tmp_path_factory):
 
 
 def _table(m, sql):
-    return m.db.execute(sql).fetchall()
+    return m.internals.db.execute(sql).fetchall()
 
 
 def test_an_import_of_derived_rows_gives_the_same_store_without_a_model(exported, monkeypatch):
@@ -61,7 +61,7 @@ def test_an_import_of_derived_rows_gives_the_same_store_without_a_model(exported
 
         monkeypatch.setattr(b.embedder, "encode", refuse)
         monkeypatch.setattr(b, "extractor", None)  # nothing to parse either
-        monkeypatch.setattr(b.structure.encoder, "encode", refuse)
+        monkeypatch.setattr(b.internals.structure.encoder, "encode", refuse)
         n = b.import_jsonl(path)
         monkeypatch.undo()
     with fastmem.Memory(src) as a, fastmem.Memory(dst) as b:
@@ -78,9 +78,9 @@ def test_an_import_of_derived_rows_gives_the_same_store_without_a_model(exported
                     "SELECT word, n FROM event_df ORDER BY word"):
             assert _table(a, sql) == _table(b, sql), sql
         assert _table(b, "SELECT count(*) FROM windows")[0][0] > 0 and _table(b, "SELECT count(*) FROM standing")[0][0] > 0
-        sa, sb = a.structure.stats, b.structure.stats
+        sa, sb = a.internals.structure.stats, b.internals.structure.stats
         assert sa.n == sb.n and np.allclose(sa.s, sb.s, atol=1e-9) and np.allclose(sa.m, sb.m, atol=1e-9)
-        assert b.index.live == len(b)
+        assert b.internals.index.live == len(b)
         for q in QUESTIONS:
             ra, rb = a.recall(q, k=5, record=False), b.recall(q, k=5, record=False)
             assert [h.id for h in ra.hits] == [h.id for h in rb.hits], q
@@ -105,13 +105,13 @@ def test_a_failed_bulk_load_leaves_nothing_and_a_retry_is_found(exported, monkey
         with pytest.raises(OSError):
             m.import_jsonl(path)
         # the index build that began beside the writes is withdrawn with them
-        assert len(m) == 0 and m.index.live == 0 and len(m.index.labels()) == 0
+        assert len(m) == 0 and m.internals.index.live == 0 and len(m.internals.index.labels()) == 0
         assert m.recall("How do I get better at pull-ups?", record=False, analogy=False).hits == ()
         monkeypatch.undo()
         n = m.import_jsonl(path)
-        assert n == len(m) and m.index.live == n
+        assert n == len(m) and m.internals.index.live == n
         hit = m.recall("How do I get better at pull-ups?", k=3, record=False).hits
         assert hit and "pull-up" in hit[0].text
         assert m.check().ok
     with fastmem.Memory(dst) as m:  # reopened: the saved index agrees with the file
-        assert m.index.live == len(m) and m.check().ok
+        assert m.internals.index.live == len(m) and m.check().ok

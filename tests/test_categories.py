@@ -38,7 +38,7 @@ def test_role_equivalent_entities_are_proposed_and_unrelated_ones_are_not(store)
 
 
 def _tables(m):
-    return {t: sorted(m.db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+    return {t: sorted(m.internals.db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
             for t in ("memories", "edges", "nodes", "aliases", "categories", "category_members", "events", "codes")}
 
 

@@ -56,7 +56,7 @@ def _tables(m):
     out = {}
     for t in ("memories", "edges", "nodes", "aliases", "embeddings", "events", "event_df", "codes", "usage",
               "usage_events", "chunks", "chunk_members", "categories", "category_members"):
-        out[t] = sorted(m.db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+        out[t] = sorted(m.internals.db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
     return out
 
 
@@ -108,7 +108,7 @@ def test_rerun_changes_nothing_and_a_changed_cluster_updates_its_chunk(store):
     third = m.consolidate()
     assert oslo in third.updated and not third.created
     assert ids["oslo"][1] not in {r.id for r in m.expand(oslo)}
-    assert m.db.execute("SELECT version FROM chunks WHERE memory_id=?", (oslo,)).fetchone()[0] == 2
+    assert m.internals.db.execute("SELECT version FROM chunks WHERE memory_id=?", (oslo,)).fetchone()[0] == 2
     assert "lease" in text and "lease" not in m.get(oslo)["text"]
 
 

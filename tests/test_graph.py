@@ -199,7 +199,7 @@ def test_a_fuzzy_merge_does_not_depend_on_how_many_names_share_a_prefix(mem):
 
     mem.remember("x", triples=[("Johnathan Smithers", "owns", "boat", "person", "thing")])
     rnd = random.Random(5)
-    with mem.store.atomic() as db:
+    with mem.internals.store.atomic() as db:
         for _ in range(6000):  # other people whose folded names sort before "johnathan smithers"
             key = "joa" + "".join(rnd.choice("bcdfgklmnprstvz") for _ in range(14))
             db.execute("INSERT OR IGNORE INTO nodes(key, name, type) VALUES (?,?,'person')", (key, key.title()))

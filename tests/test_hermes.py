@@ -153,7 +153,7 @@ def test_unusable_store_makes_the_provider_unavailable(home, damage):
     else:
         with fastmem.Memory(str(db)) as m:
             m.remember("a memory")
-            m.db.execute("INSERT INTO _fastmem_migrations(version, name, applied) VALUES (999, 'future', 0)")
+            m.internals.db.execute("INSERT INTO _fastmem_migrations(version, name, applied) VALUES (999, 'future', 0)")
     p = load_memory_provider("fastmem")
     assert p.is_available() is False
     assert p.unavailable_reason and str(db) in p.unavailable_reason
@@ -307,7 +307,7 @@ def test_turns_tools_and_the_background_thread_at_once(home):
     assert mm.flush_pending(timeout=120) and p.wait(timeout=120)
     m = p._mem
     m.derive_pending()
-    texts = [r[0] for r in m.db.execute("SELECT text FROM memories")]
+    texts = [r[0] for r in m.internals.db.execute("SELECT text FROM memories")]
     for i in range(40):
         assert sum(f"review number {i}." in t for t in texts) == 1
     assert sum(t.startswith("Fact ") for t in texts) == 40 - 8

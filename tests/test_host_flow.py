@@ -84,7 +84,7 @@ def test_turns_are_committed_before_any_model_and_stamped_with_their_time(tmp_pa
     _turn(mm, "s1", "My locker code is 4417.", "Saved.")
     assert mm.flush_pending(timeout=30)
     with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:  # another connection, as another process
-        rows = m.db.execute("SELECT text, at, created FROM memories ORDER BY id").fetchall()
+        rows = m.internals.db.execute("SELECT text, at, created FROM memories ORDER BY id").fetchall()
         assert [r[0] for r in rows] == ["User: My locker code is 4417.", "Assistant: Saved."]
         assert all(abs(at - created) < 5 for _, at, created in rows)
         assert m.pending_count() == 2 and m.check().ok  # pending is a state, not damage
@@ -222,7 +222,7 @@ def test_a_one_shot_chat_on_a_fresh_install_keeps_every_turn(tmp_path, monkeypat
         assert out.returncode == 0, out.stderr[-2000:]
         assert len(stub.requests) >= 1
     with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:
-        texts = [r[0] for r in m.db.execute("SELECT text FROM memories ORDER BY id")]
+        texts = [r[0] for r in m.internals.db.execute("SELECT text FROM memories ORDER BY id")]
         assert texts == ["User: My flight to Oslo leaves Friday at 7:40.", "Assistant: Noted, your flight leaves at 7:40."]
         # derived by the one-shot itself when its models loaded before hermes was done (no
         # kernel compiles there since writes run NumPy kernels), else by the next process

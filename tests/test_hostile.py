@@ -39,8 +39,8 @@ def store(tmp_path_factory):
 
 
 def snapshot(m):
-    tables = [r[0] for r in m.db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
-    return {t: m.db.execute(f'SELECT * FROM "{t}"').fetchall() for t in tables}
+    tables = [r[0] for r in m.internals.db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+    return {t: m.internals.db.execute(f'SELECT * FROM "{t}"').fetchall() for t in tables}
 
 
 def attempt(m, fn):

@@ -37,7 +37,7 @@ def test_no_call_for_one_scope_returns_another(layout, query, name, other):
     with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "i.db"), min_store=2) as m:
         for i, scope in layout:
             m.remember(POOL[i], scope=scope)
-        scope_of = dict(m.db.execute("SELECT id, scope FROM memories").fetchall())
+        scope_of = dict(m.internals.db.execute("SELECT id, scope FROM memories").fetchall())
         for s in ("a", "b", "c"):
             for chans in CHANNEL_SETS:
                 res = m.recall(query, k=20, scope=s, channels=chans, record=False)
@@ -45,7 +45,7 @@ def test_no_call_for_one_scope_returns_another(layout, query, name, other):
                 assert res.analogy is None or scope_of[res.analogy.id] == s
             assert all(scope_of[a.id] == s for a in m.analogies(query, k=20, scope=s))
             for e in m.entity(name, scope=s):
-                assert m.db.execute(
+                assert m.internals.db.execute(
                     "SELECT 1 FROM edges e JOIN memories x ON x.id=e.memory_id AND x.scope=? WHERE e.subj=? OR e.obj=?",
                     (s, e.id, e.id)).fetchone()
             try:
@@ -77,12 +77,12 @@ def test_a_small_scope_keeps_all_its_nearest_memories(tmp_path):
     with fastmem.Memory(str(tmp_path / "shared.db"), extractor=None) as m:
         m.remember_many(noise_texts(130, seed=4), scope="other")
         m.remember_many(mine, scope="mine")
-        text_of = dict(m.db.execute("SELECT id, text FROM memories").fetchall())
+        text_of = dict(m.internals.db.execute("SELECT id, text FROM memories").fetchall())
         shared = [text_of[h.id] for h in m.recall("a note about the harbor", k=50, scope="mine",
                                                  channels=("vector",), analogy=False, record=False).hits]
     with fastmem.Memory(str(tmp_path / "alone.db"), extractor=None) as m:
         m.remember_many(mine, scope="mine")
-        text_of = dict(m.db.execute("SELECT id, text FROM memories").fetchall())
+        text_of = dict(m.internals.db.execute("SELECT id, text FROM memories").fetchall())
         alone = [text_of[h.id] for h in m.recall("a note about the harbor", k=50, scope="mine",
                                                 channels=("vector",), analogy=False, record=False).hits]
     assert len(shared) == 30 and shared == alone
@@ -160,7 +160,7 @@ def test_recall_in_a_scope_equals_recall_in_a_store_of_that_scope_alone(tmp_path
             if other:
                 m.remember_many(other, scope="other")
             m.remember_many(mine, scope="mine")
-            text = dict(m.db.execute("SELECT id, text FROM memories"))
+            text = dict(m.internals.db.execute("SELECT id, text FROM memories"))
             for chans in CHANNEL_SETS + [("keyword", "vector", "graph", "context", "speaker")]:
                 for q in turns:
                     r = m.recall(q, k=10, scope="mine", channels=chans, record=False, analogy=len(chans) > 3)
@@ -182,7 +182,7 @@ def test_a_new_scope_borrows_the_stores_statistics_until_it_has_its_own(tmp_path
         m.remember_many(FACTS, scope="old")
         mine = m.remember_many([target, "Heavy rain flooded the basement last spring.",
                                 "Kenji plays the cello in a community orchestra."], scope="new")
-        assert m.db.execute("SELECT count(*) FROM codes WHERE memory_id IN (SELECT id FROM memories WHERE scope='new')"
+        assert m.internals.db.execute("SELECT count(*) FROM codes WHERE memory_id IN (SELECT id FROM memories WHERE scope='new')"
                             ).fetchone()[0] < SCOPE_OWN_MIN
         an = m.recall("My friend Bob owns a red car.", k=5, scope="new", record=False).analogy
         assert an is not None and an.id == mine[0] and an.scope == "new"

@@ -87,13 +87,13 @@ def test_four_processes_mixing_every_operation(tmp_path):
     assert done >= 4 * n_ops
     live = {i: t for i, t in added.items() if i not in forgotten}
     with fastmem.Memory(path) as m:
-        have = {r[0] for r in m.db.execute("SELECT id FROM memories")}
+        have = {r[0] for r in m.internals.db.execute("SELECT id FROM memories")}
         assert set(live) <= have  # every acknowledged write is there
         assert not set(forgotten) & have  # every acknowledged forget is gone...
-        labels = set(m.index.labels().tolist())
+        labels = set(m.internals.index.labels().tolist())
         assert set(live) <= labels and not set(forgotten) & labels  # ...from the vector index
         for table in ("embeddings", "codes", "events", "usage"):
-            gone = m.db.execute(f"SELECT count(*) FROM {table} WHERE memory_id IN (SELECT value FROM json_each(?))",
+            gone = m.internals.db.execute(f"SELECT count(*) FROM {table} WHERE memory_id IN (SELECT value FROM json_each(?))",
                                 (json.dumps(list(forgotten)),)).fetchone()[0]
             assert gone == 0, table
         rnd = random.Random(5)
@@ -128,7 +128,7 @@ CRASHER = textwrap.dedent(
                 if b >= start + 10:  # a few per run, so the store never empties
                     break
                 b += 1
-                row = m.db.execute("SELECT id, text FROM memories ORDER BY random() LIMIT 1").fetchone()
+                row = m.internals.db.execute("SELECT id, text FROM memories ORDER BY random() LIMIT 1").fetchone()
                 if row is None:
                     break
                 m.forget(row[0])
@@ -195,7 +195,7 @@ def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path):
             rep = m.check()
             assert rep.ok, (op, rep.problems)
             per_batch: dict[int, int] = {}
-            for (t,) in m.db.execute("SELECT text FROM memories WHERE id NOT IN (SELECT memory_id FROM chunks)"):
+            for (t,) in m.internals.db.execute("SELECT text FROM memories WHERE id NOT IN (SELECT memory_id FROM chunks)"):
                 if t.startswith("Batch "):
                     b = int(t.split()[1].rstrip(":"))
                     per_batch[b] = per_batch.get(b, 0) + 1
@@ -208,7 +208,7 @@ def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path):
                 missing += 20 - c - lost.get(b, 0)
             missing += sum(20 - lost.get(b, 0) for b in acked if b not in per_batch)
             assert missing <= slack, (op, missing, slack)  # no batch half written
-            ids = {r[0] for r in m.db.execute("SELECT id FROM memories")}
+            ids = {r[0] for r in m.internals.db.execute("SELECT id FROM memories")}
             assert not forgotten & ids
     with fastmem.Memory(path) as m:
         n = len(m)
@@ -216,7 +216,7 @@ def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path):
         rnd = random.Random(3)
         for b in rnd.sample(sorted(acked), min(10, len(acked))):
             j = rnd.randrange(20)
-            hit = m.db.execute("SELECT id FROM memories WHERE text LIKE ?", (f"%kq{b}x{j}z%",)).fetchone()
+            hit = m.internals.db.execute("SELECT id FROM memories WHERE text LIKE ?", (f"%kq{b}x{j}z%",)).fetchone()
             if hit and hit[0] not in forgotten:
                 assert hit[0] in [h.id for h in m.recall(f"kq{b}x{j}z", k=3, record=False).hits]
 
@@ -269,7 +269,7 @@ def test_newer_schema_is_a_named_error(small_store):
 def _top(path):
     with fastmem.Memory(path) as m:
         return [(h.id, round(h.score, 6)) for h in m.recall("where is the spare key", k=5, record=False).hits], \
-            m.index.rebuilt_because
+            m.internals.index.rebuilt_because
 
 
 def test_index_of_another_store_or_model_is_rebuilt(small_store, tmp_path):

@@ -111,7 +111,7 @@ def test_crash_between_commit_and_index_save_loses_nothing(db_path):
         hits = m2.recall("where is the generator fuel", k=3, record=False).hits
         assert late in [h.id for h in hits]
         assert hits[0].why.get("vector", {}).get("rank") == 1
-    m1.store.close()
+    m1.internals.store.close()
 
 
 def test_bad_inputs_raise_clear_errors(mem):
@@ -155,13 +155,13 @@ FTS_NASTIES = ['"', 'NEAR(a b', "a OR", "-x", "col:val", "((", ")", "\x00\x01", 
 @pytest.mark.parametrize("q", FTS_NASTIES)
 def test_fts_syntax_never_raises_or_changes_store(mem, q):
     mem.remember_many(["plain memory one about a drop table", "second memory near the text"])
-    snapshot = mem.db.execute("SELECT group_concat(id || text, '|') FROM memories").fetchone()
+    snapshot = mem.internals.db.execute("SELECT group_concat(id || text, '|') FROM memories").fetchone()
     if q.strip():
         mem.recall(q, k=3)
     else:
         with pytest.raises(InvalidInput):
             mem.recall(q, k=3)
-    assert mem.db.execute("SELECT group_concat(id || text, '|') FROM memories").fetchone() == snapshot
+    assert mem.internals.db.execute("SELECT group_concat(id || text, '|') FROM memories").fetchone() == snapshot
     assert len(mem) == 2
 
 
@@ -176,7 +176,7 @@ def test_model_mismatch_and_reembed(db_path):
         fastmem.Memory(db_path, embedder=_OtherModel())
     with fastmem.Memory(db_path, embedder=_OtherModel(), reembed=True) as m:
         assert m.recall("who plays cello", k=1).hits[0].id == a
-        models = {r[0] for r in m.db.execute("SELECT model FROM embeddings")}
+        models = {r[0] for r in m.internals.db.execute("SELECT model FROM embeddings")}
         assert models == {"test/minilm-variant"}
 
 
@@ -319,7 +319,7 @@ def test_another_connections_new_memories_are_added_not_reloaded(tmp_path, monke
         hits = b.recall("Who sold a boat?", k=3, analogy=False).hits
         assert new[1] in [h.id for h in hits]
         assert len(loads) == before  # added, not read again
-        assert b.structure.stats.n == a.structure.stats.n and b.structure.terms.n == a.structure.terms.n
+        assert b.internals.structure.stats.n == a.internals.structure.stats.n and b.internals.structure.terms.n == a.internals.structure.terms.n
         rep = b.check()
         assert rep.ok, rep.problems  # the sums equal a recount of every code
         a.forget(new[0])
@@ -333,7 +333,7 @@ def test_check_finds_an_index_vector_that_differs_from_its_row(mem):
     import numpy as np
 
     ids = mem.remember_many(noise_texts(10))
-    mem.index.update(np.asarray([ids[3]]), np.ones((1, mem.index.dim), np.float32) / np.sqrt(mem.index.dim))
+    mem.internals.index.update(np.asarray([ids[3]]), np.ones((1, mem.internals.index.dim), np.float32) / np.sqrt(mem.internals.index.dim))
     rep = mem.check()
     assert any("differ from their stored rows" in p.detail for p in rep.problems)
     assert mem.check(repair=True).ok and mem.check().ok
@@ -367,7 +367,7 @@ def test_a_failed_import_writes_nothing_and_a_rerun_writes_each_memory_once(tmp_
     monkeypatch.setattr(categories, "approve", real)
     with fastmem.Memory(dst) as m:
         assert m.import_jsonl(str(tmp_path / "out.jsonl")) == len(texts)
-        assert sorted(r[0] for r in m.db.execute("SELECT text FROM memories")) == sorted(texts)
+        assert sorted(r[0] for r in m.internals.db.execute("SELECT text FROM memories")) == sorted(texts)
         assert [c.status for c in m.categories(scope="s")] == ["approved"] * len(m.categories(scope="s"))
         assert m.check().ok
 

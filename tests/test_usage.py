@@ -84,9 +84,9 @@ def test_ledger_stays_bounded_after_many_recalls(mem, monkeypatch):
     queries = ["apple river note", "violin garden", "silver winter doctor", "market stone"] * 25
     for _ in range(rounds):  # 100 queries a round
         mem.recall_many(queries, k=1, analogy=False)
-    n_events = mem.db.execute("SELECT count(*) FROM usage_events").fetchone()[0]
+    n_events = mem.internals.db.execute("SELECT count(*) FROM usage_events").fetchone()[0]
     assert n_events <= 50 * rounds + U.TRIM_SLACK
-    total = mem.db.execute("SELECT sum(surfaced) FROM usage").fetchone()[0]
+    total = mem.internals.db.execute("SELECT sum(surfaced) FROM usage").fetchone()[0]
     assert total == 100 * rounds  # aggregated counters never lose a recall
     assert len(mem) == len(ids)  # nothing deleted
 
@@ -104,9 +104,9 @@ def test_ledger_is_trimmed_whichever_processes_write_it(db_path, monkeypatch):
             for q in ("apple river note", "violin garden", "silver winter", "market stone", "copper lamp"):
                 m.recall(q, k=3, analogy=False)
     with fastmem.Memory(db_path) as m:
-        n_events = m.db.execute("SELECT count(*) FROM usage_events").fetchone()[0]
+        n_events = m.internals.db.execute("SELECT count(*) FROM usage_events").fetchone()[0]
         assert n_events <= 40 + 10
-        assert m.db.execute("SELECT sum(surfaced) FROM usage").fetchone()[0] == 30 * 5 * 3
+        assert m.internals.db.execute("SELECT sum(surfaced) FROM usage").fetchone()[0] == 30 * 5 * 3
 
 
 def test_per_session_state_is_bounded(db_path, monkeypatch):
@@ -120,12 +120,12 @@ def test_per_session_state_is_bounded(db_path, monkeypatch):
     with fastmem.Memory(db_path) as m:
         m.remember_many(noise_texts(20) + ["Acme Corporation owns Widget Inc, a small subsidiary in Ohio."])
         m.recall("apple river note", session="s0")
-        turn = m.ledger.turn("s0")
+        turn = m.internals.ledger.turn("s0")
         for i in range(1, 50):
             m.recall("My friend Bob owns a red car.", session=f"s{i}")
             m.observe("apple river violin", session=f"s{i}")
-        assert len(m.ledger._turns) <= 5 and len(m.slot._recent) <= 5
-        assert "s0" not in m.ledger._turns and m.ledger.turn("s0") == turn
+        assert len(m.internals.ledger._turns) <= 5 and len(m.internals.slot._recent) <= 5
+        assert "s0" not in m.internals.ledger._turns and m.internals.ledger.turn("s0") == turn
 
 
 def test_a_turn_too_short_to_show_reuse_ignores_nothing(mem):

@@ -194,6 +194,7 @@ class StructureIndex:
             (self.dim, c.n, c.id_sum, c.s.tobytes(), c.m.tobytes(), self.seq),
         )
         self._stored = (c, c.changes, self.seq)
+        self._changes = 0
 
     def stats_stored(self, trim_to: int) -> bool:
         """Whether the sums in memory are the stored ones and the stored row stays usable once
@@ -383,14 +384,11 @@ class StructureIndex:
             self.terms.add_many([c[0] for c in pending.codes], [c[3] for c in pending.codes])
         self._changes += len(pending.codes) + len(pending.removed)
 
-    def save_if_due(self, store) -> None:
-        """Persist the statistics every :data:`STATS_SAVE_EVERY` changes. The saved sums are
-        only used when they match the codes on open (else they are recomputed from the codes),
-        so this only makes a reopen after a crash cheaper."""
-        if self._changes >= STATS_SAVE_EVERY:
-            with store.atomic() as db:
-                self.save_stats(db)
-            self._changes = 0
+    def save_due(self) -> bool:
+        """Whether the statistics are due to be persisted: every :data:`STATS_SAVE_EVERY`
+        changes. The saved sums are only used when they match the codes on open (else they are
+        recomputed from the codes), so saving only makes a reopen after a crash cheaper."""
+        return self._changes >= STATS_SAVE_EVERY
 
     # -- maintenance -----------------------------------------------------------------------
     def ensure_version(self, store, parse, progress) -> None:
@@ -404,17 +402,17 @@ class StructureIndex:
         if store.get_setting("struct_version") == want and not reparse:
             return
         if self.db.execute("SELECT count(*) FROM memories").fetchone()[0]:
-            self.rebuild(store, parse, reparse=reparse, progress=progress)
+            self.rebuild(store.atomic, parse, reparse=reparse, progress=progress)
         with store.atomic():
             store.set_setting("struct_version", want)
             if parse is not None:
                 store.set_setting("events_version", events)
 
-    def rebuild(self, store, parse, *, reparse: bool, progress: bool | None) -> int:
-        """Recompute every code, term list and the word counts; returns how many memories have
-        a code. ``parse(texts) -> [(triples, events)]`` re-extracts events when ``reparse``
-        (None: keep stored events); memories without stored events get them from their facts.
-        """
+    def rebuild(self, atomic, parse, *, reparse: bool, progress: bool | None) -> int:
+        """Recompute every code, term list and the word counts in one transaction (``atomic()``:
+        the caller's door, yielding its connection); returns how many memories have a code.
+        ``parse(texts) -> [(triples, events)]`` re-extracts events when ``reparse`` (None: keep
+        stored events); memories without stored events get them from their facts."""
         rows = self.db.execute(
             "SELECT m.id, m.text, ev.events FROM memories m LEFT JOIN events ev ON ev.memory_id=m.id "
             "WHERE m.id NOT IN (SELECT memory_id FROM pending) ORDER BY m.id"  # pending: derived later
@@ -434,7 +432,7 @@ class StructureIndex:
         todo = [(mid, parsed[mid] if mid in parsed else json.loads(ev) if ev is not None else self.events_from_edges(mid))
                 for mid, _, ev in rows]
         pending = StructuralChanges()
-        with store.atomic() as db:
+        with atomic() as db:
             db.execute("DELETE FROM codes")
             db.execute("DELETE FROM event_df")
             for i, (mid, ev) in enumerate(todo):

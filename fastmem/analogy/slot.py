@@ -43,7 +43,7 @@ import re
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import apsw
 import numpy as np
@@ -115,41 +115,55 @@ def reason(mp: Mapping, p: float) -> str:
 
 @dataclass
 class SlotSettings:
-    """The analogy slot's settings in one object; :class:`fastmem.Memory` documents each under
-    its own keyword (``analogy_alpha`` is ``alpha``, ``analogy_literal_max`` is ``literal_max``,
-    ``analogy_repeat_window`` is ``repeat_window``, ``analogy_rerank`` is ``rerank``,
-    ``analogy_min_units`` is ``min_units``; the others have the same name)."""
+    """The analogy slot's settings in one object, each under the name of its
+    :class:`fastmem.Memory` keyword (documented there): ``Memory(analogy_alpha=0.01)`` and
+    ``mem.analogy_settings.analogy_alpha = 0.01`` are the same setting. Every assignment is
+    checked (:class:`InvalidInput` names a bad value and changes nothing)."""
 
-    alpha: float = 0.05
+    analogy_alpha: float = 0.05
     z_min: float = 2.0
     surface_z: float = 6.0
-    literal_max: float = 0.5
+    analogy_literal_max: float = 0.5
     surface_exclude: int = 10
     surface_fraction: float = 0.05
     surface_max: float | None = 0.9
     surface_floor: float = 0.5
     surface_rule: str = "band"
     surface_names: bool = True
-    repeat_window: int = 20
-    rerank: int = 32
+    analogy_repeat_window: int = 20
+    analogy_rerank: int = 32
     min_store: int = 8
-    min_units: int = 3
+    analogy_min_units: int = 3
+
+    def __post_init__(self) -> None:
+        self.checked()
+        object.__setattr__(self, "_ready", True)
+
+    def __setattr__(self, name: str, value) -> None:
+        if name not in _SETTINGS:
+            raise InvalidInput(f"no analogy setting {name!r}; the settings are {', '.join(_SETTINGS)}")
+        if self.__dict__.get("_ready"):  # a change: checked on a copy first, so a bad one changes nothing
+            value = getattr(replace(self, **{name: value}), name)
+        object.__setattr__(self, name, value)
 
     def checked(self) -> SlotSettings:
         """Itself, once every setting is valid (:class:`InvalidInput` names the first that is not)."""
         if self.surface_rule not in SURFACE_RULES:
             raise InvalidInput(f"surface_rule must be one of {SURFACE_RULES}, not {self.surface_rule!r}")
-        if isinstance(self.rerank, bool) or not isinstance(self.rerank, int) or self.rerank < 1:
-            raise InvalidInput(f"analogy_rerank must be an int >= 1, got {self.rerank!r}")
-        for name, v, lo, hi in (("analogy_alpha", self.alpha, 0.0, math.inf),
-                                ("surface_z", self.surface_z, 0.0, math.inf),
-                                ("analogy_literal_max", self.literal_max, 0.0, 1.0)):
+        if isinstance(self.analogy_rerank, bool) or not isinstance(self.analogy_rerank, int) or self.analogy_rerank < 1:
+            raise InvalidInput(f"analogy_rerank must be a whole number of 1 or more, got {self.analogy_rerank!r}")
+        for name, lo, hi in (("analogy_alpha", 0.0, math.inf), ("surface_z", 0.0, math.inf),
+                             ("analogy_literal_max", 0.0, 1.0), ("z_min", -math.inf, math.inf)):
+            v = getattr(self, name)
             open_low = name == "analogy_alpha"
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not (lo < v <= hi if open_low else lo <= v <= hi):
                 raise InvalidInput(f"{name} must be a number in {'(' if open_low else '['}{lo}, {hi}], got {v!r}")
-        self.alpha, self.surface_z, self.literal_max = float(self.alpha), float(self.surface_z), float(self.literal_max)
-        self.surface_names = bool(self.surface_names)
+            object.__setattr__(self, name, float(v))
+        object.__setattr__(self, "surface_names", bool(self.surface_names))
         return self
+
+
+_SETTINGS = tuple(f.name for f in fields(SlotSettings))
 
 
 class AnalogySlot:
@@ -183,7 +197,7 @@ class AnalogySlot:
         memories with a structural code (a scope's population is part of the store's, so none
         can have more). When it does not, a recall skips the turn's parse (spaCy's load is
         about a second of a new process)."""
-        return self.structure.n >= self.min_store
+        return self.structure.n >= self.settings.min_store
 
     # -- the turn and its candidates -------------------------------------------------------
     def prepare(self, text: str, extractor, z_min: float, parsed=None, members=None) -> Turn:
@@ -204,7 +218,7 @@ class AnalogySlot:
         first (stage 1)."""
         st = self.structure
         mean, std, n = st.z_stats(sq, members)
-        if n < self.min_store or std <= 1e-9:
+        if n < self.settings.min_store or std <= 1e-9:
             return mean, std, n, np.zeros(0, np.int64), np.zeros(0)
         ids, align = st.candidates(sq, mean + z_min * std, self.CANDIDATES, members)
         return mean, std, n, ids, align
@@ -220,14 +234,14 @@ class AnalogySlot:
 
     def _superficial(self, c: _Candidate, n_surface: int, same_names) -> bool:
         """Whether a candidate is the turn's own story or topic rather than an analogy."""
-        if c.surface_z >= self.surface_z:
+        if c.surface_z >= self.settings.surface_z:
             return True  # the top of the turn's surface neighbourhood: a paraphrase, a retelling
-        if self.surface_max is not None and c.surface > self.surface_max:
+        if self.settings.surface_max is not None and c.surface > self.settings.surface_max:
             return True
-        if self.surface_rule == "neighbours" and c.surface_rank is not None and c.surface_rank <= n_surface \
-                and c.surface >= self.surface_floor:
+        if self.settings.surface_rule == "neighbours" and c.surface_rank is not None and c.surface_rank <= n_surface \
+                and c.surface >= self.settings.surface_floor:
             return True
-        if self.surface_rule == "recall" and c.recall_rank is not None and c.recall_rank <= n_surface:
+        if self.settings.surface_rule == "recall" and c.recall_rank is not None and c.recall_rank <= n_surface:
             return True  # ordinary recall already ranks it first for this turn
         return same_names is not None and same_names.search(c.text) is not None  # the same story by name
 
@@ -277,37 +291,37 @@ class AnalogySlot:
         if best is None:
             return None
         if session:
-            self._recent.setdefault(session, deque(maxlen=self.repeat_window)).append(best.id)
+            self._recent.setdefault(session, deque(maxlen=self.settings.analogy_repeat_window)).append(best.id)
         return best
 
     def shortlist(self, turn: Turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live,
                   bits) -> list[tuple[_Candidate, Mapping, float]]:
         """Stage 2: the first ``rerank`` candidates that pass the surface condition, each
         with its structure mapping (and stage-1 alignment), in stage-1 order."""
-        n_surface = min(self.surface_exclude or 0, math.ceil(self.surface_fraction * max(n_live, 1)))
-        same_names = _mentions(turn.names) if self.surface_names else None
+        n_surface = min(self.settings.surface_exclude or 0, math.ceil(self.settings.surface_fraction * max(n_live, 1)))
+        same_names = _mentions(turn.names) if self.settings.surface_names else None
         band = self._band(vec)
         mapper = self.mapper.using(bits)
         align_of = dict(zip((int(x) for x in cids), aligns.tolist()))
         out = []
         start = 0
-        while start < len(cids) and len(out) < self.rerank:
-            part = [int(m) for m in cids[start : start + 2 * self.rerank] if int(m) not in recent]
-            start += 2 * self.rerank
+        while start < len(cids) and len(out) < self.settings.analogy_rerank:
+            part = [int(m) for m in cids[start : start + 2 * self.settings.analogy_rerank] if int(m) not in recent]
+            start += 2 * self.settings.analogy_rerank
             for c in self._rows(part, vec, band, surface_labels, recall_ids):
                 if (scope is not None and c.scope != scope) or self._superficial(c, n_surface, same_names):
                     continue
                 out.append((c, mapper.map(turn.events, c.events), align_of[c.id]))
-                if len(out) >= self.rerank:
+                if len(out) >= self.settings.analogy_rerank:
                     break
         return out
 
     def gated(self, scored, n: int):
         """The shortlisted ``(candidate, mapping, alignment)`` whose mapping passes the gate:
         enough units, not literal, and an E-value over the population of ``n`` of at most ``alpha``."""
-        gate = math.log2(self.alpha)
+        gate = math.log2(self.settings.analogy_alpha)
         for c, mp, align in scored:
-            if (mp.pairs and mp.units >= self.min_units and mp.literal <= self.literal_max
+            if (mp.pairs and mp.units >= self.settings.analogy_min_units and mp.literal <= self.settings.analogy_literal_max
                     and mp.log2_expected(n) <= gate):
                 yield c, mp, align
 
@@ -407,13 +421,3 @@ class AnalogySlot:
             out.append(Analogy(mid, mtext, z, why, mscope))
         out.sort(key=lambda a: (-a.score, a.id))
         return out[:k]
-
-
-def _setting(name: str) -> property:
-    return property(lambda self: getattr(self.settings, name), lambda self, v: setattr(self.settings, name, v),
-                    doc=f"The slot's ``{name}`` setting (see :class:`SlotSettings`); settable live.")
-
-
-for _f in fields(SlotSettings):
-    setattr(AnalogySlot, _f.name, _setting(_f.name))
-del _f

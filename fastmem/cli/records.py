@@ -174,8 +174,6 @@ def _fact(f) -> dict:
 def cmd_stats(a) -> int:
     import fastmem
 
-    from ..storage.store import SCHEMA_VERSION
-
     path = _db(a)
     with _open_existing(a) as m:
         st = m.stats()
@@ -186,7 +184,7 @@ def cmd_stats(a) -> int:
                                   "categories")},
             "bytes": {"db": size(path), "wal": size(path + "-wal"), "index": size(path + ".hnsw")},
             "model": st["model"], "dimensions": st["dimensions"], "hrr_dim": st["hrr_dim"],
-            "schema_version": st["schema_version"], "schema_supported": SCHEMA_VERSION,
+            "schema_version": st["schema_version"], "schema_supported": fastmem.SCHEMA_VERSION,
             "fastmem": fastmem.__version__,
         }
     if a.json:
@@ -274,12 +272,12 @@ def cmd_reembed(a) -> int:
 
 
 def cmd_check(a) -> int:
-    from ..storage.store import probe
+    import fastmem
 
     path = _db(a)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no store at {path}")
-    reason = probe(path)
+    reason = fastmem.probe(path)
     if reason:
         raise RuntimeError(reason)
     with _open_existing(a) as m:

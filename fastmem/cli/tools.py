@@ -177,11 +177,7 @@ def cmd_eval(a) -> int:
         if a.cv == 1 or a.cv < 0:
             raise UsageError("fastmem eval: --cv needs at least 2 folds")
         if a.fit or (a.cv and a.ranker):
-            out = None
-            if a.fit:
-                from ..analogy import ranker
-
-                out = a.out or os.path.join(os.path.dirname(ranker.__file__), "ranker_weights.py")
+            out = (a.out or P.SHIPPED_WEIGHTS) if a.fit else None
             rep = _silver_report(P.fit(a.path, folds=a.cv or 5, out=out), a, P)
             if not a.json:
                 _slot_table(rep, f"slot, {rep['folds']}-fold cv by process")

@@ -35,24 +35,24 @@ from ..storage import memories as R
 __all__ = ["Problem", "CheckReport", "check"]
 
 
-def _sqlite(mem) -> list[Problem]:
-    rows = [r[0] for r in mem.db.execute("PRAGMA integrity_check")]
+def _sqlite(e) -> list[Problem]:
+    rows = [r[0] for r in e.db.execute("PRAGMA integrity_check")]
     return [] if rows == ["ok"] else [Problem("sqlite", "; ".join(rows[:5]), repairable=False)]
 
 
-def _fts(mem) -> list[Problem]:
-    problem = R.text_index_problem(mem.db)
+def _fts(e) -> list[Problem]:
+    problem = R.text_index_problem(e.db)
     return [Problem("fts", f"the keyword index disagrees with the texts ({problem})")] if problem else []
 
 
-def _embeddings(mem) -> list[Problem]:
+def _embeddings(e) -> list[Problem]:
     out = []
-    missing = mem.db.execute("SELECT count(*) FROM memories WHERE id NOT IN (SELECT memory_id FROM embeddings) "
+    missing = e.db.execute("SELECT count(*) FROM memories WHERE id NOT IN (SELECT memory_id FROM embeddings) "
                              "AND id NOT IN (SELECT memory_id FROM pending)").fetchone()[0]
     if missing:
         out.append(Problem("embeddings", f"{missing} memories have no vector and are not pending"))
-    bad = mem.db.execute("SELECT count(*) FROM embeddings WHERE model<>? OR dim<>? OR length(vec)<>?",
-                         (mem.embedder.model_id, mem.embedder.dim, 4 * mem.embedder.dim)).fetchone()[0]
+    bad = e.db.execute("SELECT count(*) FROM embeddings WHERE model<>? OR dim<>? OR length(vec)<>?",
+                         (e.embedder.model_id, e.embedder.dim, 4 * e.embedder.dim)).fetchone()[0]
     if bad:
         out.append(Problem("embeddings", f"{bad} vectors are of another model or size"))
     return out
@@ -62,9 +62,9 @@ def _embeddings(mem) -> list[Problem]:
 CONTENT_SAMPLE = 256
 
 
-def _index(mem, full: bool = False) -> list[Problem]:
-    ids = np.fromiter((r[0] for r in mem.db.execute("SELECT memory_id FROM embeddings")), np.int64)
-    have = np.asarray(mem.index.labels(), np.int64)
+def _index(e, full: bool = False) -> list[Problem]:
+    ids = np.fromiter((r[0] for r in e.db.execute("SELECT memory_id FROM embeddings")), np.int64)
+    have = np.asarray(e.index.labels(), np.int64)
     missing, stale = np.setdiff1d(ids, have), np.setdiff1d(have, ids)
     out = []
     if len(missing):
@@ -77,16 +77,16 @@ def _index(mem, full: bool = False) -> list[Problem]:
     differ = 0
     for start in range(0, len(both), 4096):
         part = both[start : start + 4096]
-        got = np.asarray(mem.index.get(part), np.float32)
-        want = stored_vectors(mem.db, part, mem.index.dim)
+        got = np.asarray(e.index.get(part), np.float32)
+        want = stored_vectors(e.db, part, e.index.dim)
         differ += int(np.sum(np.max(np.abs(got - want), axis=1) > 1e-5))
     if differ:
         out.append(Problem("index", f"{differ} index vectors differ from their stored rows"))
     return out
 
 
-def _graph(mem) -> list[Problem]:
-    db = mem.db
+def _graph(e) -> list[Problem]:
+    db = e.db
     out = []
     orphans = db.execute(
         "SELECT count(*) FROM nodes n WHERE n.type<>'category' AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.subj=n.id OR e.obj=n.id)"
@@ -101,8 +101,8 @@ def _graph(mem) -> list[Problem]:
     return out
 
 
-def _usage(mem) -> list[Problem]:
-    db = mem.db
+def _usage(e) -> list[Problem]:
+    db = e.db
     out = []
     missing = db.execute("SELECT count(*) FROM memories WHERE id NOT IN (SELECT memory_id FROM usage)").fetchone()[0]
     if missing:
@@ -114,8 +114,8 @@ def _usage(mem) -> list[Problem]:
     return out
 
 
-def _structure(mem) -> list[Problem]:
-    db = mem.db
+def _structure(e) -> list[Problem]:
+    db = e.db
     out = []
     no_code = db.execute("SELECT count(*) FROM events WHERE memory_id NOT IN (SELECT memory_id FROM codes)").fetchone()[0]
     if no_code:
@@ -131,18 +131,18 @@ def _structure(mem) -> list[Problem]:
     no_terms = db.execute("SELECT count(*) FROM codes WHERE terms IS NULL").fetchone()[0]
     if no_terms:
         out.append(Problem("structure", f"{no_terms} structural codes have no stored terms"))
-    if not mem.structure.in_sync():
+    if not e.structure.in_sync():
         out.append(Problem("structure", "the in-process terms or statistics differ from the stored codes"))
     else:
-        c, fresh = mem.structure.stats, mem.structure.recompute_stats()
+        c, fresh = e.structure.stats, e.structure.recompute_stats()
         drift = max(float(np.max(np.abs(c.s - fresh.s), initial=0.0)), float(np.max(np.abs(c.m - fresh.m), initial=0.0)))
         if drift > 1e-6 * max(1, c.n):
             out.append(Problem("structure", f"running statistics drifted from a recomputation ({drift:.3g})"))
     return out
 
 
-def _chunks(mem) -> list[Problem]:
-    n = mem.db.execute("SELECT count(*) FROM chunk_members WHERE member_id NOT IN (SELECT id FROM memories) "
+def _chunks(e) -> list[Problem]:
+    n = e.db.execute("SELECT count(*) FROM chunk_members WHERE member_id NOT IN (SELECT id FROM memories) "
                        "OR chunk_id NOT IN (SELECT memory_id FROM chunks)").fetchone()[0]
     return [Problem("chunks", f"{n} chunk memberships point at missing memories")] if n else []
 
@@ -151,45 +151,44 @@ CHECKS = {"sqlite": _sqlite, "fts": _fts, "embeddings": _embeddings, "index": _i
           "usage": _usage, "structure": _structure, "chunks": _chunks}
 
 
-def _repair(mem, part: str) -> None:
-    db = mem.db
-    if part == "fts":
-        with mem.store.atomic():
-            R.rebuild_text_index(db)
-    elif part == "embeddings":
-        mem.reembed(progress=False)
+def _repair(e, part: str) -> None:
+    """Rebuild one part, each through the engine's write door."""
+    if part == "embeddings":
+        e.reembed(progress=False)
     elif part == "index":
-        mem.rebuild_index()
-    elif part == "graph":
-        with mem.store.atomic():
-            G.drop_dangling(db)
-    elif part == "usage":
-        with mem.store.atomic():
-            U.fill_missing(db)
-        mem.ledger.load()
+        e.rebuild_index(progress=False)
     elif part == "structure":
-        mem.rebuild_structure(progress=False)
-    elif part == "chunks":
-        with mem.store.atomic():
-            CH.drop_dangling(db)
+        e.rebuild_structure(False, progress=False)
+    else:
+        with e.transaction() as tx:
+            if part == "fts":
+                R.rebuild_text_index(tx.db)
+            elif part == "graph":
+                G.drop_dangling(tx.db)
+                tx.graph_changed()
+            elif part == "usage":
+                U.fill_missing(tx.db)
+                tx.usage_changed()
+            elif part == "chunks":
+                CH.drop_dangling(tx.db)
 
 
-def check(mem, *, repair: bool = False, parts=None) -> CheckReport:
-    """Verify the store behind ``mem`` (a :class:`fastmem.Memory`); see the module docstring.
+def check(e, *, repair: bool = False, parts=None) -> CheckReport:
+    """Verify the store of engine ``e`` (:class:`fastmem.core.engine.Engine`); see the module docstring.
 
     With ``repair``, every repairable part that failed is rebuilt and checked again; the
     report's ``problems`` are what is still wrong, ``repaired`` what was fixed.
     """
     rep = CheckReport()
-    rep.counts = {t: mem.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+    rep.counts = {t: e.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
                   for t in ("memories", "embeddings", "pending", "nodes", "edges", "codes", "chunks", "categories")}
     if repair and rep.counts["pending"]:
-        mem.derive_pending()
+        e.derive_until(None)
     for part in parts or CHECKS:
-        found = _index(mem, full=repair) if part == "index" else CHECKS[part](mem)
+        found = _index(e, full=repair) if part == "index" else CHECKS[part](e)
         if found and repair and all(p.repairable for p in found):
-            _repair(mem, part)
-            again = CHECKS[part](mem)
+            _repair(e, part)
+            again = CHECKS[part](e)
             rep.repaired += [p for p in found]
             found = again
         rep.problems += found

@@ -3,11 +3,19 @@
 :class:`Engine` owns the file (:class:`fastmem.storage.store.Store`), the models (embedder and
 extractor), the derived in-process state (the hnswlib index, the structural statistics and
 term index, the usage ledger, the scope sets, the recall pipeline and the analogy slot), the
-lock, catching up with other processes' commits, and the one transaction every write goes
-through (:meth:`transaction`, :mod:`fastmem.core.transaction`). :class:`fastmem.Memory` is the
-front: argument checks and flat verbs, handed to the service objects of
-:mod:`fastmem.core.io`, :mod:`fastmem.core.rows` and :mod:`fastmem.core.passes`, each
-of which holds this engine.
+lock and catching up with other processes' commits. It has two doors:
+
+* :meth:`Engine.reading` - every read verb: the store must be open, the lock is held and the
+  process has caught up with other processes' commits;
+* :meth:`Engine.transaction` - every write verb, after the store was opened: one SQLite
+  transaction whose in-process changes are applied after COMMIT
+  (:mod:`fastmem.core.transaction`). Passes that commit in several steps take
+  :meth:`Engine.writing`, the same door one step at a time.
+
+:class:`fastmem.Memory` is the front: argument checks and flat verbs, handed to the services
+:class:`fastmem.core.reading.Reading` and :class:`fastmem.core.writing.Writing`, which hold this
+engine and nothing else. ``Memory.internals`` is this engine, for fastmem's own checks,
+evaluations and tests.
 """
 
 from __future__ import annotations
@@ -70,7 +78,7 @@ class Engine:
             self.structure.seq = self.seq
             self.structure.load()
             self.structure.ensure_version(self.store, self.parser(), progress)
-            self.ledger = Ledger(self.store)
+            self.ledger = Ledger(self.db)
             self.ledger.load()
             self.scopes = Scopes(self.db)
             self.standing = StandingIndex(self.db)
@@ -97,8 +105,8 @@ class Engine:
         other = V.other_models(self.db, self.embedder)
         if other and not reembed:
             raise V.model_mismatch(self.path, self.embedder, other)
-        if other:
-            V.reembed_rows(self.store, self.embedder, progress)
+        if other:  # opening: before any verb, each step its own transaction
+            V.reembed_rows(self.store.atomic, self.db, self.embedder, progress)
         index = self._new_index()
         how = V.open_index(self.db, index, progress)
         # what changed in place since the index was saved (a rebuilt one is current), this
@@ -115,7 +123,7 @@ class Engine:
                            model_id=self.embedder.model_id, store_id=self.store.identity())
 
     def rebuild_index(self, progress: bool | None) -> None:
-        """Rebuild the vector index from the stored vectors (it is only a cache of them)."""
+        """Rebuild the vector index (hnswlib) from the stored vectors (it is only a cache of them)."""
         self.check_open()
         with self.lock:
             if self.index.path:
@@ -146,12 +154,19 @@ class Engine:
         with self.lock:  # not beside a verb's transaction on the shared connection
             self.sync()  # the saved index and sums then say which log position they include
             self.index.save()
-            # sums unchanged since they were read or saved: not rewritten (a read-only command
-            # saved 8 MB at close), unless the log trim below would outdate the stored row
-            if not self.structure.stats_stored(self.store.log_seq() - LOG_KEEP):
-                with self.store.atomic() as db:
+            with self.writing() as db:
+                # sums unchanged since they were read or saved: not rewritten (a read-only
+                # command saved 8 MB at close), unless the log trim would outdate the stored row
+                if not self.structure.stats_stored(self.store.log_seq() - LOG_KEEP):
                     self.structure.save_stats(db)
-            self.store.trim_log(LOG_KEEP)
+                self.store.trim_log(db, LOG_KEEP)
+
+    def save_stats_if_due(self) -> None:
+        """Persist the structural statistics every so many changes (in a transaction of their
+        own, after the write that made them due)."""
+        if self.structure.save_due():
+            with self.writing() as db:
+                self.structure.save_stats(db)
 
     def check_open(self) -> None:
         if self.closed:
@@ -165,13 +180,20 @@ class Engine:
         """Texts -> events with the store's extractor (None without one)."""
         return (lambda texts: parse_texts(self.extractor, texts)) if self.extractor is not None else None
 
-    # -- other processes -----------------------------------------------------------------------
+    # -- the read door -----------------------------------------------------------------------
     @contextmanager
-    def synced(self):
-        """Hold the lock, caught up with other processes' commits."""
+    def reading(self):
+        """The door of every read verb: raises :class:`InvalidInput` once closed, holds the lock
+        (reads on this connection never interleave with a write of another thread) and has
+        caught up with other processes' commits; yields the connection."""
+        self.check_open()
         with self.lock:
             self.sync()
-            yield
+            yield self.db
+
+    synced = reading  # the name the passes use: "hold the lock, caught up"
+
+    # -- other processes -----------------------------------------------------------------------
 
     def sync(self) -> None:
         """Catch up with commits made by other connections (other processes)."""
@@ -194,7 +216,14 @@ class Engine:
         self.scopes.reset()
         self.pipeline.reset()
 
-    # -- writing ---------------------------------------------------------------------------
+    # -- the write door ----------------------------------------------------------------------
+    @contextmanager
+    def writing(self):
+        """:meth:`transaction` for a pass that writes in several steps and keeps its own
+        in-process state: yields the transaction's connection."""
+        with self.transaction() as tx:
+            yield tx.db
+
     @contextmanager
     def transaction(self):
         """See :meth:`fastmem.Memory.transaction`."""
@@ -231,6 +260,30 @@ class Engine:
             if not bulk:
                 tx.added(ids, prep.vecs, scope)
         return ids
+
+    # -- maintenance ---------------------------------------------------------------------------
+    def reembed(self, progress: bool | None) -> None:
+        """Recompute every vector with the current embedder, then rebuild the index."""
+        self.check_open()
+        with self.lock:
+            V.reembed_rows(self.writing, self.db, self.embedder, progress)
+            self.rebuild_index(progress=progress)
+
+    def rebuild_structure(self, reparse: bool, progress: bool | None) -> int:
+        """Recompute every structural code and the word counts (see :meth:`fastmem.Memory.rebuild_structure`)."""
+        self.check_open()
+        with self.lock:
+            return self.structure.rebuild(self.writing, self.parser(), reparse=reparse, progress=progress)
+
+    def derive_pending(self, *, wait: bool = True, timeout: float | None = None) -> int | None:
+        """See :meth:`fastmem.Memory.derive_pending`."""
+        self.check_open()
+        if not wait:
+            self.background = True
+            self.finisher.poke()
+            return None
+        self.finisher.wait(timeout)
+        return self.derive_until(None)
 
     def derive_until(self, stop) -> int:
         """Derive pending memories, :data:`fastmem.write.pending.BATCH` at a time, until none is left

@@ -46,6 +46,7 @@ class Transaction:
         self._reset_scopes = False
         self._reset_graph = False
         self._staged: list = []  # index adds begun during the transaction (bulk loads)
+        self._after: list[Callable[[], None]] = []
 
     # -- recording (inside the transaction) ------------------------------------------------
     def added(self, ids: Sequence[int], vecs: np.ndarray | None, scope: str | Sequence[str]) -> None:
@@ -100,6 +101,15 @@ class Transaction:
         """Scopes were written in bulk: the scope sets are rebuilt when next needed."""
         self._reset_scopes = True
 
+    def weighed(self, weights: dict[int, tuple[float, int, int]]) -> None:
+        """Use weights counted in this transaction: ``{memory id: (weight, engaged, ignored)}``."""
+        if weights:
+            self._after.append(lambda: self._owner.ledger.weights.update(weights))
+
+    def after(self, fn: Callable[[], None]) -> None:
+        """Anything else the process must follow once the transaction has committed."""
+        self._after.append(fn)
+
     def graph_changed(self) -> None:
         """Categories or aliases changed: the recall channels' caches are dropped."""
         self._reset_graph = True
@@ -127,8 +137,9 @@ class Transaction:
             steps.append(o.scopes.reset)
         if self._reset_graph:
             steps.append(o.pipeline.reset)
+        steps += self._after
         if self._structure:
-            steps.append(lambda: o.structure.save_if_due(o.store))
+            steps.append(o.save_stats_if_due)
         if self._vectors:
             steps.append(lambda: o.index.dirty >= INDEX_SAVE_EVERY and o.index.save())
         first: BaseException | None = None

@@ -35,16 +35,16 @@ from ..util.text import from_epoch
 
 __all__ = ["export_lines", "parse_export", "restore", "write_lines"]
 
-def export_lines(mem, *, scope: str | None = None, vectors: bool = False) -> Iterator[dict]:
-    """The export of ``mem`` as JSON-able dicts (header first); see the module docstring."""
-    db = mem.db
+def export_lines(e, *, scope: str | None = None, vectors: bool = False) -> Iterator[dict]:
+    """The export of the store of engine ``e`` (:class:`fastmem.core.engine.Engine`) as JSON-able dicts (header first); see the module docstring."""
+    db = e.db
     where, args = ("WHERE m.scope=?", (scope,)) if scope is not None else ("", ())
     n = db.execute(f"SELECT count(*) FROM memories m {where}", args).fetchone()[0]
-    yield {"fastmem_export": 1, "model": mem.embedder.model_id, "dim": mem.embedder.dim, "hrr_dim": mem.hrr_dim,
+    yield {"fastmem_export": 1, "model": e.embedder.model_id, "dim": e.embedder.dim, "hrr_dim": e.hrr_dim,
            "structure_version": StructureEncoder.version, "memories": n, "scope": scope}
     chunk_rows = {r[0]: r[1:] for r in db.execute("SELECT memory_id, version, summarizer FROM chunks")}
     standing = ST.exported(db, vectors=vectors)
-    derived = _derived(db, mem.hrr_dim) if vectors else None
+    derived = _derived(db, e.hrr_dim) if vectors else None
     for row in db.execute(
         "SELECT m.id, m.text, m.scope, m.source, m.meta, m.at, m.speaker, m.created, m.updated, ev.events, u.surfaced, "
         "u.engaged, "
@@ -166,8 +166,8 @@ def write_lines(lines: Iterable[dict], path: str | os.PathLike | None) -> int:
     return n
 
 
-def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list[dict], *, progress=None) -> int:
-    """Write an export's memories, chunks, aliases and categories into ``mem`` (see the module
+def restore(e, header: dict, mems: list[dict], aliases: list[dict], cats: list[dict], *, progress=None) -> int:
+    """Write an export's memories, chunks, aliases and categories into the store of engine ``e`` (see the module
     docstring) in one transaction: a failure anywhere leaves the store as it was (the vectors
     an import must compute are computed first, outside it). Returns the number of memories
     written."""
@@ -179,22 +179,22 @@ def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list
     for r in mems:
         check_text(r["text"], f"memory {r['id']}")
         check_speaker(r.get("speaker"), f"memory {r['id']}: speaker")
-    same_model = header.get("model") == mem.embedder.model_id and header.get("dim") == mem.embedder.dim
+    same_model = header.get("model") == e.embedder.model_id and header.get("dim") == e.embedder.dim
     # what needs the model is computed before the transaction (it may embed: the model differs)
-    vecs = _vectors(mem, mems, same_model, progress)
-    standing, windows = _standing(mem, mems, same_model), _windows(mem, mems, same_model)
+    vecs = _vectors(e, mems, same_model, progress)
+    standing, windows = _standing(e, mems, same_model), _windows(e, mems, same_model)
     scope = [r.get("scope") or "" for r in mems]
     bulk = len(mems) >= BULK_THREADS_MIN  # the index is built while the rows are written
-    with mem.transaction() as tx:
+    with e.transaction() as tx:
         db = tx.db
         keep_ids = R.count(db, None, None) == 0
         if bulk and keep_ids:  # the ids are the export's: the index build starts now
             tx.added_early([r["id"] for r in mems], vecs, scope)
-        prep = _prepared(mem, header, mems, vecs, standing, windows, same_model)
+        prep = _prepared(e, header, mems, vecs, standing, windows, same_model)
         ids, pending = C.commit(db, prep, scope=scope, source=[r.get("source") for r in mems],
                                 meta_json=[json.dumps(r.get("meta") or {}) for r in mems],
                                 at=[to_epoch(r.get("at")) for r in mems], speaker=[r.get("speaker") for r in mems],
-                                model_id=mem.embedder.model_id, structure=mem.structure,
+                                model_id=e.embedder.model_id, structure=e.structure,
                                 ids=[r["id"] for r in mems] if keep_ids else None,
                                 times=[(r.get("created") or 0, r.get("updated") or 0) for r in mems],
                                 on_ids=(lambda got: tx.added_early(got, vecs, scope)) if bulk and not keep_ids else None)
@@ -202,7 +202,7 @@ def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list
         new_id = {r["id"]: mid for r, mid in zip(mems, ids)}
         _restore_chunks(db, mems, new_id)
         _restore_aliases(db, aliases)
-        _restore_categories(mem.store, cats)
+        _restore_categories(db, cats)
         tx.structure(pending)
         if not bulk:
             tx.added(ids, prep.vecs, scope)
@@ -212,26 +212,26 @@ def restore(mem, header: dict, mems: list[dict], aliases: list[dict], cats: list
     return len(mems)
 
 
-def _vectors(mem, mems: list[dict], same_model: bool, progress) -> np.ndarray:
+def _vectors(e, mems: list[dict], same_model: bool, progress) -> np.ndarray:
     """The rows' vectors: the export's when its model is the store's, else embedded 256 at a
     time with a progress bar."""
     from ..util.progress import bar
 
-    vecs = [vector_of(r, mem.embedder.dim) if same_model else None for r in mems]
+    vecs = [vector_of(r, e.embedder.dim) if same_model else None for r in mems]
     todo = [i for i, v in enumerate(vecs) if v is None]
     b = bar(len(todo), "embedding", progress) if todo else None
     for start in range(0, len(todo), 256):
         part = todo[start : start + 256]
-        for i, v in zip(part, mem.embedder.encode([mems[i]["text"] for i in part])):
+        for i, v in zip(part, e.embedder.encode([mems[i]["text"] for i in part])):
             vecs[i] = v
         if b:
             b.update(len(part))
     if b:
         b.close()
-    return np.stack(vecs).astype(np.float32) if vecs else np.zeros((0, mem.embedder.dim), np.float32)
+    return np.stack(vecs).astype(np.float32) if vecs else np.zeros((0, e.embedder.dim), np.float32)
 
 
-def _prepared(mem, header: dict, mems: list[dict], vecs: np.ndarray, standing, windows, same_model: bool):
+def _prepared(e, header: dict, mems: list[dict], vecs: np.ndarray, standing, windows, same_model: bool):
     """The rows as a prepared batch: their vectors, facts, events, statements, windows and
     (same model, encoder version and dimension) codes."""
     from ..reader.extract import Triple
@@ -240,12 +240,12 @@ def _prepared(mem, header: dict, mems: list[dict], vecs: np.ndarray, standing, w
     facts = [[] if "chunk" in r else [Triple(f[0], f[1], f[2], None if f[3] in (None, "?") else f[3],
                                              None if f[4] in (None, "?") else f[4]) for f in r.get("facts", [])]
              for r in mems]
-    same_code = (same_model and header.get("hrr_dim") == mem.hrr_dim
+    same_code = (same_model and header.get("hrr_dim") == e.hrr_dim
                  and header.get("structure_version") == StructureEncoder.version)
     return Prepared([r["text"] for r in mems], vecs, facts,
                       [r.get("events") or [] for r in mems],  # (verb, subjects, objects), as stored
                       standing, windows,
-                      [_code(r, mem.hrr_dim) for r in mems] if same_code else None)
+                      [_code(r, e.hrr_dim) for r in mems] if same_code else None)
 
 
 def _code(rec: dict, hrr_dim: int) -> StoredCode | None:
@@ -263,13 +263,13 @@ def _code(rec: dict, hrr_dim: int) -> StoredCode | None:
     return StoredCode(q8, nterms, terms)
 
 
-def _windows(mem, mems: list[dict], same_model: bool) -> list | None:
+def _windows(e, mems: list[dict], same_model: bool) -> list | None:
     """The window vectors of the long texts: the export's (same model), else embedded again."""
-    w = getattr(mem.embedder, "window_words", None)
+    w = getattr(e.embedder, "window_words", None)
     if w is None:
         return None
     out: list = [None] * len(mems)
-    dim = mem.embedder.dim
+    dim = e.embedder.dim
     long = []
     for i, r in enumerate(mems):
         if "chunk" in r or len(r["text"].split()) <= w:
@@ -281,12 +281,12 @@ def _windows(mem, mems: list[dict], same_model: bool) -> list | None:
             long.append(i)
     if not long:
         return out if any(x is not None for x in out) else None
-    for i, win in zip(long, encode_with_windows(mem.embedder, [mems[i]["text"] for i in long])[1]):
+    for i, win in zip(long, encode_with_windows(e.embedder, [mems[i]["text"] for i in long])[1]):
         out[i] = win
     return out
 
 
-def _standing(mem, mems: list[dict], same_model: bool) -> list | None:
+def _standing(e, mems: list[dict], same_model: bool) -> list | None:
     """The exported statements, with their sentences' own vectors: the export's (same model),
     else embedded again (a statement whose sentence is the whole text has none)."""
     sts = [S.imported(r["standing"]) if r.get("standing") else None for r in mems]
@@ -295,10 +295,10 @@ def _standing(mem, mems: list[dict], same_model: bool) -> list | None:
     own = [i for i, st in enumerate(sts) if st is not None and st.sentence and st.sentence != mems[i]["text"].strip()]
     sv = {}
     if same_model:
-        sv = {i: v for i in own if (v := ST.vector_of(mems[i]["standing"], mem.embedder.dim)) is not None}
+        sv = {i: v for i in own if (v := ST.vector_of(mems[i]["standing"], e.embedder.dim)) is not None}
     todo = [i for i in own if i not in sv]
     if todo:
-        sv.update(zip(todo, mem.embedder.encode([sts[i].sentence for i in todo])))
+        sv.update(zip(todo, e.embedder.encode([sts[i].sentence for i in todo])))
     return [None if st is None else (st, sv.get(i)) for i, st in enumerate(sts)]
 
 
@@ -333,11 +333,10 @@ def _restore_aliases(db, aliases: list[dict]) -> None:
                 break
 
 
-def _restore_categories(store, cats: list[dict]) -> None:
+def _restore_categories(db, cats: list[dict]) -> None:
     from ..passes import categories as CAT
     from ..reader.canon import fold_name
 
-    db = store.db
     for c in cats:
         members = []
         for name, typ in c["members"]:
@@ -348,6 +347,6 @@ def _restore_categories(store, cats: list[dict]) -> None:
         rels = [["out", x[1:-2]] if x.startswith("-") else ["in", x[2:-1]] for x in c["relations"]]
         cat_id = CAT.restore(db, c["name"], rels, f"import:{c['name']}:{len(members)}", c.get("scope"), members)
         if c["status"] == "approved":
-            CAT.approve(store, cat_id)
+            CAT.approve(db, cat_id)
         elif c["status"] == "rejected":
-            CAT.reject(store, cat_id)
+            CAT.reject(db, cat_id)

@@ -198,16 +198,16 @@ def alias_candidates(db: apsw.Connection) -> list[dict]:
     ]
 
 
-def review_alias(store, candidate_id: int, accept: bool) -> None:
-    """Accept (merge the two nodes) or reject a pending candidate; raises NotFound."""
-    row = store.db.execute("SELECT node_id, other_id FROM alias_candidates WHERE id=? AND status='pending'",
-                           (candidate_id,)).fetchone()
+def review_alias(db: apsw.Connection, candidate_id: int, accept: bool) -> None:
+    """Accept (merge the two nodes) or reject a pending candidate, inside the caller's
+    transaction; raises NotFound."""
+    row = db.execute("SELECT node_id, other_id FROM alias_candidates WHERE id=? AND status='pending'",
+                     (candidate_id,)).fetchone()
     if row is None:
         raise NotFound(f"no pending alias candidate {candidate_id}")
-    with store.atomic() as db:
-        db.execute("UPDATE alias_candidates SET status=? WHERE id=?", ("accepted" if accept else "rejected", candidate_id))
-        if accept:
-            merge_nodes(db, row[1], row[0])
+    db.execute("UPDATE alias_candidates SET status=? WHERE id=?", ("accepted" if accept else "rejected", candidate_id))
+    if accept:
+        merge_nodes(db, row[1], row[0])
 
 
 def entity(db: apsw.Connection, nid: int) -> Entity | None:

@@ -58,6 +58,12 @@ def weight(engaged: int, ignored: int) -> float:
     return BASE ** math.tanh((engaged - ignored / IGNORE_RATIO) / SCALE)
 
 
+def trust(w: float) -> float:
+    """A use weight on a 0-1 scale (the holographic provider's trust): 0.5 for an unused
+    memory, towards 1 as it is engaged, towards 0 as it is ignored (``(1 + log_BASE w) / 2``)."""
+    return round((1.0 + math.log(w) / math.log(BASE)) / 2.0, 4)
+
+
 def distinctive(words: list[str]) -> set[str]:
     return {w for w in words if len(w) >= 4 and not w.isdigit()}
 
@@ -135,9 +141,8 @@ class Ledger:
     process, the ``(weight, engaged, ignored)`` of every memory whose weight is not 1.
     """
 
-    def __init__(self, store) -> None:
-        self.store = store
-        self.db = store.db
+    def __init__(self, db) -> None:
+        self.db = db
         self.weights: dict[int, tuple[float, int, int]] = {}
         #: turn counters of the last SESSIONS sessions (an evicted one continues from its stored turns)
         self._turns: dict[str, int] = Bounded(SESSIONS)
@@ -192,10 +197,10 @@ class Ledger:
             self._turns[session] = int(row[0]) if row and row[0] is not None else 0
         return self._turns[session]
 
-    def record(self, hits, analogy, session: str | None, channels: tuple[str, ...] | list[str] = ()) -> None:
-        """Count what one recall surfaced, each hit under its best-ranked of ``channels`` (the
-        recall channels that can surface a memory by themselves; the first of them on a tie)
-        or ``"fused"`` when none of them found it."""
+    def record(self, db, hits, analogy, session: str | None, channels: tuple[str, ...] | list[str] = ()) -> None:
+        """Count what one recall surfaced (inside the caller's transaction ``db``), each hit under
+        its best-ranked of ``channels`` (the recall channels that can surface a memory by
+        themselves; the first of them on a tie) or ``"fused"`` when none of them found it."""
         if not hits and analogy is None:
             return
         turn = self.turn(session) if session is not None else None
@@ -207,41 +212,38 @@ class Ledger:
             rows.append((h.id, session, turn, ch, now))
         if analogy is not None:
             rows.append((analogy.id, session, turn, "analogy", now))
-        with self.store.atomic() as db:
-            db.executemany("UPDATE usage SET surfaced=surfaced+1, last_surfaced=?2 WHERE memory_id=?1", [(r[0], now) for r in rows])
-            db.executemany("INSERT INTO usage_events(memory_id, session, turn, channel, ts) VALUES (?,?,?,?,?)", rows)
-            lo, top = db.execute("SELECT min(id), max(id) FROM usage_events").fetchone()  # both O(log n)
-            if top - lo >= MAX_EVENTS + TRIM_SLACK:  # the store's own count, whoever wrote it
-                db.execute("DELETE FROM usage_events WHERE id <= ?", (top - MAX_EVENTS,))
+        db.executemany("UPDATE usage SET surfaced=surfaced+1, last_surfaced=?2 WHERE memory_id=?1", [(r[0], now) for r in rows])
+        db.executemany("INSERT INTO usage_events(memory_id, session, turn, channel, ts) VALUES (?,?,?,?,?)", rows)
+        lo, top = db.execute("SELECT min(id), max(id) FROM usage_events").fetchone()  # both O(log n)
+        if top - lo >= MAX_EVENTS + TRIM_SLACK:  # the store's own count, whoever wrote it
+            db.execute("DELETE FROM usage_events WHERE id <= ?", (top - MAX_EVENTS,))
 
     # -- outcomes --------------------------------------------------------------------------
-    def apply_outcome(self, mid: int, engaged: bool) -> tuple[float, int, int]:
-        """Count one outcome (inside the caller's transaction); returns the new ``(weight,
-        engaged, ignored)``, for :attr:`weights` once the transaction has committed."""
-        row = self.db.execute("SELECT engaged, ignored FROM usage WHERE memory_id=?", (mid,)).fetchone()
+    def apply_outcome(self, db, mid: int, engaged: bool) -> tuple[float, int, int]:
+        """Count one outcome (inside the caller's transaction ``db``); returns the new
+        ``(weight, engaged, ignored)``, for :attr:`weights` once the transaction has committed
+        (``Transaction.weighed``)."""
+        row = db.execute("SELECT engaged, ignored FROM usage WHERE memory_id=?", (mid,)).fetchone()
         if row is None:
             raise NotFound(f"no memory with id {mid}")
         e, i = row[0] + int(engaged), row[1] + int(not engaged)
         w = weight(e, i)
-        self.db.execute("UPDATE usage SET engaged=?, ignored=?, weight=? WHERE memory_id=?", (e, i, w, mid))
+        db.execute("UPDATE usage SET engaged=?, ignored=?, weight=? WHERE memory_id=?", (e, i, w, mid))
         return w, e, i
-
-    def feedback(self, mid: int, engaged: bool) -> float:
-        """Explicit engagement, in its own transaction; returns the new weight."""
-        with self.store.atomic():
-            got = self.apply_outcome(mid, engaged)
-        self.weights[mid] = got  # committed
-        return got[0]
 
     def counters(self, mid: int) -> dict:
         row = self.db.execute("SELECT surfaced, engaged, ignored, weight, last_surfaced FROM usage WHERE memory_id=?", (mid,)).fetchone()
         if row is None:
             raise NotFound(f"no memory with id {mid}")
-        return dict(zip(("surfaced", "engaged", "ignored", "weight", "last_surfaced"), row))
+        out = dict(zip(("surfaced", "engaged", "ignored", "weight", "last_surfaced"), row))
+        out["trust"] = trust(out["weight"])
+        return out
 
-    def observe(self, text: str, session: str, embed) -> dict[str, list[int]]:
+    def observe(self, atomic, text: str, session: str, embed) -> dict[str, list[int]]:
         """Judge what the session's earlier turns surfaced by its next turn ``text`` (see the
-        module docstring); ``embed(texts)`` embeds the turn only when something is pending."""
+        module docstring); ``embed(texts)`` embeds the turn only when something is pending.
+        The verdicts are written in one transaction (``atomic()``: the caller's door, yielding
+        its transaction); the weights, the session's counts and turn follow after it."""
         turn = self.turn(session)
         pending = self.db.execute(
             "SELECT ue.id, ue.memory_id, ue.turn, m.text, e.vec FROM usage_events ue JOIN memories m ON m.id=ue.memory_id "
@@ -263,7 +265,8 @@ class Ledger:
         counted: list[tuple[int, bool]] = []
         decided: dict[int, bool] = {}
         weights: dict[int, tuple[float, int, int]] = {}
-        with self.store.atomic() as db:
+        with atomic() as tx:
+            db = tx.db
             for eid, mid, eturn, mtext, v in pending:
                 shared = len(tw & distinctive(content_words(without_labels(mtext))))
                 cos = float(np.dot(np.frombuffer(v, np.float32), tv)) if v is not None else 0.0
@@ -279,14 +282,16 @@ class Ledger:
                 decided[mid] = outcome
                 res["engaged" if outcome else "ignored"].append(mid)
                 if not own.get(mid, (0, 0))[0 if outcome else 1]:
-                    weights[mid] = self.apply_outcome(mid, outcome)
+                    weights[mid] = self.apply_outcome(db, mid, outcome)
                     counted.append((mid, outcome))
-        # committed: the process's state follows
-        self.weights.update(weights)
-        for mid, outcome in counted:
-            _mark(own, mid, outcome)
-        if telling:
-            self._turns[session] = turn + 1
+            tx.weighed(weights)
+
+            def follow():
+                for mid, outcome in counted:
+                    _mark(own, mid, outcome)
+                if telling:
+                    self._turns[session] = turn + 1
+            tx.after(follow)
         return res
 
 

@@ -100,10 +100,10 @@ def model_mismatch(path: str, embedder: Embedder, other: list[str]) -> ModelMism
     )
 
 
-def reembed_rows(store, embedder: Embedder, progress: bool | None) -> None:
+def reembed_rows(atomic, db: apsw.Connection, embedder: Embedder, progress: bool | None) -> None:
     """Recompute every stored vector with ``embedder`` (with the long memories' windows and
-    the standing statements' sentences), 256 memories per transaction."""
-    db = store.db
+    the standing statements' sentences), 256 memories per transaction (``atomic()``: the
+    caller's door, yielding the transaction's connection)."""
     total = db.execute("SELECT count(*) FROM memories").fetchone()[0]
     b = bar(total, "re-embedding", True if progress is None else progress)
     last = 0
@@ -112,12 +112,12 @@ def reembed_rows(store, embedder: Embedder, progress: bool | None) -> None:
         if not rows:
             break
         vecs, wins = encode_with_windows(embedder, [t for _, t in rows])
-        with store.atomic():
-            put(db, [mid for mid, _ in rows], vecs, embedder.model_id)
+        with atomic() as tx:
+            put(tx, [mid for mid, _ in rows], vecs, embedder.model_id)
             for (mid, _), w in zip(rows, wins):  # the windows and statements follow the model
-                X.drop(db, mid)
-            X.write(db, [(mid, w) for (mid, _), w in zip(rows, wins) if w is not None])
-            ST.reembed(db, [mid for mid, _ in rows], embedder)
+                X.drop(tx, mid)
+            X.write(tx, [(mid, w) for (mid, _), w in zip(rows, wins) if w is not None])
+            ST.reembed(tx, [mid for mid, _ in rows], embedder)
         last = rows[-1][0]
         if b:
             b.update(len(rows))

@@ -37,6 +37,10 @@ from .slot import exact_scores, features_of, tracing
 __all__ = ["FILE", "load_rows", "build_memories", "score", "run", "multiple_choice", "run_short", "SURFACE_GRID",
            "strip_connectives", "fold_of", "CONNECTIVES"]
 
+#: Where ``fastmem eval proparalogy PATH --fit`` writes the ranker it fits: the shipped one
+#: (:mod:`fastmem.analogy.ranker_weights`).
+SHIPPED_WEIGHTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "analogy", "ranker_weights.py")
+
 FILE = "silver_set_analogies_w_challenging_distractors_w_random.csv"
 
 
@@ -202,13 +206,13 @@ def pairwise(m, rows, texts, ids) -> dict[str, float]:
         if t not in at or d not in at:
             continue
         pair = [ids[at[t]], ids[at[d]]]
-        st, sd = exact_scores(m.slot, r["source_paragraph"], pair, m.extractor)
+        st, sd = exact_scores(m.internals.slot, r["source_paragraph"], pair, m.extractor)
         n += 1
         if abs(st - sd) <= 1e-12:
             ties += 1
             events = parse_turn(m.extractor, r["source_paragraph"])[0]
-            sq = m.structure.query(events)
-            at_, ad = (m.structure.encoder.alignment(sq, m.structure.events(x))[0] if sq else 0.0 for x in pair)
+            sq = m.internals.structure.query(events)
+            at_, ad = (m.internals.structure.encoder.alignment(sq, m.internals.structure.events(x))[0] if sq else 0.0 for x in pair)
             wins += at_ > ad + 1e-12
             left += abs(at_ - ad) <= 1e-12
         else:
@@ -256,14 +260,14 @@ def run(path: str, *, dim=512, z=2.0, baselines=True, sweep=False, memory_kw=Non
             report["fastmem (fold means)"] = _fold_means(picks, rows, kind, row_of, folds)
         if sweep:
             m.extractor = CachedParse(m.extractor)
-            saved_alpha = m.slot.alpha
+            saved_alpha = m.analogy_settings.analogy_alpha
             for aa in (0.2, 0.1, 0.05, 0.02, 0.01, 0.001):
-                m.slot.alpha = aa
+                m.analogy_settings.analogy_alpha = aa
                 res = [m.recall(q, k=10, record=False) for q in queries]
                 report[f"fastmem alpha={aa:g}"] = score([pos[r.analogy.id] if r.analogy else None for r in res],
                                                         rows, kind, row_of)
-            m.slot.alpha = saved_alpha
-            s = m.slot
+            m.analogy_settings.analogy_alpha = saved_alpha
+            s = m.analogy_settings
             saved = s.surface_rule, s.surface_exclude, s.surface_floor, s.surface_names
             for g in SURFACE_GRID:
                 s.surface_rule, s.surface_exclude, s.surface_floor, s.surface_names = g
@@ -276,7 +280,7 @@ def run(path: str, *, dim=512, z=2.0, baselines=True, sweep=False, memory_kw=Non
             mv = m.embedder.encode(texts)
             report["bag-of-words z>=2, cos<=0.30"] = score(bag_of_words_picks(texts, queries, qv, mv), rows, kind, row_of)
             report["bag-of-words z>=2"] = score(bag_of_words_picks(texts, queries, qv, mv, ceiling=None), rows, kind, row_of)
-            near = _surface_near(qv, mv, m.slot.surface_exclude, m.slot.surface_floor)
+            near = _surface_near(qv, mv, m.analogy_settings.surface_exclude, m.analogy_settings.surface_floor)
             report["bag-of-words z>=2, fastmem surface rule"] = score(
                 bag_of_words_picks(texts, queries, qv, mv, ceiling=None, near=near), rows, kind, row_of)
             report["MiniLM nearest"] = score([int(np.argmax(mv @ v)) for v in qv], rows, kind, row_of)
@@ -345,7 +349,8 @@ def run_short(locomo_path: str, grid=SURFACE_GRID, memory_kw=None) -> dict | Non
             dia = dict(zip(ids, (r[0] for r in rows)))
             m.extractor = CachedParse(m.extractor)
             for g in grid:
-                m.slot.surface_rule, m.slot.surface_exclude, m.slot.surface_floor, m.slot.surface_names = g
+                s = m.analogy_settings
+                s.surface_rule, s.surface_exclude, s.surface_floor, s.surface_names = g
                 t = tally[g]
                 for q in qa:
                     r = m.recall(q["question"], k=10, record=False)
@@ -377,16 +382,16 @@ def collect(path: str, *, memory_kw=None) -> dict | None:
     with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "s.db"), **(memory_kw or {})) as m:
         ids = m.remember_many(texts, progress=False)
         pos = {mid: i for i, mid in enumerate(ids)}
-        m.slot.ranker = None  # trace the hand-set rule's candidates
+        m.internals.slot.ranker = None  # trace the hand-set rule's candidates
         cands = []  # per turn: [(memory index, features, surprise)]
         for q in queries:
-            with tracing(m.slot) as traced:
+            with tracing(m.internals.slot) as traced:
                 m.recall(q, k=10, record=False)
             cands.append([(pos[mid], f, a) for mid, f, a in traced])
         pair_f = []  # per row: (target features, distractor features) or None
         for r in rows:
             t, dd = (r.get("target_paragraph") or "").strip(), (r.get("distractor_target_paragraph") or "").strip()
-            pair_f.append(features_of(m.slot, r["source_paragraph"], [ids[at[t]], ids[at[dd]]], m.extractor)
+            pair_f.append(features_of(m.internals.slot, r["source_paragraph"], [ids[at[t]], ids[at[dd]]], m.extractor)
                           if t in at and dd in at else None)
     return {"rows": rows, "kind": kind, "row_of": row_of, "cands": cands, "pairs": pair_f}
 

@@ -29,8 +29,9 @@ from typing import Any
 
 from agent.memory_provider import MemoryProvider
 
+import fastmem
+
 from ..models.embedder import encode_query
-from ..storage.store import probe
 from ..util.text import MAX_TEXT_CHARS, is_chatter
 from . import config as C
 from . import tools as T
@@ -46,9 +47,6 @@ SHUTDOWN_DERIVE_S = 2.0
 IN_CONTEXT_MAX = 4096
 #: Most seconds ``prefetch`` waits for turns still being derived (hermes allows 8 s in all).
 PREFETCH_WAIT_S = 0.5
-#: Channels that need no model (context and speaker would embed the turn for the vector channel
-#: they build on): the prefetch while the models load.
-_MODEL_FREE = ("keyword", "graph")
 
 
 def split_passages(text: str, limit: int = MAX_TEXT_CHARS) -> list[str]:
@@ -123,7 +121,7 @@ class FastmemProvider(MemoryProvider):
         logged and kept in ``unavailable_reason``. Reads files only, no network."""
         try:
             home = C.hermes_home()
-            reason = probe(C.db_path(self._settings(home), home))
+            reason = fastmem.probe(C.db_path(self._settings(home), home))
         except Exception as exc:  # a broken config.yaml is a reason too
             reason = f"cannot read the fastmem settings: {type(exc).__name__}: {exc}"
         self.unavailable_reason = reason
@@ -163,7 +161,7 @@ class FastmemProvider(MemoryProvider):
         try:
             self._cfg = self._settings(home)
             self.path = C.db_path(self._cfg, home)
-            reason = probe(self.path)
+            reason = fastmem.probe(self.path)
             if reason:
                 raise RuntimeError(reason)
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -321,7 +319,7 @@ class FastmemProvider(MemoryProvider):
                                            floor=self._cfg["evidence_floor"])
                 else:
                     res = self._mem.recall(query, k=2 * k, scope=self._ctx.scope, session=sid or None,
-                                           analogy=False, channels=_MODEL_FREE, record=False, exclude=seen,
+                                           analogy=False, channels=fastmem.recall_channels(model_free=True), record=False, exclude=seen,
                                            floor=self._cfg["evidence_floor"])
             # (the analogy may be one of them: that this turn rhymes with an earlier one is news)
             res = replace(res, hits=tuple(h for h in res.hits if not is_chatter(h.text))[:k],

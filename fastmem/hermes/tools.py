@@ -3,7 +3,7 @@
 ``fact_store`` and ``fact_feedback`` keep the parameters and result shapes of hermes' bundled
 holographic provider, so prompts and habits carry over (a *fact* is a fastmem memory; its
 ``fact_id`` is the memory id shown as ``[m<id>]`` in the recalled context). ``trust_score`` is
-the memory's use weight on a 0-1 scale (0.5 neutral; see :func:`trust`). The ``fastmem_*``
+the memory's use weight on a 0-1 scale (0.5 neutral; ``Memory.usage(id)["trust"]``). The ``fastmem_*``
 tools reach what the holographic store has no counterpart for: fused recall with the analogy
 slot, structural analogies, the knowledge graph, chunks and emergent categories.
 
@@ -18,12 +18,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..derived import usage as U
 from ..errors import FastmemError, InvalidInput, NotFound
 from ..integrations import standing_metadata, tool_hit
 from ..util.text import from_epoch
 
-__all__ = ["SCHEMAS", "TOOL_NAMES", "Context", "call", "trust"]
+__all__ = ["SCHEMAS", "TOOL_NAMES", "Context", "call"]
 
 logger = logging.getLogger("fastmem.hermes")
 
@@ -164,12 +163,6 @@ class Context:
     session: str | None = None
 
 
-def trust(weight: float) -> float:
-    """A use weight on the holographic provider's 0-1 trust scale: 0.5 for an unused memory,
-    towards 1 as it is engaged, towards 0 as it is ignored (``(1 + log_BASE w) / 2``)."""
-    return round((1.0 + math.log(weight) / math.log(U.BASE)) / 2.0, 4)
-
-
 # -- argument helpers ----------------------------------------------------------------------
 def _text(args: dict, key: str) -> str:
     v = args.get(key)
@@ -218,7 +211,7 @@ def _own(mem, ctx: Context, mid: int) -> dict:
 def _fact(mem, row: dict, score: float | None = None) -> dict:
     u = mem.usage(row["id"])
     out = {"fact_id": row["id"], "content": row["text"], "category": row["meta"].get("category", "general"),
-           "tags": row["meta"].get("tags", ""), "trust_score": trust(u["weight"]), "retrieval_count": u["surfaced"],
+           "tags": row["meta"].get("tags", ""), "trust_score": u["trust"], "retrieval_count": u["surfaced"],
            "helpful_count": u["engaged"], "created_at": from_epoch(row["created"]).isoformat(),
            "updated_at": from_epoch(row["updated"]).isoformat()}
     if row.get("at") is not None:
@@ -409,8 +402,8 @@ def fact_feedback(mem, ctx: Context, args: dict) -> dict:
     mid = _int(args, "fact_id")
     _own(mem, ctx, mid)
     old = mem.usage(mid)
-    w = mem.feedback(mid, engaged=action == "helpful")
-    return {"fact_id": mid, "old_trust": trust(old["weight"]), "new_trust": trust(w),
+    mem.feedback(mid, engaged=action == "helpful")
+    return {"fact_id": mid, "old_trust": old["trust"], "new_trust": mem.usage(mid)["trust"],
             "helpful_count": old["engaged"] + (action == "helpful")}
 
 

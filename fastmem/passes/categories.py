@@ -146,14 +146,14 @@ def _groups(fp: dict[int, frozenset], near: float, min_members: int) -> list[tup
     return out
 
 
-def propose(store, *, namer=None, scope: str | None = None, min_members: int = 3, near: float = 0.5) -> list[Category]:
-    """Find groups and record new ones as proposed (changing nothing else); returns every
-    proposal currently open, best supported first. A group whose fingerprint was rejected
-    stays rejected; an open proposal's members follow the graph."""
+def propose(db: apsw.Connection, *, namer=None, scope: str | None = None, min_members: int = 3,
+            near: float = 0.5) -> list[Category]:
+    """Find groups and record new ones as proposed (changing nothing else), inside the
+    caller's transaction; returns every proposal currently open, best supported first. A group
+    whose fingerprint was rejected stays rejected; an open proposal's members follow the graph."""
     namer = namer or RoleNamer()
     if not callable(getattr(namer, "name", None)):
         raise InvalidInput("namer must have a name(members, roles) method")
-    db = store.db
     facts = _facts(db, scope)
     fp = fingerprints(facts)
     info = {n: (name, typ) for n, name, typ in db.execute("SELECT id, name, type FROM nodes")}
@@ -163,26 +163,25 @@ def propose(store, *, namer=None, scope: str | None = None, min_members: int = 3
         ends.setdefault((s, "out", rel), set()).add(o)
         ends.setdefault((o, "in", rel), set()).add(s)
     now = time.time()
-    with store.atomic():
-        for center, g in groups:
-            shared = set.intersection(*({x for x in fp[n] if len(x) == 2} for n in g))
-            rels = sorted(shared) or sorted({x for n in g for x in fp[n] if len(x) == 2})
-            # the founding fingerprint (stable as members come and go), of this scope's graph
-            key = _digest(sorted(center, key=str) if scope is None else [scope, sorted(center, key=str)])
-            roles = [(d, r, sorted({(info[e][0], info[e][1] if info[e][1] != "?" else "thing")
-                                    for n in g for e in ends.get((n, d, r), ())})) for d, r in rels]
-            row = db.execute("SELECT id, status FROM categories WHERE fingerprint=?", (key,)).fetchone()
-            if row is None:
-                name = str(namer.name([info[n][0] for n in g], roles)).strip() or "things alike"
-                db.execute("INSERT INTO categories(name, status, fingerprint, relations, created, scope) "
-                           "VALUES (?,?,?,?,?,?)", (name, "proposed", key, json.dumps(rels), now, scope))
-                cid = db.last_insert_rowid()
-            elif row[1] != "proposed":
-                continue
-            else:
-                cid = row[0]
-                db.execute("DELETE FROM category_members WHERE category_id=?", (cid,))
-            db.executemany("INSERT INTO category_members(category_id, node_id) VALUES (?,?)", [(cid, n) for n in g])
+    for center, g in groups:
+        shared = set.intersection(*({x for x in fp[n] if len(x) == 2} for n in g))
+        rels = sorted(shared) or sorted({x for n in g for x in fp[n] if len(x) == 2})
+        # the founding fingerprint (stable as members come and go), of this scope's graph
+        key = _digest(sorted(center, key=str) if scope is None else [scope, sorted(center, key=str)])
+        roles = [(d, r, sorted({(info[e][0], info[e][1] if info[e][1] != "?" else "thing")
+                                for n in g for e in ends.get((n, d, r), ())})) for d, r in rels]
+        row = db.execute("SELECT id, status FROM categories WHERE fingerprint=?", (key,)).fetchone()
+        if row is None:
+            name = str(namer.name([info[n][0] for n in g], roles)).strip() or "things alike"
+            db.execute("INSERT INTO categories(name, status, fingerprint, relations, created, scope) "
+                       "VALUES (?,?,?,?,?,?)", (name, "proposed", key, json.dumps(rels), now, scope))
+            cid = db.last_insert_rowid()
+        elif row[1] != "proposed":
+            continue
+        else:
+            cid = row[0]
+            db.execute("DELETE FROM category_members WHERE category_id=?", (cid,))
+        db.executemany("INSERT INTO category_members(category_id, node_id) VALUES (?,?)", [(cid, n) for n in g])
     got = listing(db, "proposed", scope=scope)
     return sorted(got, key=lambda c: (-len(c.members), c.id))
 
@@ -239,37 +238,34 @@ def restore(db: apsw.Connection, name: str, relations: list, fingerprint: str, s
     return cid
 
 
-def approve(store, cid: int) -> Category:
+def approve(db: apsw.Connection, cid: int) -> Category:
     """Make a proposed category a graph node linked to its members."""
-    with store.atomic() as db:
-        _, name, status, _ = _get(db, cid)
-        if status == "approved":
-            return _one(db, cid)
-        if status != "proposed":
-            raise InvalidInput(f"category {cid} is {status}; revert it first")
-        nid = G.add_category_node(db, cid, name)
-        db.execute("UPDATE categories SET status='approved', decided=?, node_id=? WHERE id=?", (time.time(), nid, cid))
-    return _one(store.db, cid)
+    _, name, status, _ = _get(db, cid)
+    if status == "approved":
+        return _one(db, cid)
+    if status != "proposed":
+        raise InvalidInput(f"category {cid} is {status}; revert it first")
+    nid = G.add_category_node(db, cid, name)
+    db.execute("UPDATE categories SET status='approved', decided=?, node_id=? WHERE id=?", (time.time(), nid, cid))
+    return _one(db, cid)
 
 
-def reject(store, cid: int) -> Category:
+def reject(db: apsw.Connection, cid: int) -> Category:
     """Keep a proposal out (later passes do not propose it again)."""
-    with store.atomic() as db:
-        _, _, status, _ = _get(db, cid)
-        if status == "approved":
-            raise InvalidInput(f"category {cid} is approved; revert it first")
-        db.execute("UPDATE categories SET status='rejected', decided=? WHERE id=?", (time.time(), cid))
-    return _one(store.db, cid)
+    _, _, status, _ = _get(db, cid)
+    if status == "approved":
+        raise InvalidInput(f"category {cid} is approved; revert it first")
+    db.execute("UPDATE categories SET status='rejected', decided=? WHERE id=?", (time.time(), cid))
+    return _one(db, cid)
 
 
-def revert(store, cid: int) -> Category:
+def revert(db: apsw.Connection, cid: int) -> Category:
     """Back to proposed: an approved category's node and aliases go, a rejection is lifted."""
-    with store.atomic() as db:
-        _, _, status, nid = _get(db, cid)
-        if nid is not None:
-            G.drop_node(db, nid)  # aliases follow by cascade
-        db.execute("UPDATE categories SET status='proposed', decided=NULL, node_id=NULL WHERE id=?", (cid,))
-    return _one(store.db, cid)
+    _, _, status, nid = _get(db, cid)
+    if nid is not None:
+        G.drop_node(db, nid)  # aliases follow by cascade
+    db.execute("UPDATE categories SET status='proposed', decided=NULL, node_id=NULL WHERE id=?", (cid,))
+    return _one(db, cid)
 
 
 def _one(db, cid) -> Category:

@@ -56,7 +56,7 @@ class RecallPipeline:
     scopes : fastmem.recall.scopes.Scopes
         Scope membership for the vector channel's filter.
     ledger : usage.Ledger
-        Use weights (applied to fused scores) and the record of what was surfaced.
+        Use weights (applied to fused scores; the front records what was surfaced).
     slot : AnalogySlot
     fuse : callable
         ``fuse({channel: {id: (rank, score)}}) -> {id: score}`` (see :mod:`fastmem.recall.fusion`).
@@ -82,7 +82,7 @@ class RecallPipeline:
                 st.reset()
 
     def run(self, query: str, vec: np.ndarray | None, *, extractor, k: int, scope: str | None, session: str | None,
-            use: frozenset[str], analogy: bool, z_min: float, record: bool, parsed=None,
+            use: frozenset[str], analogy: bool, z_min: float, parsed=None,
             exclude: frozenset[int] = frozenset(), floor: bool = False, floor_share: float = 0.05,
             standing: int = 0, order: str = "rank") -> Recall:
         """One recall of ``query`` (embedded as ``vec``; None when neither the vector channel
@@ -153,12 +153,10 @@ class RecallPipeline:
             sturn = self.slot.prepare(query, extractor, z_min, got, members)
             t["parse"] += sturn.parse_ms
             an = self.slot.pick(sturn, vec, scope=scope, session=session, z_min=z_min, surface_labels=labels,
-                                recall_ids=[m for m, _ in ranked[: self.slot.surface_exclude or 0]],
+                                recall_ids=[m for m, _ in ranked[: self.slot.settings.surface_exclude or 0]],
                                 n_live=self.index.live if members is None else len(members),
                                 weights=weights, members=members)
             t["analogy"] = (time.perf_counter() - t3) * 1e3 - sturn.parse_ms
-        if record:
-            self.ledger.record(hits, an, session, [c for c, spec in CHANNELS.items() if spec.surfaces])
         stood = self.standing.match(vec, frozenset(singular(content_words(query))), scope=scope,
                                     members=self.scopes.allowed(scope), k=standing) if standing else []
         return Recall(query, tuple(hits), an, t, grounding, tuple(stood))

@@ -301,13 +301,13 @@ class Store:
         """The change log holds every change after this sequence number."""
         return int(self.get_setting("change_log_trimmed", "0") or 0)
 
-    def trim_log(self, keep: int) -> None:
-        """Keep the newest ``keep`` log rows (a connection further behind catches up fully)."""
+    def trim_log(self, db: apsw.Connection, keep: int) -> None:
+        """Keep the newest ``keep`` log rows (a connection further behind catches up fully),
+        inside the caller's transaction."""
         last = self.log_seq()
         if last - keep > self.trimmed_to():
-            with self.atomic() as db:
-                db.execute("DELETE FROM change_log WHERE seq<=?", (last - keep,))
-                self.set_setting("change_log_trimmed", str(last - keep))
+            db.execute("DELETE FROM change_log WHERE seq<=?", (last - keep,))
+            self.set_setting("change_log_trimmed", str(last - keep))
 
     def data_version(self) -> int:
         """Changes whenever another connection commits to the file."""

@@ -18,11 +18,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ..core.args import check_scope
+import fastmem
+
 from ..errors import FastmemError, InvalidInput, NotFound
-from ..reader.extract import parse_turn
-from ..recall.channels import NAMES as CHANNELS
 from ..serving import LOCAL_HOSTS, check_token
+from ..util.text import check_str
 
 __all__ = ["create_app", "serve", "COOKIE"]
 
@@ -114,7 +114,7 @@ class _Site:
         env = Environment(loader=PackageLoader("fastmem.ui", "templates"), autoescape=select_autoescape(["html"]))
         env.filters["when"] = _when
         env.filters["event"] = _event
-        env.globals.update(read_only=read_only, scope=scope, csrf=self.csrf, channels=CHANNELS, signed=token is not None)
+        env.globals.update(read_only=read_only, scope=scope, csrf=self.csrf, channels=fastmem.recall_channels(), signed=token is not None)
         self.env = env
 
     # -- helpers ---------------------------------------------------------------------------
@@ -159,7 +159,7 @@ class _Site:
         sources = {h.id: mem.get(h.id).get("source") for h in r.hits}
         mapping = None
         if r.analogy is not None:  # the mapping's pairs index the turn's and the memory's events
-            turn, theirs = parse_turn(mem.extractor, q)[0], mem.events(r.analogy.id)
+            turn, theirs = mem.events_in(q), mem.events(r.analogy.id)
             mapping = [(_event(turn[i]) if i < len(turn) else "?", _event(theirs[j]) if j < len(theirs) else "?")
                        for i, j in r.analogy.why.get("events") or []]
         return self.page("recall.html", q=q, k=k, r=r, took=took, sources=sources, mapping=mapping)
@@ -317,7 +317,8 @@ def create_app(mem, *, read_only: bool = False, scope: str | None = None, token:
         Require this token (:func:`fastmem.serving.check_token`) on every request: a browser
         signs in on ``/login`` once, a script sends ``Authorization: Bearer <token>``.
     """
-    check_scope(scope)
+    if scope is not None:
+        check_str(scope, "scope")
     if token is not None:
         check_token(token)
     site = _Site(mem, read_only=read_only, scope=scope, token=token)
