@@ -18,16 +18,3 @@ def db_path(tmp_path):
 def mem(db_path):
     with fastmem.Memory(db_path) as m:
         yield m
-
-
-WORDS = (
-    "apple river stone cloud market violin garden engine paper silver winter doctor lamp "
-    "forest copper window ticket harbor pencil candle meadow rocket"
-).split()
-
-
-def noise_texts(n, seed=1):
-    import random
-
-    rnd = random.Random(seed)
-    return [" ".join(rnd.choice(WORDS) for _ in range(9)) + f" note {i}." for i in range(n)]

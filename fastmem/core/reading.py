@@ -289,10 +289,16 @@ class Reading:
             raise NotFound(f"no entity with id {nid}")
         return got
 
+    @staticmethod
+    def _checked_node(name_or_id):
+        """An entity id (an int) or a name (checked as text), before anything is looked up."""
+        if isinstance(name_or_id, (int, np.integer)) and not isinstance(name_or_id, bool):
+            return name_or_id
+        return check_text(name_or_id, "name")
+
     def _node(self, db, name_or_id, scope: str | None) -> int:
         if isinstance(name_or_id, (int, np.integer)) and not isinstance(name_or_id, bool):
             return check_id(name_or_id, "entity")
-        check_text(name_or_id, "name")
         ents = G.lookup(db, name_or_id, scope)
         if not ents:
             raise NotFound(f"no entity named {name_or_id!r}")
@@ -301,6 +307,7 @@ class Reading:
     def neighbours(self, name_or_id, *, depth: int = 1, scope: str | None = None) -> list[tuple[Entity, int]]:
         depth = check_int(depth, "depth", 1, 2)
         check_scope(scope)
+        self._checked_node(name_or_id)
         with self.e.reading() as db:
             found = G.neighbours(db, self._node(db, name_or_id, scope), depth, scope)
             return [(G.entity(db, n), d) for n, d in sorted(found.items(), key=lambda x: (x[1], x[0]))]
@@ -308,6 +315,7 @@ class Reading:
     def relation_path(self, a, b, *, max_depth: int = 4, scope: str | None = None) -> list[Fact] | None:
         max_depth = check_int(max_depth, "max_depth", 1, 8)
         check_scope(scope)
+        self._checked_node(a), self._checked_node(b)
         with self.e.reading() as db:
             return G.shortest_path(db, self._node(db, a, scope), self._node(db, b, scope), max_depth, scope)
 
@@ -320,6 +328,7 @@ class Reading:
     def entity_facts(self, name_or_id, *, limit: int = 100, scope: str | None = None) -> list[Fact]:
         limit = check_int(limit, "limit", 1, 1_000_000)
         check_scope(scope)
+        self._checked_node(name_or_id)
         with self.e.reading() as db:
             return G.facts_of_node(db, self._node(db, name_or_id, scope), limit, scope)
 

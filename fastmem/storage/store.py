@@ -315,10 +315,14 @@ class Store:
 
     # -- settings --------------------------------------------------------------------------
     def identity(self) -> str:
-        """The store's id (made once, kept in the file): what its derived files belong to."""
-        with self.atomic():
-            self.db.execute("INSERT OR IGNORE INTO settings(key, value) VALUES ('store_id', ?)", (uuid.uuid4().hex,))
-        return self.get_setting("store_id")
+        """The store's id (made on the first open, kept in the file): what its derived files
+        belong to."""
+        got = self.get_setting("store_id")
+        if got is None:
+            with self.atomic():
+                self.db.execute("INSERT OR IGNORE INTO settings(key, value) VALUES ('store_id', ?)", (uuid.uuid4().hex,))
+            got = self.get_setting("store_id")
+        return got
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:
         row = self.db.execute("SELECT value FROM settings WHERE key=?", (key,)).fetchone()

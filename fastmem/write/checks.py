@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..errors import InvalidInput
 from ..reader import standing as S
@@ -19,14 +19,14 @@ __all__ = ["check_batch", "check_speaker", "check_speakers", "check_kinds", "kin
 def _check_triples(ts, i: int, lemmatise) -> list[Triple] | None:
     if ts is None:
         return None
-    if isinstance(ts, str) or not isinstance(ts, Sequence):
+    if isinstance(ts, (str, bytes, bytearray)) or not isinstance(ts, Sequence):
         raise InvalidInput(f"triples[{i}] must be a list of triples or None")
     out = []
     for t in ts:
         if isinstance(t, Triple):
             out.append(t)
             continue
-        if isinstance(t, str) or not isinstance(t, Sequence) or len(t) not in (3, 5):
+        if isinstance(t, (str, bytes, bytearray)) or not isinstance(t, Sequence) or len(t) not in (3, 5):
             raise InvalidInput(f"triples[{i}]: each triple is (subject, relation, object[, subject_type, object_type])")
         if not all(isinstance(x, str) and x.strip() for x in t[:3]):
             raise InvalidInput(f"triples[{i}]: subject, relation and object must be non-blank str")
@@ -122,6 +122,8 @@ def check_batch(texts, *, scope, meta, triples, extractor: Extractor | None, sou
 
 def encode_meta(meta) -> str:
     """Metadata as stored: a JSON object; raises :class:`InvalidInput` for anything else."""
+    if meta is not None and not isinstance(meta, Mapping):
+        raise InvalidInput(f"meta must be a mapping (a dict) or None, not {type(meta).__name__}")
     try:
         return json.dumps(dict(meta or {}))
     except (TypeError, ValueError) as exc:

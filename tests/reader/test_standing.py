@@ -1,0 +1,206 @@
+"""Standing instructions and preferences (fastmem.reader.standing), order="time" and the spread of
+hits for list questions (fastmem.recall.arrange), with the real parser and model."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+import fastmem
+from fastmem.errors import InvalidInput
+from fastmem.evaluate import chats as dev
+from fastmem.models.parser import load_spacy
+from fastmem.reader.standing import detect
+from tests.shared import TESTDATA
+
+T0 = datetime(2025, 3, 1, tzinfo=timezone.utc)
+
+
+def _labelled(name: str) -> list[tuple[str, str]]:
+    with open(TESTDATA / name, encoding="utf-8") as f:
+        return [tuple(line.rstrip("\n").split("\t", 1)) for line in f if line.strip() and not line.startswith("#")]
+
+
+def _scores(rows) -> dict[str, tuple[float, float]]:
+    got = detect([s for _, s in rows], load_spacy())
+    pred = [g.kind if g is not None else "none" for g in got]
+    out = {}
+    for kind in ("instruction", "preference"):
+        tp = sum(p == kind and lab == kind for (lab, _), p in zip(rows, pred))
+        fp = sum(p == kind and lab != kind for (lab, _), p in zip(rows, pred))
+        fn = sum(p != kind and lab == kind for (lab, _), p in zip(rows, pred))
+        out[kind] = (tp / max(tp + fp, 1), tp / max(tp + fn, 1))
+    return out
+
+
+def test_the_labelled_sentences_are_told_apart():
+    """Instructions, preferences and look-alikes that are neither (one-off requests, others'
+    tastes, reactions to the conversation, questions): the rule set's precision and recall on
+    the 125 sentences it was written against, and on 56 written after it, never tuned on."""
+    rows = _labelled("kinds.tsv")
+    assert len(rows) >= 100
+    s = _scores(rows)
+    assert s["instruction"][0] >= 0.95 and s["instruction"][1] >= 0.9, s
+    assert s["preference"][0] >= 0.95 and s["preference"][1] >= 0.9, s
+    held = _scores(_labelled("kinds_heldout.tsv"))
+    assert held["instruction"][0] >= 0.85 and held["instruction"][1] >= 0.85, held
+    assert held["preference"][0] >= 0.8 and held["preference"][1] >= 0.85, held
+
+
+def test_a_request_is_not_an_instruction_and_a_question_is_neither():
+    got = detect(["Write me a function that parses the upload CSV.", "Do you always add type hints?",
+                  "My brother prefers tea.", "I'd like to book a table for two.",
+                  "Always add type hints when you show me Python.", "I prefer PostgreSQL over MySQL."], load_spacy())
+    assert [g.kind if g else None for g in got] == [None, None, None, None, "instruction", "preference"]
+    assert detect(["Never use jQuery in my front-end examples."], load_spacy())[0].polarity == -1
+
+
+def test_chat_pleasantries_are_neither():
+    """What friends say in chat: encouragement, reactions, past tastes, things loved in a
+    relative clause, an offer. None of it is a standing instruction or preference."""
+    said = ["Never stop believing!", "Keep chasing your goals and don't give up!",
+            "Everybody we care about came to the party.", "I loved riding horses when I was a kid.",
+            "I love that you picked the blue one.", "Sure, I love to.", "Call me when you can!",
+            "Also make sure to thank your customers.", "I used to love skating."]
+    assert [(t, g) for t, g in zip(said, detect(said, load_spacy())) if g is not None] == []
+
+
+def _chat(m, scope="u"):
+    """A few sessions of a coding chat: two instructions, a preference, filler."""
+    said = [
+        ("user", "How do I read a large file line by line without loading it all?"),
+        ("assistant", "Iterate over the file object: each line is read when you need it. Use a context manager."),
+        ("user", "Always add type hints when you show me Python code."),
+        ("assistant", "Understood, I'll do that from now on."),
+        ("user", "Please use pytest, not unittest, whenever you write tests for me."),
+        ("assistant", "Noted."),
+        ("user", "I prefer PostgreSQL over MySQL, mostly for its JSON support."),
+        ("assistant", "Good choice for JSON-heavy data."),
+        ("user", "What does git rebase do compared to merge?"),
+        ("assistant", "Rebase rewrites your commits on top of the other branch; merge keeps both histories."),
+        ("user", "My dog Biscuit has to be walked at seven."),
+        ("assistant", "Enjoy the walk!"),
+    ]
+    return m.remember_many([t for _, t in said], scope=scope, speaker=[r for r, _ in said],
+                           at=[T0 + timedelta(hours=i) for i in range(len(said))], progress=False)
+
+
+def test_standing_recall_brings_the_instruction_that_applies(tmp_path):
+    with fastmem.Memory(str(tmp_path / "s.db")) as m:
+        ids = _chat(m)
+        r = m.recall("Write me a Python function that parses the upload CSV into a list of dicts.", scope="u")
+        assert ids[2] in [s.id for s in r.standing]
+        top = r.standing[0]
+        assert top.kind == "instruction" and top.sentence.startswith("Always add type hints")
+        r = m.recall("Help me design the database schema for my blog.", scope="u")
+        assert ids[6] in [s.id for s in r.standing]
+        assert [s.kind for s in r.standing if s.id == ids[6]] == ["preference"]
+        # nothing standing applies to a question about the dog
+        assert m.recall("What's my dog's name?", scope="u").standing == ()
+        # another scope sees none of it; standing=0 asks for none
+        assert m.recall("Write me a Python function.", scope="other").standing == ()
+        assert m.recall("Write me a Python function.", scope="u", standing=0).standing == ()
+
+
+def test_a_later_instruction_on_the_same_topic_supersedes_the_earlier(tmp_path):
+    with fastmem.Memory(str(tmp_path / "s.db")) as m:
+        ids = _chat(m)
+        new = m.remember("From now on, use unittest instead of pytest whenever you write tests for me.",
+                         scope="u", speaker="user", at=T0 + timedelta(days=30))
+        r = m.recall("Write tests for the date parsing function.", scope="u")
+        shown = [s.id for s in r.standing]
+        assert new in shown and ids[4] not in shown
+        assert ids[4] in next(s for s in r.standing if s.id == new).supersedes
+        # the type-hint instruction is another topic: not superseded
+        assert ids[2] in [s.id for s in m.recall("Show me a Python function that adds two numbers.", scope="u").standing]
+
+
+def test_the_assistant_is_never_the_user(tmp_path):
+    """The assistant's own advice is full of imperatives: not standing instructions."""
+    with fastmem.Memory(str(tmp_path / "s.db")) as m:
+        m.remember("Always use a slow, salted hash for passwords in every project.", speaker="assistant")
+        assert m.recall("How should I store passwords?").standing == ()
+        mid = m.remember("Always use a slow, salted hash for passwords in every project.", speaker="assistant",
+                         kind="instruction")  # the host knows better
+        assert [s.id for s in m.recall("How should I store passwords?").standing] == [mid]
+
+
+def test_kind_given_by_the_host(tmp_path):
+    with fastmem.Memory(str(tmp_path / "s.db")) as m:
+        a = m.remember("Answers in haiku form.", kind="instruction")
+        b = m.remember("Always add type hints when you show me Python.", kind="plain")
+        got = m.recall("Write a haiku about Python answers.", standing=5).standing
+        assert a in [s.id for s in got] and b not in [s.id for s in got]
+        c, d = m.remember_many(["Green tea over coffee.", "Just a note."], kind=["preference", None], wait=False)
+        m.derive_pending()
+        assert c in [s.id for s in m.recall("What should I drink, tea or coffee?").standing]
+        for bad in ("rule", 3, ["instruction"]):
+            with pytest.raises(InvalidInput):
+                m.remember_many(["x", "y"], kind=bad)
+        assert m.count() == 4  # the refused writes wrote nothing
+
+
+def test_forget_and_update_keep_standing_in_step(tmp_path):
+    with fastmem.Memory(str(tmp_path / "s.db")) as m:
+        ids = _chat(m)
+        q = "Write me a Python function that parses the upload CSV."
+        assert ids[2] in [s.id for s in m.recall(q, scope="u").standing]
+        m.update(ids[2], text="I went to the market on Saturday.")
+        assert ids[2] not in [s.id for s in m.recall(q, scope="u").standing]
+        m.update(ids[2], text="From now on, always add docstrings to every Python function you write for me.")
+        assert [s.sentence for s in m.recall(q, scope="u").standing if s.id == ids[2]]
+        # one statement replaced by another in place: the recall sees the new one
+        m.update(ids[2], text="From now on, always add type hints to every Python function you write for me.")
+        assert [s.sentence for s in m.recall(q, scope="u").standing if s.id == ids[2]] == [
+            "From now on, always add type hints to every Python function you write for me."]
+        m.forget(ids[2])
+        assert ids[2] not in [s.id for s in m.recall(q, scope="u").standing]
+
+
+def test_order_time_and_the_spread_of_a_list_question(tmp_path):
+    with fastmem.Memory(str(tmp_path / "s.db")) as m:
+        texts = ["I've started to think about learning Rust this year.",
+                 "We got a quote for solar panels on the roof today.",
+                 "I keep reading about GraphQL, is it worth a look for our API?"]
+        ids = m.remember_many(texts, at=[T0, T0 + timedelta(days=9), T0 + timedelta(days=20)])
+        # near-duplicates of two of them crowd the ranking without the spread
+        m.remember_many([f"Learning Rust this year: I brought up Rust again, Rust ({i})." for i in range(6)] +
+                        [f"Solar panels on the roof: I brought up the solar panels again ({i})." for i in range(6)],
+                        at=T0 + timedelta(days=30))
+        q = "In what order did I bring up solar panels, Rust and GraphQL across our conversations?"
+        r = m.recall(q, k=4, order="time", analogy=False)
+        got = [h.text for h in r.hits]
+        # each topic comes back (one memory of a kind stands for its near-duplicates)
+        assert all(any(w in t for t in got) for w in ("Rust", "solar", "GraphQL")), got
+        assert ids[2] in [h.id for h in r.hits]
+        ats = [h.at for h in r.hits]
+        assert ats == sorted(ats)
+        with pytest.raises(InvalidInput):
+            m.recall(q, order="newest")
+
+
+@pytest.mark.skipif(dev.load() is None, reason="tests/data/chats.json is missing")
+def test_the_development_chats():
+    """Three of the development chats (tests/data/chats.json): an instruction or preference
+    question is answered when its message is a top-5 hit or standing; an order question
+    when every message it asks about comes back, oldest first. The full set's figures:
+    ``python -m fastmem eval chats``."""
+    res = dev.evaluate(dev.load()[:3], baselines=False)["fused"]
+    assert res["instruction"][0] >= 0.6 and res["preference"][0] >= 0.7, res
+    assert res["order-in-time"][0] == 1.0, res
+    assert res["fact"][0] >= 0.6, res
+
+
+def test_export_and_import_keep_the_statements(tmp_path):
+    with fastmem.Memory(str(tmp_path / "a.db")) as m:
+        ids = _chat(m)
+        path = str(tmp_path / "a.jsonl")
+        m.export_jsonl(path)
+        q = "Write me a Python function that parses the upload CSV."
+        want = [(s.sentence, s.kind) for s in m.recall(q, scope="u").standing]
+    assert want
+    with fastmem.Memory(str(tmp_path / "b.db")) as b:
+        b.import_jsonl(path)
+        assert [(s.sentence, s.kind) for s in b.recall(q, scope="u").standing] == want
+        assert len(ids) == b.count()

@@ -1,0 +1,53 @@
+"""The schema: migrations in order, each once; a store written by the previous release opens,
+upgrades and keeps every memory, mark, use count and answer."""
+
+import gzip
+import shutil
+
+import apsw
+
+import fastmem
+from fastmem.storage.schema import MIGRATIONS
+from tests.shared import TESTDATA
+
+#: Written by fastmem at schema 16 (the release before ``ingest_log`` was a migration): five
+#: memories of one source with speakers, a resumable import's mark (job-1, batch 0), a feedback.
+OLD = TESTDATA / "store-written-by-schema-16.db.gz"
+
+
+def _old_store(tmp_path) -> str:
+    path = tmp_path / "old.db"
+    with gzip.open(OLD) as src, open(path, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return str(path)
+
+
+def test_a_store_written_by_the_previous_release_opens_and_keeps_everything(tmp_path):
+    path = _old_store(tmp_path)
+    con = apsw.Connection(path)
+    assert max(r[0] for r in con.execute("SELECT version FROM _fastmem_migrations")) == 16
+    con.close()
+    assert fastmem.probe(path) is None
+    with fastmem.Memory(path) as m:  # its own hrr_dim (64) is kept, whatever the default
+        st = m.stats()
+        assert st["schema_version"] == fastmem.SCHEMA_VERSION == len(MIGRATIONS) and st["memories"] == 5
+        assert m.hrr_dim == 64 and m.check().ok
+        assert m.batches_done("job-1") == {0}  # the mark written before the table was a migration
+        assert m.usage(1)["engaged"] == 1
+        assert m.recall("Where does Alice live?", k=1).hits[0].text == "Alice moved to Berlin in May."
+        assert [s.sentence for s in m.recall("Format your answers.", k=1).standing] == [
+            "Always answer me in short bullet points from now on."]
+        m.commit_prepared(m.prepare(["Another batch."]), mark=("job-1", 1))
+        assert m.batches_done("job-1") == {0, 1}
+    with fastmem.Memory(path) as m:  # and again, with nothing left to migrate
+        assert m.count() == 6 and m.check().ok
+
+
+def test_each_migration_runs_once_in_order(tmp_path):
+    path = str(tmp_path / "new.db")
+    with fastmem.Memory(path, extractor=None) as m:
+        m.remember("x")
+    con = apsw.Connection(path)
+    rows = con.execute("SELECT version, name FROM _fastmem_migrations ORDER BY version").fetchall()
+    con.close()
+    assert rows == [(i + 1, name) for i, (name, _) in enumerate(MIGRATIONS)]
