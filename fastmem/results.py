@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 __all__ = ["Hit", "Analogy", "Recall", "Record", "Standing", "Entity", "Fact", "Category", "ConsolidationReport",
-           "CheckReport", "Problem"]
+           "CheckReport", "Problem", "Triple"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,3 +221,24 @@ class Fact:
     subject_id: int
     object_id: int
     position: int
+    #: the subject and object as the text wrote them ("I" for the speaker, "my sister" for
+    #: "Caroline's sister": :mod:`fastmem.reader.who`); None where they are the names above
+    subject_raw: str | None = None
+    object_raw: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Triple:
+    """One fact as a text states it (what ``remember(triples=...)`` takes and the extractors
+    return). ``relation`` is the lemmatised phrase (canonicalised when stored); types are
+    ``None`` when unknown."""
+
+    subject: str
+    relation: str
+    object: str
+    subject_type: str | None = None
+    object_type: str | None = None
+    #: the subject and object as the text wrote them, where the reader resolved them ("I" for
+    #: the speaker, :mod:`fastmem.reader.who`); None: as above
+    subject_raw: str | None = None
+    object_raw: str | None = None

@@ -107,10 +107,12 @@ def add_facts_many(db: apsw.Connection, ids, facts) -> None:
             rel, flip = canon_relation(t.relation, t.subject_type, t.object_type)
             s = _resolved(db, t.subject, t.subject_type, names)
             o = _resolved(db, t.object, t.object_type, names)
+            sr, orw = t.subject_raw, t.object_raw
             if flip:
-                s, o = o, s
-            rows.append((mid, pos, s, rel, t.relation, o))
-    db.executemany("INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj) VALUES (?,?,?,?,?,?)", rows)
+                s, o, sr, orw = o, s, orw, sr
+            rows.append((mid, pos, s, rel, t.relation, o, sr, orw))
+    db.executemany("INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj, subj_raw, obj_raw) VALUES (?,?,?,?,?,?,?,?)",
+                   rows)
 
 
 def add_facts(db: apsw.Connection, memory_id: int, triples) -> None:
@@ -136,8 +138,9 @@ def copy_facts(db: apsw.Connection, memory_id: int, sources) -> None:
     """Give ``memory_id`` (a chunk) the distinct facts of the memories ``sources``, in the
     order they were first asserted."""
     db.execute(
-        "INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj) "
-        "SELECT ?1, row_number() OVER (ORDER BY min(memory_id), min(pos)) - 1, subj, rel, min(rel_raw), obj FROM edges "
+        "INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj, subj_raw, obj_raw) "
+        "SELECT ?1, row_number() OVER (ORDER BY min(memory_id), min(pos)) - 1, subj, rel, min(rel_raw), obj, "
+        "min(subj_raw), min(obj_raw) FROM edges "
         "WHERE memory_id IN (SELECT value FROM json_each(?2)) GROUP BY subj, rel, obj",
         (memory_id, json.dumps([int(x) for x in sources])),
     )
@@ -239,7 +242,7 @@ def lookup(db: apsw.Connection, name: str, scope: str | None = None) -> list[Ent
 
 
 _FACT_SQL = (
-    "SELECT e.memory_id, s.name, e.rel, o.name, e.rel_raw, e.subj, e.obj, e.pos FROM edges e "
+    "SELECT e.memory_id, s.name, e.rel, o.name, e.rel_raw, e.subj, e.obj, e.pos, e.subj_raw, e.obj_raw FROM edges e "
     "JOIN nodes s ON s.id=e.subj JOIN nodes o ON o.id=e.obj "
 )
 
@@ -285,7 +288,7 @@ def _with_category_links(db: apsw.Connection, rows: list, nid: int, scope: str |
         ).fetchone():
             continue
         names = dict(db.execute("SELECT id, name FROM nodes WHERE id IN (?,?)", (member, cat)))
-        rows.append((None, names[member], "instance_of", names[cat], "instance_of", member, cat, -1))
+        rows.append((None, names[member], "instance_of", names[cat], "instance_of", member, cat, -1, None, None))
     return rows
 
 

@@ -13,29 +13,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ..models.exitgate import native
 from ..models.parser import load_spacy, load_spacy_in_background, spacy_loaded
+from ..results import Triple
+from ..util.text import strip_label
 from .canon import canon_relation, fold_name, normalise_type
 from .lexicon import SKELETON
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION",
            "parse_texts", "analyse_texts", "parse_turn", "parse_turns", "lemmatiser"]
-
-
-@dataclass(frozen=True, slots=True)
-class Triple:
-    """One fact. ``relation`` is the lemmatised phrase (canonicalised when stored);
-    types are ``None`` when unknown."""
-
-    subject: str
-    relation: str
-    object: str
-    subject_type: str | None = None
-    object_type: str | None = None
 
 
 #: One event of a text's narrative, for structural codes: ``(verb, subjects, objects)``.
@@ -174,11 +163,36 @@ _NOMINAL_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "sis", "ure", "al",
 #: Pronouns standing for an earlier noun: singular ones, plural ones.
 _PRON_SING = {"it", "its"}
 _PRON_PLUR = {"they", "them", "their"}
+_HE_SHE = {"he", "him", "she", "her"}
+#: The subject a chat turn leaves out ("Went camping last week"): the speaker, resolved at the write.
+_UNDERSTOOD_I = object()
+
+
+def _first_person_left_out(verb, depth: int = 0) -> bool:
+    """A sentence that starts with its verb in the past or in "gonna / wanna / gotta" form,
+    with no subject: chat's "Went camping last week", "Gonna continue my studies" (and a verb
+    joined to one: "... and check out career options"). An order ("Keep going!") has a
+    base-form verb first and is not read as a fact."""
+    if verb.dep_ == "conj" and depth < 3 and verb.head.i != verb.i:
+        return _first_person_left_out(verb.head, depth + 1)
+    first = next((t for t in verb.sent if not t.is_punct and t.pos_ != "INTJ" and t.dep_ != "advmod"), None)
+    if first is None:
+        return False
+    if first.i == verb.i:
+        return verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN")
+    return first.lower_ in ("gon", "gonna", "wanna", "gotta") and verb.head.i == first.i
+
+
+#: "my sister": a possessive determiner kept with its noun (the write says whose).
+_POSSESSIVE_PRON = {"my", "your", "our", "his", "her", "its", "their"}
+#: Entity kinds a pronoun never stands for (dates, times, amounts).
+_NOT_REFERENTS = {"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"}
 #: Every rule :class:`SpacyExtractor` can apply to a parse before reading its events.
 ALL_REPAIRS = ("pronoun", "copula", "light", "conj")
 #: The version of the rules that read events (bump when they change what a text's events are:
-#: stores parse their memories again on open). 2: skeleton verbs keep their lemma.
-EVENTS_VERSION = 2
+#: stores parse their memories again on open). 2: skeleton verbs keep their lemma. 3: a
+#: transcript's "Name:" label is not parsed with what the turn says.
+EVENTS_VERSION = 3
 #: The rules applied by default: copula only; pronoun, light and conj earned nothing on
 #: ProPara-Logy silver, alone or beside it, so they stay opt-in (``docs/defaults.md``, "Parse repairs").
 REPAIRS = frozenset({"copula"})
@@ -230,6 +244,7 @@ class SpacyExtractor:
         """Parsed docs; one text goes through ``nlp()`` directly (``pipe``'s batching costs
         about a millisecond, a quarter of a short turn's parse)."""
         nlp = self.nlp
+        texts = [strip_label(t) for t in texts]  # a transcript's "Name:" label is not part of what it says
         if len(texts) == 1:
             with native():  # the parser runs BLIS without the GIL (see fastmem.models.exitgate)
                 return [nlp(texts[0])]
@@ -314,6 +329,11 @@ class SpacyExtractor:
             return tok.text, ("person" if low in _PERSON_PRON else "thing")
         words = [c for c in tok.lefts if c.dep_ in ("compound", "amod", "nummod", "nmod") and c.i >= tok.i - 3]
         text = " ".join([w.text for w in words] + [tok.text])
+        owner = next((c for c in tok.lefts if c.dep_ == "poss"), None)
+        if owner is not None and owner.lower_ in _POSSESSIVE_PRON:
+            text = f"{owner.lower_} {text}"  # "my sister": whose, the write resolves (fastmem.reader.who)
+        elif owner is not None and owner.pos_ == "PROPN" and owner.ent_type_ in ("PERSON", ""):
+            text = f"{self._span(owner)[0]}'s {text}"  # "Caroline's sister"
         lemma = tok.lemma_.lower()
         if lemma in _PERSON_NOUNS:
             typ = "person"
@@ -347,6 +367,8 @@ class SpacyExtractor:
             if verb.pos_ not in ("VERB", "AUX") or (verb.pos_ == "AUX" and verb.dep_ not in ("ROOT", "conj", "relcl", "ccomp", "advcl")):
                 continue
             subs, passive = self._subjects(verb)
+            if not subs and _first_person_left_out(verb):
+                subs = [_UNDERSTOOD_I]  # "Went camping with the kids", "Gonna continue my studies"
             if not subs:
                 continue
             neg = any(c.dep_ == "neg" for c in verb.children)
@@ -545,9 +567,41 @@ class SpacyExtractor:
         return None
 
     def _triple(self, s, rel, o) -> Triple:
-        st, sty = self._span(s)
-        ot, oty = self._span(o)
-        return Triple(st, rel, ot, sty, oty)
+        if s is _UNDERSTOOD_I:
+            ot, oty = self._span(self._referent(o))
+            return Triple("I", rel, ot, "person", oty, "(I, understood)", None)
+        s2, o2 = self._referent(s), self._referent(o)
+        st, sty = self._span(s2)
+        ot, oty = self._span(o2)
+        return Triple(st, rel, ot, sty, oty, s.text if s2 is not s else None, o.text if o2 is not o else None)
+
+    def _referent(self, tok):
+        """What a third-person pronoun of a fact stands for in its own text: the nearest mention
+        before it that it can name (a person for *he* / *she*, a thing for *it*, a plural for
+        *they*); the token itself when there is none (the write then looks in the turns before,
+        :mod:`fastmem.reader.who`)."""
+        low = tok.lower_
+        if tok.pos_ != "PRON" or low not in _HE_SHE and low not in _PRON_SING and low not in _PRON_PLUR:
+            return tok
+        fits = []
+        for cand in reversed(tok.doc[: tok.i]):
+            if cand.dep_ in ("compound", "poss") or cand.pos_ not in ("NOUN", "PROPN"):
+                continue
+            if cand.ent_type_ in _NOT_REFERENTS:
+                continue
+            person = cand.ent_type_ == "PERSON" or cand.lemma_.lower() in _PERSON_NOUNS
+            plural = cand.tag_ in ("NNS", "NNPS") or cand.ent_type_ in ("NORP", "ORG") and low in _PRON_PLUR
+            if ((low in _HE_SHE and person and not plural) or (low in _PRON_SING and not person and not plural)
+                    or (low in _PRON_PLUR and plural)):
+                fits.append(cand)
+        if not fits:
+            return tok
+        if tok.dep_ in _SUBJ:  # a subject pronoun continues the subject before it, when one fits
+            here = tok.sent.start
+            for cand in fits:
+                if cand.dep_ in _SUBJ and cand.i < here:
+                    return cand
+        return fits[0]
 
 
 def chat_complete(url: str, model: str, system: str, user: str, *, api_key: str | None = None,

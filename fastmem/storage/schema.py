@@ -316,6 +316,17 @@ def _m17_ingest_log(db: apsw.Connection) -> None:
     )
 
 
+def _m18_raw_ends(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        -- a fact's subject and object as the text wrote them where the reader resolved them
+        -- ("I" -> the speaker: fastmem.reader.who); NULL: as the nodes name them
+        ALTER TABLE edges ADD COLUMN subj_raw TEXT;
+        ALTER TABLE edges ADD COLUMN obj_raw TEXT;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -334,5 +345,6 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("windows", _m15_windows),
     ("edge_postings", _m16_edge_postings),
     ("ingest_log", _m17_ingest_log),
+    ("raw_ends", _m18_raw_ends),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

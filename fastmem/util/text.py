@@ -10,7 +10,8 @@ from datetime import datetime, timezone
 from ..errors import InvalidInput
 
 __all__ = ["fts_terms", "MAX_TEXT_CHARS", "check_text", "check_str", "check_query", "content_words", "singular",
-           "STOPWORDS", "to_epoch", "from_epoch", "is_chatter", "CHATTER_WORDS", "prefix_speaker"]
+           "STOPWORDS", "to_epoch", "from_epoch", "is_chatter", "CHATTER_WORDS", "prefix_speaker",
+           "strip_label"]
 
 #: Longest memory accepted, in characters. Longer input raises InvalidInput (never truncated):
 #: split long documents into passages before storing them.
@@ -181,3 +182,12 @@ def prefix_speaker(text: str) -> str | None:
     if first in _LABELS or first in STOPWORDS:
         return None
     return name
+
+
+def strip_label(text: str) -> str:
+    """A transcript turn's words without its "Name: " label (:func:`prefix_speaker`); any other
+    text as it is."""
+    m = _PREFIX.match(text)
+    if not m or prefix_speaker(text) is None:
+        return text
+    return text[text.index(":", m.start(1)) + 1 :].lstrip()

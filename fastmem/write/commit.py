@@ -26,7 +26,8 @@ from ..derived import usage as U
 from ..derived import vectors as V
 from ..derived import windows as X
 from ..reader import standing as S
-from ..reader.extract import Triple
+from ..reader.who import resolve_facts
+from ..results import Triple
 from ..storage import memories as R
 from .prepare import Prepared
 
@@ -44,9 +45,11 @@ def _insert_rows(db, texts: Sequence[str], *, scope, source, meta_json, at, spea
 
 def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, structure: StructureIndex,
                     pending: StructuralChanges) -> None:
-    """Embeddings, graph facts, events, codes and word counts of memories whose rows exist."""
+    """Embeddings, graph facts (their pronouns resolved with what the store knows of each
+    turn: :mod:`fastmem.reader.who`), events, codes and word counts of memories whose rows
+    exist."""
     V.put(db, ids, prep.vecs, model_id)
-    G.add_facts_many(db, ids, prep.facts)
+    G.add_facts_many(db, ids, resolve_facts(db, ids, prep.facts))
     structure.stage_many(db, ids, prep.events, pending, prep.codes)
     structure.write_df(db, pending.df)
     if prep.windows is not None:
@@ -171,7 +174,7 @@ def update(db, mid: int, *, text: str | None, prep: Prepared | None, meta_json: 
         V.put(db, [mid], prep.vecs[:1], model_id)
         R.drop_pending(db, [mid])  # derived now, from the new text
         if prep.facts[0]:
-            G.add_facts(db, mid, prep.facts[0])
+            G.add_facts(db, mid, resolve_facts(db, [mid], prep.facts[:1])[0])
         G.drop_orphans(db, nodes)
         structure.stage(db, mid, prep.events[0], pending)
         if prep.standing is not None and prep.standing[0] is not None:

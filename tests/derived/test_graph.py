@@ -108,7 +108,7 @@ GOLD = [
     ("Alice prefers green tea.", [("alice", "like", "green tea")]),
     ("Bob loves jazz music.", [("bob", "like", "jazz music")]),
     ("Carol hates olives.", [("carol", "dislike", "olives")]),
-    ("My sister owns a small bakery.", [("sister", "own", "small bakery")]),
+    ("My sister owns a small bakery.", [("my sister", "own", "small bakery")]),  # whose: at the write
     ("The red bicycle belongs to Tom.", [("tom", "own", "red bicycle")]),
     ("Dana works for Initech.", [("dana", "work_for", "initech")]),
     ("Evan works at the hospital.", [("evan", "work_for", "hospital")]),
@@ -125,7 +125,7 @@ GOLD = [
     ("Noah teaches mathematics.", [("noah", "teach", "mathematics")]),
     ("Olivia studies physics.", [("olivia", "study", "physics")]),
     ("Paul married Rachel.", [("paul", "marry", "rachel")]),
-    ("Quinn sold his old car.", [("quinn", "sell", "old car")]),
+    ("Quinn sold his old car.", [("quinn", "sell", "his old car")]),
     ("Sara bought a new laptop.", [("sara", "acquire", "new laptop")]),
     ("The conference was organised by Umbrella Corp.", [("umbrella", "organise", "conference")]),
     ("Victor attended the wedding in June.", [("victor", "attend", "wedding")]),

@@ -1,0 +1,257 @@
+"""Who: the people and things a fact's pronouns stand for, resolved at write time.
+
+A fact read from a turn of conversation says "I researched adoption agencies"; the graph needs
+``(Caroline, research, adoption agency)``. The parse alone cannot know who "I" is, but the
+write does: the turn's speaker (given, or a "Name: " prefix) and the other party of its
+source. So the facts a text yields are resolved in two steps:
+
+1. In the text (:class:`fastmem.reader.extract.SpacyExtractor`): a third-person pronoun takes
+   the nearest compatible mention before it in the same text (a person for *he*, *she*; a
+   thing for *it*; a plural for *they*), and "my sister" keeps its possessive.
+2. At the commit (:func:`resolve`), with what the store knows of the turn: *I, me, my,
+   myself* are the speaker; *you, your* the addressee (the other speaker of the source, or
+   the assistant for a user's turn, the user for an assistant's); *we, us, our* the speaker
+   (one of the group); a third-person pronoun still open the most recent compatible name of
+   the same source's earlier turns; "my sister" becomes "Caroline's sister".
+
+A fact whose end is a question word, an indefinite or a placeholder (*what, something, one,
+lot, that*), or a pronoun nothing resolves, is not stored: such a node would link every fact
+that happens to share the word. The words as written stay with the fact (``Fact.subject_raw``,
+``Fact.object_raw``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from ..results import Triple
+from ..util.text import STOPWORDS, prefix_speaker
+
+__all__ = ["FIRST", "SECOND", "GROUP", "THIRD", "POSSESSIVE", "NEVER", "Turn", "resolve", "resolve_facts",
+           "is_pronoun", "never_a_node", "ASSISTANTS", "DEFAULT_SPEAKER"]
+
+FIRST = frozenset({"i", "me", "my", "mine", "myself"})
+SECOND = frozenset({"you", "your", "yours", "yourself", "yourselves", "ya", "u"})
+GROUP = frozenset({"we", "us", "our", "ours", "ourselves"})
+#: Third-person pronouns by what they can stand for.
+HE_SHE = frozenset({"he", "him", "his", "himself", "she", "her", "hers", "herself"})
+IT = frozenset({"it", "its", "itself"})
+THEY = frozenset({"they", "them", "their", "theirs", "themselves"})
+THIRD = HE_SHE | IT | THEY
+#: Possessive determiners: "my sister" is the speaker's sister.
+POSSESSIVE = frozenset({"my", "your", "our", "his", "her", "its", "their"})
+#: Never a node: question words, indefinites, demonstratives, placeholders and quantifiers.
+NEVER = frozenset("""what who whom which whose where when why how whatever whoever whichever wherever
+something anything everything nothing someone anyone everyone somebody anybody everybody nobody none
+this that these those here there one ones thing things lot lots way ways stuff kind sort bit bunch
+all both each either neither other others another some any many much more most few several such same
+yes no ok okay hey hi hello thanks""".split())
+#: Speakers who are the assistant side of a conversation (compared case-insensitively).
+ASSISTANTS = frozenset({"assistant", "ai", "bot", "model", "system", "agent"})
+#: Who "I" is when a memory names no speaker: the store's user.
+DEFAULT_SPEAKER = "user"
+#: The turns of a source around a memory that say who the other party is and which names came
+#: before it (a pronoun's name is looked for this far back).
+SOURCE_WINDOW = 8
+_WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
+_EDGES = " \t\n\"'`“”‘’.,;:!?()[]{}<>*-–—"
+
+
+def is_pronoun(word: str) -> bool:
+    w = word.strip().lower()
+    return w in FIRST or w in SECOND or w in GROUP or w in THIRD
+
+
+def never_a_node(name: str) -> bool:
+    """A question word, an indefinite, a placeholder, a word of grammar ("for", "the"), or no
+    word at all ("-", "2")."""
+    w = name.strip(_EDGES).lower()
+    if w.startswith(("the ", "a ", "an ")):
+        w = w.split(" ", 1)[1]
+    return w in NEVER or w in STOPWORDS or not _WORD.search(w)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What the store knows of one memory's turn: who said it, to whom, the names its source
+    mentioned before it (most recent last: ``(name, type, plural)``) and every speaker of the
+    source (people, whatever a parse typed them as)."""
+
+    speaker: str
+    addressee: str | None
+    names: tuple[tuple[str, str | None, bool], ...] = ()
+    speakers: frozenset[str] = frozenset()
+
+
+def _possessor(word: str, turn: Turn) -> str | None:
+    w = word.lower()
+    if w == "my" or w == "our":
+        return turn.speaker
+    if w == "your":
+        return turn.addressee
+    if w in ("his", "her"):
+        return _named(turn, person=True)
+    if w == "their":
+        return _named(turn, plural=True)
+    return None
+
+
+def _named(turn: Turn, *, person: bool = False, plural: bool = False) -> str | None:
+    """The most recent earlier name of the source that a pronoun can stand for: a person other
+    than the two parties for *he* or *she*, a plural for *they*, anything else for *it*."""
+    skip = {turn.speaker.lower(), (turn.addressee or "").lower()}
+    people = {s.lower() for s in turn.speakers}
+    for name, typ, many in reversed(turn.names):
+        low = name.lower()
+        if low in skip:
+            continue
+        if person and (typ == "person" or low in people) and not many:
+            return name
+        if plural and many:
+            return name
+        if not person and not plural and low not in people and typ in _THINGS and not many:
+            return name
+    return None
+
+
+def _end(name: str, typ: str | None, turn: Turn) -> tuple[str, str | None] | None:
+    """One end of a fact, resolved: ``(name, type)``, or None when it must not be stored."""
+    words = name.split()
+    if not words:
+        return None
+    low = name.strip().lower()
+    if low in FIRST or low in GROUP:
+        return turn.speaker, "person"
+    if low in SECOND:
+        return (turn.addressee, "person") if turn.addressee else None
+    if low in HE_SHE:
+        got = _named(turn, person=True)
+        return (got, "person") if got else None
+    if low in IT:
+        got = _named(turn)
+        return (got, typ if typ not in (None, "person") else "thing") if got else None
+    if low in THEY:
+        got = _named(turn, plural=True)
+        return (got, "group") if got else None
+    head = words[0].lower()
+    if head in POSSESSIVE and len(words) > 1:
+        owner = _possessor(head, turn)
+        rest = " ".join(words[1:])
+        if never_a_node(rest):
+            return None
+        return (f"{owner}{_genitive(owner)} {rest}" if owner else rest), typ
+    if never_a_node(name):
+        return None
+    return name.strip(_EDGES), typ
+
+
+def _genitive(owner: str) -> str:
+    return "'" if owner.endswith("s") and "'" in owner else "'s"  # "Caroline's friends' love"
+
+
+def resolve(triples: Sequence[Triple], turn: Turn) -> list[Triple]:
+    """A memory's facts with their pronouns resolved for ``turn`` (see the module docstring);
+    facts that cannot be resolved, that link something to itself or repeat one before are
+    left out. The words as written stay in ``subject_raw`` / ``object_raw``."""
+    out, seen = [], set()
+    for t in triples:
+        s = _end(t.subject, t.subject_type, turn)
+        o = _end(t.object, t.object_type, turn)
+        if s is None or o is None or s[0].lower() == o[0].lower() or not t.relation.strip():
+            continue
+        key = (s[0].lower(), t.relation, o[0].lower())
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(replace(t, subject=s[0], subject_type=s[1], object=o[0], object_type=o[1],
+                           subject_raw=t.subject_raw or t.subject, object_raw=t.object_raw or t.object))
+    return out
+
+
+def _speaker_of(speaker: str | None, text: str) -> str | None:
+    return speaker if speaker else prefix_speaker(text)
+
+
+def _addressee(speaker: str, others: list[str]) -> str | None:
+    """The other party: the nearest other speaker of the source; else the assistant for a
+    user's turn and the user for the assistant's."""
+    for o in others:
+        if o.lower() != speaker.lower():
+            return o
+    return DEFAULT_SPEAKER if speaker.lower() in ASSISTANTS else "assistant"
+
+
+def resolve_facts(db, ids: Sequence[int], facts: Sequence[list[Triple]]) -> list[list[Triple]]:
+    """:func:`resolve` for memories whose rows are written (inside the caller's transaction):
+    each one's speaker, the other speaker of its source and the names its source mentioned
+    before it come from the store; a batch's earlier memories count as said before."""
+    ids = [int(i) for i in ids]
+    if not any(facts):
+        return [list(f or []) for f in facts]
+    rows = {mid: (text, speaker, source) for mid, text, speaker, source in db.execute(
+        "SELECT id, text, speaker, source FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(ids),))}
+    sources = {r[2] for r in rows.values() if r[2] is not None}
+    lo, hi = min(ids), max(ids)
+    speakers: dict[str, list[tuple[int, str]]] = {}
+    for src in sources:  # the batch's turns of the source and the few around them
+        near = db.execute("SELECT id, substr(text, 1, 80), speaker FROM memories WHERE source=?1 AND id<?2 "
+                          "ORDER BY id DESC LIMIT ?4", (src, lo, hi, SOURCE_WINDOW)).fetchall()
+        near += db.execute("SELECT id, substr(text, 1, 80), speaker FROM memories WHERE source=?1 AND id>=?2 "
+                           "ORDER BY id LIMIT ?3", (src, lo, len(ids) + SOURCE_WINDOW)).fetchall()
+        speakers[src] = [(mid, sp) for mid, text, given in near for sp in [_speaker_of(given, text)] if sp]
+    names = _earlier_names(db, sources, lo)
+    out = []
+    for mid, triples in sorted(zip(ids, facts), key=lambda x: x[0]):
+        text, given, source = rows.get(mid, ("", None, None))
+        speaker = _speaker_of(given, text) or DEFAULT_SPEAKER
+        near = sorted(speakers.get(source, ()), key=lambda x: (abs(x[0] - mid), -x[0]))
+        turn = Turn(speaker, _addressee(speaker, [sp for i, sp in near if i != mid]),
+                    tuple(names.get(source, ())) if source is not None else (),
+                    frozenset(sp for _, sp in near) | {speaker})
+        got = resolve(triples or [], turn)
+        if source is not None:  # what this memory names, for the next ones of its source
+            names.setdefault(source, []).extend(_mentions(got))
+        out.append((mid, got))
+    order = {mid: i for i, mid in enumerate(ids)}
+    return [got for _, got in sorted(out, key=lambda x: order[x[0]])]
+
+
+#: Types of the names *it* can stand for.
+_THINGS = ("organisation", "place", "event", "thing")
+#: Types of named mentions a later pronoun can stand for.
+_NAMED = ("person", "organisation", "place", "group", "event", None)
+
+
+def _mentions(triples: Sequence[Triple]) -> list[tuple[str, str | None, bool]]:
+    out = []
+    for t in triples:
+        for name, typ, raw in ((t.subject, t.subject_type, t.subject_raw), (t.object, t.object_type, t.object_raw)):
+            if typ in _NAMED and name[:1].isupper() and not is_pronoun(raw or name):
+                out.append((name, typ, typ == "group" or name.endswith("s'") or _plural_phrase(name)))
+    return out
+
+
+def _plural_phrase(name: str) -> bool:
+    last = name.split()[-1].lower()
+    return last.endswith("s") and not last.endswith("ss") and "'" in name  # "Melanie's kids"
+
+
+def _earlier_names(db, sources, before: int) -> dict[str, list[tuple[str, str | None, bool]]]:
+    """Per source, the named ends of the facts of its last :data:`SOURCE_WINDOW` memories
+    before ``before``, in the order they were said."""
+    out: dict[str, list] = {}
+    for src in sources:
+        rows = db.execute(
+            "SELECT e.memory_id, s.name, s.type, o.name, o.type, e.rel FROM edges e "
+            "JOIN nodes s ON s.id=e.subj JOIN nodes o ON o.id=e.obj WHERE e.memory_id IN "
+            "(SELECT id FROM memories WHERE source=? AND id<? ORDER BY id DESC LIMIT ?) ORDER BY e.memory_id, e.pos",
+            (src, before, SOURCE_WINDOW)).fetchall()
+        got = []
+        for _, sn, st, on, ot, rel in rows:
+            got.extend(_mentions([Triple(sn, rel, on, None if st == "?" else st, None if ot == "?" else ot)]))
+        out[src] = got
+    return out

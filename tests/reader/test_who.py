@@ -1,0 +1,90 @@
+"""Who: a fact's pronouns are the people and things the turn means, resolved at write time from
+what the host gives (speaker, source); what nothing resolves is not a node."""
+
+import pytest
+
+import fastmem
+from fastmem.reader.who import Turn, never_a_node, resolve
+from fastmem.results import Triple
+
+T = Turn("Caroline", "Melanie", (("Sweden", "place", False), ("Jon", "person", False), ("Melanie's kids", None, True)),
+         frozenset({"Caroline", "Melanie"}))
+
+
+def _ends(triples):
+    return [(t.subject, t.object) for t in resolve(triples, T)]
+
+
+def test_first_second_and_group_pronouns_are_the_two_parties():
+    got = resolve([Triple("I", "research", "adoption agencies", "person", "thing"),
+                   Triple("you", "paint", "lake sunrise", "person", "thing"),
+                   Triple("we", "visit", "museum", "person", "thing"),
+                   Triple("support group", "give", "me", "organisation", "person")], T)
+    assert [(t.subject, t.object) for t in got] == [("Caroline", "adoption agencies"), ("Melanie", "lake sunrise"),
+                                                    ("Caroline", "museum"), ("support group", "Caroline")]
+    assert (got[0].subject_raw, got[0].subject_type, got[3].object_raw) == ("I", "person", "me")
+
+
+def test_possessives_say_whose():
+    assert _ends([Triple("my grandma", "give", "necklace"), Triple("Caroline", "admire", "your painting"),
+                  Triple("their love", "matter_to", "me")]) == [
+        ("Caroline's grandma", "necklace"), ("Caroline", "Melanie's painting"), ("Melanie's kids' love", "Caroline")]
+
+
+def test_third_person_pronouns_take_the_nearest_name_they_can_stand_for():
+    assert _ends([Triple("she", "give", "book"), Triple("Caroline", "love", "it"), Triple("they", "play", "games")]) == [
+        ("Jon", "book"), ("Caroline", "Sweden"), ("Melanie's kids", "games")]
+    alone = Turn("Caroline", "Melanie")  # nothing said before: nothing to stand for
+    assert resolve([Triple("she", "give", "book"), Triple("it", "be", "fun")], alone) == []
+
+
+@pytest.mark.parametrize("end", ["what", "something", "that", "one", "lot", "for", "-", "2", "'s", "the thing"])
+def test_question_words_placeholders_and_grammar_are_never_nodes(end):
+    assert never_a_node(end)
+    assert resolve([Triple("I", "like", end), Triple(end, "be", "cool")], T) == []
+
+
+def test_a_fact_that_links_something_to_itself_or_repeats_is_left_out():
+    assert _ends([Triple("I", "tell", "myself"), Triple("I", "love", "art"), Triple("I", "love", "art")]) == [
+        ("Caroline", "art")]
+
+
+def test_a_conversation_written_with_speakers_names_them_in_the_graph(tmp_path):
+    turns = [("Caroline", "I went to a LGBTQ support group yesterday and it was so powerful."),
+             ("Melanie", "Wow, that's cool! I painted a lake sunrise last year."),
+             ("Caroline", "Your painting is lovely. My grandma gave me a necklace from Sweden.")]
+    with fastmem.Memory(str(tmp_path / "c.db")) as m:
+        ids = m.remember_many([f"{s}: {t}" for s, t in turns], speaker=[s for s, _ in turns], source="chat")
+        facts = {i: [(f.subject, f.relation, f.object) for f in m.facts(i)] for i in ids}
+        assert ("Caroline", "visit", "LGBTQ support group") in facts[ids[0]]  # "go to" is canonically "visit"
+        assert ("Melanie", "paint", "lake sunrise") in facts[ids[1]]
+        assert ("Caroline's grandma", "give", "Caroline") in facts[ids[2]] or \
+            ("Caroline's grandma", "give", "necklace") in facts[ids[2]]
+        raw = [(f.subject_raw, f.subject) for f in m.facts(ids[0])]
+        assert ("I", "Caroline") in raw
+        assert m.entity("Caroline") and m.entity("Melanie")  # both speakers are entities
+        assert not any(e.lower() in ("i", "you", "it", "me", "that", "what")
+                       for fs in facts.values() for s, _, o in fs for e in (s, o))
+
+
+def test_a_turn_that_leaves_out_I_is_the_speakers_and_an_order_is_no_fact():
+    """A transcript's "Name:" label is not read as part of the turn; a clause that leaves out
+    "I" ("Gonna continue my studies") is the speaker's; an order ("Keep going!") states no fact."""
+    from fastmem.reader.extract import SpacyExtractor
+
+    ex = SpacyExtractor()
+    said = ex.extract("Caroline: Gonna continue my studies and check out career options.")
+    assert {(t.subject, t.subject_raw) for t in said} == {("I", "(I, understood)")}
+    assert ex.extract("Gina: Believe in yourself. Keep going!") == []
+    assert ex.extract("Caroline: I researched adoption agencies.")[0].subject == "I"  # not "Caroline:" parsed
+
+
+def test_a_user_turn_without_a_speaker_is_the_users(tmp_path):
+    with fastmem.Memory(str(tmp_path / "u.db")) as m:
+        mid = m.remember("I moved to Lisbon last spring for a new job.")
+        assert [(f.subject, f.relation, f.object) for f in m.facts(mid)][:1] == [("user", "live_in", "Lisbon")]
+        hermes = m.remember_many(["User: My sister Anna has a cat called Pixel.", "Assistant: Pixel is a great name."],
+                                 source="s1")
+        assert ("Anna", "have", "cat") in [(f.subject, f.relation, f.object) for f in m.facts(hermes[0])]
+        mine = m.remember("User: My brother plays the cello.", source="s1")
+        assert [(f.subject, f.subject_raw) for f in m.facts(mine)] == [("User's brother", "my brother")]
