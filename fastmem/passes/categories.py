@@ -30,6 +30,7 @@ from typing import Protocol, runtime_checkable
 import apsw
 
 from ..derived import graph as G
+from ..reader.lexicon import CLASSES
 from ..errors import InvalidInput, NotFound
 from ..results import Category
 
@@ -79,16 +80,33 @@ def _digest(x) -> str:
 
 
 def _facts(db: apsw.Connection, scope: str | None):
-    """(subject, relation, object) of every fact (of one scope), chunks' copies left out."""
-    sql = "SELECT e.subj, e.rel, e.obj FROM edges e"
+    """(subject, relation, object) of every fact (of one scope) whose relation says something
+    of its ends (:func:`_telling`), chunks' copies left out."""
+    sql = "SELECT e.subj, e.rel, e.obj, e.rel_raw FROM edges e"
     if scope is not None:
         sql += " JOIN memories m ON m.id=e.memory_id AND m.scope=?"
-    return db.execute(sql + " WHERE e.subj<>e.obj AND e.memory_id NOT IN (SELECT memory_id FROM chunks)",
+    rows = db.execute(sql + " WHERE e.subj<>e.obj AND e.memory_id NOT IN (SELECT memory_id FROM chunks)",
                       (scope,) if scope is not None else ()).fetchall()
+    return [(s, rel, o) for s, rel, o, raw in rows if _telling(rel) and _telling(raw)]
 
 
 #: Dates and amounts play roles too ("note 5", "on June 3") but make no category worth naming.
 _NOT_MEMBERS = ("time", "quantity", "category")
+
+
+#: Verb classes (:mod:`fastmem.reader.lexicon`) whose facts say nothing of what a thing is:
+#: "things that people have" groups a cat with a great time, "things that remind Caroline" a
+#: window with "awesome". Attitudes ("like", "love") stay: "things that Melanie likes".
+_SAYS_NOTHING = frozenset().union(*(v for k, v in CLASSES.items() if k != "attitude"))
+
+
+def _telling(rel: str) -> bool:
+    """Whether a relation (canonical, ``play_in``, or as written, ``make a``) says what its ends
+    are: not a copula ("be", "be_important_to"), a light verb ("have", "make a difference"),
+    a verb of cognition, perception or speech ("find", "mean", "remind"), nor their negation."""
+    words = rel.replace("_", " ").split()
+    words = words[1:] if words[:1] == ["not"] else words
+    return bool(words) and words[0] not in _SAYS_NOTHING and words[0] not in ("remind", "be")
 
 
 def fingerprints(facts) -> dict[int, frozenset]:
@@ -170,6 +188,8 @@ def propose(db: apsw.Connection, *, namer=None, scope: str | None = None, min_me
         key = _digest(sorted(center, key=str) if scope is None else [scope, sorted(center, key=str)])
         roles = [(d, r, sorted({(info[e][0], info[e][1] if info[e][1] != "?" else "thing")
                                 for n in g for e in ends.get((n, d, r), ())})) for d, r in rels]
+        if not _anchored(roles):
+            continue
         row = db.execute("SELECT id, status FROM categories WHERE fingerprint=?", (key,)).fetchone()
         if row is None:
             name = str(namer.name([info[n][0] for n in g], roles)).strip() or "things alike"
@@ -184,6 +204,14 @@ def propose(db: apsw.Connection, *, namer=None, scope: str | None = None, min_me
         db.executemany("INSERT INTO category_members(category_id, node_id) VALUES (?,?)", [(cid, n) for n in g])
     got = listing(db, "proposed", scope=scope)
     return sorted(got, key=lambda c: (-len(c.members), c.id))
+
+
+def _anchored(roles) -> bool:
+    """Whether a group says what its members have in common: some role they share ties them
+    to one entity ("things that Melanie plays") or to people or other named entities ("things
+    that people drive"); "things that things create" (compassion, sharing...) says nothing."""
+    return any(len({n for n, _ in ends}) == 1 or (ends and all(t == "person" or n[:1].isupper() for n, t in ends))
+               for _, _, ends in roles)
 
 
 #: ``listing(scope=ANY)``: every category, whatever scope it was proposed for.

@@ -38,6 +38,11 @@ class Graph:
     """
 
     CAP = 2_000
+    #: An entity in more facts than this share of the store's memories is a hub too (a
+    #: conversation's speakers: the turn that names one is the speaker channel's), at least
+    #: ``HUB_MIN`` facts
+    HUB_SHARE = 0.05
+    HUB_MIN = 20
 
     def __init__(self, db: apsw.Connection) -> None:
         self.db = db
@@ -89,8 +94,9 @@ class Graph:
                 "WHERE c.status='approved' AND c.node_id IN (SELECT value FROM json_each(?))", (json.dumps(sorted(nodes)),)))
         names = sorted({a for a, _ in found})
         deg = {nd: self.degree(nd, n) for nd in nodes}
-        rare = sorted(nd for nd in nodes if deg[nd] <= self.CAP)
-        common = sorted((nd for nd in nodes if deg[nd] > self.CAP), key=lambda nd: deg[nd])
+        hub = min(self.CAP, max(self.HUB_MIN, self.HUB_SHARE * n))
+        rare = sorted(nd for nd in nodes if deg[nd] <= hub)
+        common = sorted((nd for nd in nodes if deg[nd] > hub), key=lambda nd: deg[nd])
         lim = pool if not common else 4 * pool
         if rare:  # distinct named entities per memory, counted over the postings
             ids, counts = np.unique(np.concatenate([self.memories(nd) for nd in rare]), return_counts=True)
