@@ -146,6 +146,18 @@ def _slot_table(rep: dict, head: str) -> None:
 
 
 def cmd_eval(a) -> int:
+    if a.dataset == "stories":
+        from ..evaluate import stories as ST
+
+        data = ST.load(a.path)
+        if data is None:
+            raise FileNotFoundError(f"no story sets at {a.path}")
+        res = ST.evaluate(data, memory_kw={"embedder": a.embedder} if a.embedder else None)
+        if a.json:
+            _out(res)
+        else:
+            print(ST.table(res))
+        return 0
     if a.dataset == "chats":
         from ..evaluate import chats as CH
 

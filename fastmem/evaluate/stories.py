@@ -1,0 +1,103 @@
+"""Story sets in the design of the classic analogy studies (``fastmem eval stories PATH``).
+
+Each set (``tests/data/stories.json``) holds a *base* story and four others: a *literal*
+retelling (the same kinds of objects in other words), a true *analogy* (another domain, the
+same system of relations with its causal links), a *false* analogy (the analogy's objects and
+first-order events, different causal links) and a *mere-appearance* story (the base's
+objects, another plot).
+
+Two measures, for the sets marked ``dev`` (tuned on) and ``heldout`` (only measured):
+
+* **the slot's pick**: every set's four other stories are remembered in one store, each base
+  is recalled as the turn, and the analogy the slot offers is counted by kind: the set's
+  analogy, literal, false analogy, mere appearance, a story of another set, or none;
+* **the pairwise order** of :func:`fastmem.structural_similarity`: the share of sets whose
+  analogy scores above its false analogy, above its mere-appearance story and above its
+  literal retelling (an analogy is a relational match with *different* objects).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+
+__all__ = ["KINDS", "load", "evaluate", "table"]
+
+#: The stories of a set other than its base, as the file names them.
+KINDS = ("analogy", "literal", "false", "appearance")
+_PICKS = KINDS + ("other", "none")
+
+
+def load(path: str | os.PathLike) -> dict | None:
+    """The story sets at ``path`` (a JSON file, or a folder holding ``stories.json``); None
+    when there is none."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        path = os.path.join(path, "stories.json")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _picks(sets: Sequence[dict], memory_kw: dict | None) -> dict[str, str]:
+    """The slot's pick for each set's base: one store of every set's other stories."""
+    import fastmem
+
+    out = {}
+    with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "stories.db"), **(memory_kw or {})) as m:
+        texts = [(s["id"], k, s[k]) for s in sets for k in KINDS]
+        ids = m.remember_many([t for _, _, t in texts], progress=False)
+        which = {mid: (sid, kind) for mid, (sid, kind, _) in zip(ids, texts)}
+        recalls = m.recall_many([s["base"] for s in sets], k=5, record=False)
+        for s, r in zip(sets, recalls):
+            if r.analogy is None:
+                out[s["id"]] = "none"
+            else:
+                sid, kind = which[r.analogy.id]
+                out[s["id"]] = kind if sid == s["id"] else "other"
+    return out
+
+
+def _pairwise(sets: Sequence[dict]) -> dict[str, dict[str, float]]:
+    import fastmem
+
+    scores = {s["id"]: {k: fastmem.structural_similarity(s["base"], s[k]) for k in KINDS} for s in sets}
+    return scores
+
+
+def evaluate(data: dict, *, memory_kw: dict | None = None, pairwise: bool = True) -> dict:
+    """Both measures per split (``dev``, ``heldout``, ``all``): the share of sets per pick
+    kind, and the share of sets with the analogy above each other kind in
+    :func:`fastmem.structural_similarity`; ``sets``: each set's pick and scores."""
+    sets = data["sets"]
+    picks = _picks(sets, memory_kw)
+    scores = _pairwise(sets) if pairwise else {}
+    report: dict = {"sets": {s["id"]: {"split": s.get("split", "dev"), "pick": picks[s["id"]],
+                                        "similarity": scores.get(s["id"])} for s in sets}}
+    for split in ("dev", "heldout", "all"):
+        chosen = [s for s in sets if split == "all" or s.get("split", "dev") == split]
+        if not chosen:
+            continue
+        n = len(chosen)
+        row = {"sets": n, "pick": {k: sum(picks[s["id"]] == k for s in chosen) / n for k in _PICKS}}
+        if scores:
+            row["analogy above"] = {k: sum(scores[s["id"]]["analogy"] > scores[s["id"]][k] for s in chosen) / n
+                                    for k in KINDS[1:]}
+        report[split] = row
+    return report
+
+
+def table(report: dict) -> str:
+    lines = ["split      sets  slot: analogy literal  false appearance  other   none | analogy above: false appearance literal"]
+    for split in ("dev", "heldout", "all"):
+        r = report.get(split)
+        if r is None:
+            continue
+        p, a = r["pick"], r.get("analogy above", {})
+        lines.append(f"{split:<9} {r['sets']:>5}  {p['analogy']:>13.3f} {p['literal']:>7.3f} {p['false']:>6.3f} "
+                     f"{p['appearance']:>10.3f} {p['other']:>6.3f} {p['none']:>6.3f} |"
+                     + (f" {a['false']:>19.3f} {a['appearance']:>10.3f} {a['literal']:>7.3f}" if a else ""))
+    return "\n".join(lines)
