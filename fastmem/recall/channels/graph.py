@@ -46,24 +46,31 @@ class Graph:
 
     def __init__(self, db: apsw.Connection) -> None:
         self.db = db
-        self._deg: dict[int, tuple[int, int]] = {}  # node -> (capped degree, store size then)
+        self._deg: dict[tuple[int, str | None], tuple[int, int]] = {}  # (node, scope) -> (capped degree, size then)
         self._categories: bool | None = None  # whether any category is approved (None: ask)
 
     def reset(self) -> None:
         """Forget what may have changed: approved categories (degrees refresh on their own)."""
         self._categories = None
 
-    def degree(self, nid: int, n: int) -> int:
-        """Facts that mention the entity, counted up to ``CAP + 1`` on each side (cached
-        until the store grows by a tenth)."""
-        got = self._deg.get(nid)
+    def degree(self, nid: int, n: int, scope: str | None = None) -> int:
+        """Facts that mention the entity (those of ``scope``'s memories when given: a scope is
+        ranked as a store of its own), counted up to ``CAP + 1`` on each side (cached until
+        the store, or the scope, grows by a tenth)."""
+        key = (nid, scope)
+        got = self._deg.get(key)
         if got is not None and abs(n - got[1]) * 10 <= max(got[1], 1):
             return got[0]
-        d = sum(self.db.execute(f"SELECT count(*) FROM (SELECT 1 FROM edges WHERE {col}=? LIMIT ?)",
-                                (nid, self.CAP + 1)).fetchone()[0] for col in ("subj", "obj"))
+        if scope is None:
+            d = sum(self.db.execute(f"SELECT count(*) FROM (SELECT 1 FROM edges WHERE {col}=? LIMIT ?)",
+                                    (nid, self.CAP + 1)).fetchone()[0] for col in ("subj", "obj"))
+        else:
+            d = sum(self.db.execute(f"SELECT count(*) FROM (SELECT 1 FROM edges e JOIN memories m ON m.id=e.memory_id "
+                                    f"WHERE e.{col}=? AND m.scope=? LIMIT ?)",
+                                    (nid, scope, self.CAP + 1)).fetchone()[0] for col in ("subj", "obj"))
         if len(self._deg) > 100_000:
             self._deg.clear()
-        self._deg[nid] = (d, n)
+        self._deg[key] = (d, n)
         return d
 
     def memories(self, nid: int) -> np.ndarray:
@@ -93,7 +100,9 @@ class Graph:
                 "SELECT cm.node_id FROM category_members cm JOIN categories c ON c.id=cm.category_id "
                 "WHERE c.status='approved' AND c.node_id IN (SELECT value FROM json_each(?))", (json.dumps(sorted(nodes)),)))
         names = sorted({a for a, _ in found})
-        deg = {nd: self.degree(nd, n) for nd in nodes}
+        if members is not None:
+            n = len(members)
+        deg = {nd: self.degree(nd, n, scope if members is not None else None) for nd in nodes}
         hub = min(self.CAP, max(self.HUB_MIN, self.HUB_SHARE * n))
         rare = sorted(nd for nd in nodes if deg[nd] <= hub)
         common = sorted((nd for nd in nodes if deg[nd] > hub), key=lambda nd: deg[nd])
