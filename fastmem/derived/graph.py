@@ -96,11 +96,12 @@ def resolve_entity(db: apsw.Connection, name: str, etype: str | None, *, create:
     return nid
 
 
-def add_facts_many(db: apsw.Connection, ids, facts) -> None:
+def add_facts_many(db: apsw.Connection, ids, facts, names: dict | None = None) -> None:
     """:func:`add_facts` for a batch of memories (``facts[i]`` the triples of ``ids[i]``):
     each ``(name, type)`` resolved once (a name resolves to the same node again until nodes
-    are merged or deleted, which a write does not do), every edge in one statement."""
-    names: dict = {}
+    are merged or deleted, which a write does not do; ``names``, a dict the caller keeps,
+    carries that over calls of one write), every edge in one statement."""
+    names = {} if names is None else names
     rows = []
     for mid, triples in zip(ids, facts):
         for pos, t in enumerate(triples or ()):

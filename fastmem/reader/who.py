@@ -78,7 +78,7 @@ def never_a_node(name: str) -> bool:
 class Turn:
     """What the store knows of one memory's turn: who said it, to whom, the names its source
     mentioned before it (most recent last: ``(name, type, plural)``) and every speaker of the
-    source (people, whatever a parse typed them as)."""
+    source so far (people, whatever a parse typed them as)."""
 
     speaker: str
     addressee: str | None
@@ -176,18 +176,26 @@ def _speaker_of(speaker: str | None, text: str) -> str | None:
 
 
 def _addressee(speaker: str, others: list[str]) -> str | None:
-    """The other party: the nearest other speaker of the source; else the assistant for a
-    user's turn and the user for the assistant's."""
+    """The other party: the nearest other speaker before this turn in its source; else the
+    assistant for the user's turn and the user for the assistant's; else (a named speaker
+    who opens a source) nobody yet, and *you* stays open."""
     for o in others:
         if o.lower() != speaker.lower():
             return o
-    return DEFAULT_SPEAKER if speaker.lower() in ASSISTANTS else "assistant"
+    if speaker.lower() in ASSISTANTS:
+        return DEFAULT_SPEAKER
+    return "assistant" if speaker == DEFAULT_SPEAKER else None
 
 
-def resolve_facts(db, ids: Sequence[int], facts: Sequence[list[Triple]]) -> list[list[Triple]]:
+def resolve_facts(db, ids: Sequence[int], facts: Sequence[list[Triple]], write=None) -> list[list[Triple]]:
     """:func:`resolve` for memories whose rows are written (inside the caller's transaction):
     each one's speaker, the other speaker of its source and the names its source mentioned
-    before it come from the store; a batch's earlier memories count as said before."""
+    before it come from the store. Only what was said before a memory counts (its source's
+    last :data:`SOURCE_WINDOW` memories), whether those were written in this batch or an
+    earlier one: a store reads the same however its writes were batched, one turn at a time
+    included. ``write(id, facts)`` stores a memory's resolved facts before the next one is
+    resolved; what the next one sees of it is then read back from the store, as a later batch
+    would read it (canonical names, as written); without ``write`` it is carried in memory."""
     ids = [int(i) for i in ids]
     if not any(facts):
         return [list(f or []) for f in facts]
@@ -195,26 +203,21 @@ def resolve_facts(db, ids: Sequence[int], facts: Sequence[list[Triple]]) -> list
         "SELECT id, text, speaker, source FROM memories WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps(ids),))}
     sources = {r[2] for r in rows.values() if r[2] is not None}
-    lo, hi = min(ids), max(ids)
-    speakers: dict[str, list[tuple[int, str]]] = {}
-    for src in sources:  # the batch's turns of the source and the few around them
-        near = db.execute("SELECT id, substr(text, 1, 80), speaker FROM memories WHERE source=?1 AND id<?2 "
-                          "ORDER BY id DESC LIMIT ?4", (src, lo, hi, SOURCE_WINDOW)).fetchall()
-        near += db.execute("SELECT id, substr(text, 1, 80), speaker FROM memories WHERE source=?1 AND id>=?2 "
-                           "ORDER BY id LIMIT ?3", (src, lo, len(ids) + SOURCE_WINDOW)).fetchall()
-        speakers[src] = [(mid, sp) for mid, text, given in near for sp in [_speaker_of(given, text)] if sp]
-    names = _earlier_names(db, sources, lo)
+    history = _history(db, sources, min(ids))  # source -> [(id, speaker, names)], oldest first
     out = []
     for mid, triples in sorted(zip(ids, facts), key=lambda x: x[0]):
         text, given, source = rows.get(mid, ("", None, None))
         speaker = _speaker_of(given, text) or DEFAULT_SPEAKER
-        near = sorted(speakers.get(source, ()), key=lambda x: (abs(x[0] - mid), -x[0]))
-        turn = Turn(speaker, _addressee(speaker, [sp for i, sp in near if i != mid]),
-                    tuple(names.get(source, ())) if source is not None else (),
-                    frozenset(sp for _, sp in near) | {speaker})
+        before = [h for h in history.get(source, ()) if h[0] < mid][-SOURCE_WINDOW:] if source is not None else []
+        said = [sp for _, sp, _ in reversed(before) if sp]  # nearest first
+        turn = Turn(speaker, _addressee(speaker, said), tuple(n for _, _, names in before for n in names),
+                    frozenset(said) | {speaker})
         got = resolve(triples or [], turn)
-        if source is not None:  # what this memory names, for the next ones of its source
-            names.setdefault(source, []).extend(_mentions(got))
+        if write is not None:
+            write(mid, got)
+        if source is not None:  # what this memory says, for the next ones of its source
+            said_now = _stored_mentions(db, [mid])[mid] if write is not None else _mentions(got)
+            history.setdefault(source, []).append((mid, _speaker_of(given, text), said_now))
         out.append((mid, got))
     order = {mid: i for i, mid in enumerate(ids)}
     return [got for _, got in sorted(out, key=lambda x: order[x[0]])]
@@ -240,18 +243,24 @@ def _plural_phrase(name: str) -> bool:
     return last.endswith("s") and not last.endswith("ss") and "'" in name  # "Melanie's kids"
 
 
-def _earlier_names(db, sources, before: int) -> dict[str, list[tuple[str, str | None, bool]]]:
-    """Per source, the named ends of the facts of its last :data:`SOURCE_WINDOW` memories
-    before ``before``, in the order they were said."""
+def _stored_mentions(db, ids: Sequence[int]) -> dict[int, list]:
+    """The named ends of the stored facts of ``ids`` (:func:`_mentions`), in the order written."""
+    names: dict[int, list] = {int(mid): [] for mid in ids}
+    for mid, sn, st, on, ot, rel, sr, orw in db.execute(
+            "SELECT e.memory_id, s.name, s.type, o.name, o.type, e.rel, e.subj_raw, e.obj_raw FROM edges e "
+            "JOIN nodes s ON s.id=e.subj JOIN nodes o ON o.id=e.obj WHERE e.memory_id IN "
+            "(SELECT value FROM json_each(?)) ORDER BY e.memory_id, e.pos", (json.dumps(list(names)),)):
+        names[mid].extend(_mentions([Triple(sn, rel, on, None if st == "?" else st, None if ot == "?" else ot, sr, orw)]))
+    return names
+
+
+def _history(db, sources, before: int) -> dict[str, list[tuple[int, str | None, list]]]:
+    """Per source, its last :data:`SOURCE_WINDOW` memories before ``before``, oldest first:
+    ``(id, speaker, named ends of its facts in the order they were said)``."""
     out: dict[str, list] = {}
     for src in sources:
-        rows = db.execute(
-            "SELECT e.memory_id, s.name, s.type, o.name, o.type, e.rel FROM edges e "
-            "JOIN nodes s ON s.id=e.subj JOIN nodes o ON o.id=e.obj WHERE e.memory_id IN "
-            "(SELECT id FROM memories WHERE source=? AND id<? ORDER BY id DESC LIMIT ?) ORDER BY e.memory_id, e.pos",
-            (src, before, SOURCE_WINDOW)).fetchall()
-        got = []
-        for _, sn, st, on, ot, rel in rows:
-            got.extend(_mentions([Triple(sn, rel, on, None if st == "?" else st, None if ot == "?" else ot)]))
-        out[src] = got
+        turns = db.execute("SELECT id, substr(text, 1, 80), speaker FROM memories WHERE source=? AND id<? "
+                           "ORDER BY id DESC LIMIT ?", (src, before, SOURCE_WINDOW)).fetchall()[::-1]
+        names = _stored_mentions(db, [mid for mid, _, _ in turns])
+        out[src] = [(mid, _speaker_of(given, text), names[mid]) for mid, text, given in turns]
     return out

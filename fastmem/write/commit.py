@@ -49,7 +49,8 @@ def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, struc
     turn: :mod:`fastmem.reader.who`), events, codes and word counts of memories whose rows
     exist."""
     V.put(db, ids, prep.vecs, model_id)
-    G.add_facts_many(db, ids, resolve_facts(db, ids, prep.facts))
+    known: dict = {}  # (name, type) -> node, for the whole batch
+    resolve_facts(db, ids, prep.facts, write=lambda mid, got: G.add_facts_many(db, [mid], [got], names=known))
     structure.stage_many(db, ids, prep.events, pending, prep.codes)
     structure.write_df(db, pending.df)
     if prep.windows is not None:

@@ -88,3 +88,28 @@ def test_a_user_turn_without_a_speaker_is_the_users(tmp_path):
         assert ("Anna", "have", "cat") in [(f.subject, f.relation, f.object) for f in m.facts(hermes[0])]
         mine = m.remember("User: My brother plays the cello.", source="s1")
         assert [(f.subject, f.subject_raw) for f in m.facts(mine)] == [("User's brother", "my brother")]
+
+
+def test_a_store_reads_the_same_however_its_writes_were_batched(tmp_path):
+    """What a pronoun stands for depends only on what was said before it in its source, never
+    on which turns shared its write: one turn at a time (a host), one call, or batches that
+    cut a conversation anywhere give the same graph. A named speaker who opens a conversation
+    has no one to call "you" yet (not the assistant)."""
+    turns = [("Caroline", "Did you see my painting of Sweden? I finished it last night."),
+             ("Melanie", "I loved it! My kids took their bikes to the lake near Oslo."),
+             ("Caroline", "They must love it there. Jon told me he bought a boat."),
+             ("Melanie", "He did! It is red and he sails it every weekend."),
+             ("Caroline", "You should paint it for him."),
+             ("Melanie", "I will, and Jon says Oslo is lovely in June, so we might visit it.")]
+    texts = [f"{s}: {t}" for s, t in turns]
+    got = []
+    for name, cuts in (("one", [1] * 6), ("all", [6]), ("pairs", [2, 2, 2]), ("odd", [1, 3, 2])):
+        with fastmem.Memory(str(tmp_path / f"{name}.db")) as m:
+            ids, at = [], 0
+            for n in cuts:
+                ids += m.remember_many(texts[at:at + n], source="chat")
+                at += n
+            got.append([sorted((f.subject, f.relation, f.object) for f in m.facts(i)) for i in ids])
+    assert got[0] == got[1] == got[2] == got[3]
+    assert not any("assistant" in (s, o) for s, _, o in got[0][0]), got[0][0]
+    assert ("Melanie", "paint_for", "Jon") in got[0][4], got[0][4]  # you / him: turns 4 and 3 before it
