@@ -28,7 +28,7 @@ _LAZY = {
     "ConsolidationReport": "passes.chunks",
     "Triple": "reader.extract",
     "SpacyExtractor": "reader.extract",
-    "ChatExtractor": "reader.extract",
+    "ChatExtractor": "reader.chat",
     "probe": "storage.store",
     "SCHEMA_VERSION": "storage.store",
 }
@@ -168,31 +168,36 @@ _SIM_ENCODER = None
 
 
 def structural_similarity(text_a: str, text_b: str) -> float:
-    """Structural similarity of two texts in [-0.5, 1] (no store needed).
+    """How far ``text_b`` is an analogy of ``text_a``: the same relations between different
+    objects, in [-0.5, 1] (no store needed).
 
     Both are parsed into events (verbs in story order with their subject/object fillers,
-    names reduced to types) by the default extractor. The result is the mean of the cosine of
-    their structural codes (the bag of relation, role and order terms) and of their structure
-    mapping's normalised score (:mod:`fastmem.analogy.mapping`: one-to-one, order-preserving
-    correspondence of events with connected roles). On a four-way multiple choice built from
-    ProPara-Logy silver (target, distractor, random, another subject's target) it picks the
-    target 76% of the time (the codes alone 68%, the mapping alone 74%, MiniLM cosine 49%;
-    chance 25%). 0.0 when either text has no events.
+    names reduced to types, and the higher-order relations between them: cause, condition,
+    purpose, contrast, time) by the default extractor. The relational part is the mean of the
+    cosine of their structural codes (the bag of relation, role and order terms) and of their
+    structure mapping's normalised score (:mod:`fastmem.analogy.mapping`: one-to-one,
+    order-preserving correspondence of events, verbs graded by their embeddings, with the
+    higher-order relations that correspond); it is multiplied by ``(1 - c) ** 2``, ``c`` how
+    alike the two texts' objects are (:meth:`fastmem.analogy.mapping.Mapper.clothes`), so a
+    retelling of the same story in other words or the same things in another plot score below
+    a true analogy. 0.0 when either text has no events. Measured figures: ``docs/defaults.md``.
     """
     global _SIM_ENCODER
     from . import kernels
     from .analogy.codes import StructureEncoder
     from .analogy.mapping import Mapper
+    from .models.embedder import default_embedder
     from .reader.extract import SpacyExtractor
     from .util.text import check_text
 
     check_text(text_a, "text_a")
     check_text(text_b, "text_b")
     if _SIM_ENCODER is None:
-        _SIM_ENCODER = (SpacyExtractor(), StructureEncoder(512), Mapper())
+        _SIM_ENCODER = (SpacyExtractor(), StructureEncoder(512), Mapper(verb_vectors=default_embedder().encode))
     ex, enc, mapper = _SIM_ENCODER
     ev = ex.events_many([text_a, text_b])
     codes = [enc.encode(e)[0] for e in ev]
     if codes[0] is None or codes[1] is None:
         return 0.0
-    return 0.5 * float(kernels.sim(codes[0], codes[1])) + 0.5 * mapper.similarity(ev[0], ev[1])[0]
+    relational = 0.5 * float(kernels.sim(codes[0], codes[1])) + 0.5 * mapper.similarity(ev[0], ev[1])[0]
+    return relational * (1.0 - mapper.clothes(ev[0], ev[1])) ** 2

@@ -103,7 +103,10 @@ class Memory:
         Surface condition: a memory at this embedding cosine to the turn or above is a copy of
         it, never its analogy. Needed beside ``surface_z``: among short chat turns, whose
         cosines to a mixed store spread widely, the turn's own stored copy stands only 3-4
-        standard deviations above its mean. None: no ceiling.
+        standard deviations above its mean. None: no ceiling. (On the story sets of
+        tests/data/stories.json, dev, retellings lie at cosine 0.74-0.88, 10th-90th percentile,
+        true analogies at 0.17-0.44; but process analogies of one field reach 0.74 too, and a
+        ceiling of 0.75 cost ProPara-Logy silver a tenth of its hits: docs/defaults.md.)
     analogy_repeat_window : int
         An analogy is not surfaced again within this many turns of the same session.
     analogy_rerank : int
@@ -118,6 +121,15 @@ class Memory:
         The matched structure a fire needs besides its E-value (relation plus the roles both
         events fill, summed over corresponding events): 3 = one full subject-relation-object
         correspondence.
+    surface_objects : float
+        Surface condition: a memory whose objects (its common nouns, each matched to the
+        turn's most alike by embedding, averaged both ways) are more alike than this is the
+        same story in other words (a flat for an apartment, a physician for a doctor) or the
+        same things in another plot, never the analogy: an analogy maps different objects.
+        0.8 takes out the clearest retellings (story sets, dev: retellings 0.54-0.85, true
+        analogies 0.31-0.48, 10th-90th percentile); process analogies of one field share
+        their nouns (ProPara-Logy silver targets 0.47-0.76), so a lower bound silences them:
+        at 0.5 the slot's silver hits fell from 0.29 to 0.11 (docs/defaults.md).
     analogy_ranker : bool or Ranker
         Opt in to the learned ranker (:mod:`fastmem.analogy.ranker`, fitted on ProPara-Logy silver):
         among the candidates that pass the gate the most probable analog is shown, and only
@@ -164,6 +176,7 @@ class Memory:
         min_store: int = 8,
         analogy_mapping: bool = True,
         analogy_min_units: int = 3,
+        surface_objects: float = 0.8,
         analogy_ranker=False,
         reembed: bool = False,
         progress: bool | None = None,
@@ -181,7 +194,7 @@ class Memory:
             surface_exclude=surface_exclude, surface_fraction=surface_fraction, surface_max=surface_max,
             surface_floor=surface_floor, surface_rule=surface_rule, surface_names=surface_names,
             analogy_repeat_window=analogy_repeat_window, analogy_rerank=analogy_rerank, min_store=min_store,
-            analogy_min_units=analogy_min_units)
+            analogy_min_units=analogy_min_units, surface_objects=surface_objects)
         self._engine = e = Engine(
             os.fspath(path), embedder=embedder,
             extractor=SpacyExtractor() if extractor is _DEFAULT_EXTRACTOR else extractor, hrr_dim=hrr_dim,

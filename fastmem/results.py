@@ -61,6 +61,14 @@ class Analogy(Hit):
     surface neighbours, None when beyond them), ``use`` (its use weight) and ``matched``
     (the heaviest shared terms: ``"evaporate"``, ``"heat then evaporate"``,
     ``"person -own->"``, ``"-absorb-> oxygen"``).
+
+    From :meth:`fastmem.Memory.recall` ``why`` also holds ``reason`` (one line: the
+    corresponding events in order, the information, the entities and objects that correspond),
+    ``links`` (the higher-order relations both stories share between corresponding events,
+    ``"cause: stay->grow = keep->grow"``), ``objects`` (the fillers of corresponding roles and
+    how alike they are, ``"army~beam 0.21"``: an analogy's objects differ), ``object_likeness``
+    (their mean) and ``clothes`` (how alike the two stories' nouns are, whatever their roles;
+    the slot offers nothing over ``surface_objects``).
     """
 
 

@@ -55,10 +55,10 @@ class TermWeights:
 def event_words(events) -> set[str]:
     """Distinct verbs and fillers of an event list (what the store's document counts count)."""
     out = set()
-    for v, subs, objs in events:
-        out.add(v)
-        out.update(subs)
-        out.update(objs)
+    for e in events:
+        out.add(e[0])
+        out.update(e[1])
+        out.update(e[2])
     return out
 
 
@@ -76,7 +76,8 @@ def event_counts(events) -> dict[str, int]:
     from ..reader.lexicon import is_skeleton
 
     out = dict.fromkeys(event_words(events), 1)
-    for v, _, _ in events:
+    for e in events:
+        v = e[0]
         if not is_skeleton(v):
             out[VERB_KEY + v] = out.get(VERB_KEY + v, 0) + 1
             out[VERB_KEY] = out.get(VERB_KEY, 0) + 1
@@ -156,7 +157,8 @@ class StructureEncoder:
         ``("subj", v, filler)``, ``("obj", v, filler)``, ``("order", v_i, v_j)``."""
         keys: dict[tuple, None] = {}
         verbs = [e[0] for e in events]
-        for v, subs, objs in events:
+        for e in events:
+            v, subs, objs = e[0], e[1], e[2]
             keys[("rel", v)] = None
             for f in subs:
                 keys[("subj", v, f)] = None

@@ -40,7 +40,7 @@ import numpy as np
 from ..reader.lexicon import is_skeleton
 from ..util.bounded import Bounded
 
-__all__ = ["Mapping", "Mapper", "VerbBits", "log2_choose", "content_events"]
+__all__ = ["Mapping", "Mapper", "VerbBits", "log2_choose", "content_events", "LINK_KINDS"]
 
 
 def log2_choose(n: int, k: int) -> float:
@@ -125,6 +125,10 @@ class Mapping:
     fillers: tuple[str, ...] = ()
     literal: float = 0.0
     units: int = 0
+    #: corresponding higher-order relations, ``"cause: stay->grow = keep->grow"``, and how many
+    #: of the two stories' relations between corresponding events do not correspond
+    links: tuple[str, ...] = ()
+    missed_links: int = 0
 
     @property
     def surprise(self) -> float:
@@ -164,15 +168,23 @@ class Mapper:
         in the two stories (0: order only; 1: a step at the start never maps one at the end).
     systematicity : float
         Weight of the bits of consistent filler correspondences.
+    missed_link : float
+        Bits a mapping loses for each higher-order relation (cause, condition, purpose,
+        contrast, time) that holds between two corresponding events on one side only: the same
+        events for other reasons, a false analogy. 1.0: at 2.0 ProPara-Logy silver's slot
+        precision fell from 0.686 to 0.683 and its fire from 0.419 to 0.407; the reader misses
+        many stated links, so a missed one is weak evidence.
     """
 
     def __init__(self, bits: Callable[..., float] | None = None, verb_vectors: Callable | None = None, *,
-                 synonym_floor: float = 0.5, diagonal: float = 1.0, systematicity: float = 0.5) -> None:
+                 synonym_floor: float = 0.5, diagonal: float = 1.0, systematicity: float = 0.5,
+                 missed_link: float = 1.0) -> None:
         self.bits = bits or (lambda v, own=0, own_total=0: 0.0 if is_skeleton(v) else 1.0)
         self.verb_vectors = verb_vectors
         self.synonym_floor = synonym_floor
         self.diagonal = diagonal
         self.systematicity = systematicity
+        self.missed_link = missed_link
         self._vec: dict[str, np.ndarray] = Bounded(20_000)  # verb vectors
         self._sim: dict[tuple[str, str], float] = Bounded(200_000)
 
@@ -180,7 +192,7 @@ class Mapper:
         """A mapper with these settings and verb caches, weighing verbs by ``bits`` (a scope's
         counts, the store's as they are now)."""
         other = Mapper(bits, self.verb_vectors, synonym_floor=self.synonym_floor, diagonal=self.diagonal,
-                       systematicity=self.systematicity)
+                       systematicity=self.systematicity, missed_link=self.missed_link)
         other._vec, other._sim = self._vec, self._sim
         return other
 
@@ -242,8 +254,65 @@ class Mapper:
         fillers, repeats, literal, units = _roles(turn, cand, pairs)
         distinct = len({f for j in ci for r in (1, 2) for f in cand[j][r]})
         score += self.systematicity * repeats * math.log2(max(distinct, 2))
+        links, missed = _links(turn, cand, pairs)
+        # a corresponding relation between corresponding events is worth the choice of that
+        # relation among the candidate's pairs of events and the kinds of relation; one that
+        # the other story lacks (the same events, other reasons: a false analogy) costs
+        score += len(links) * math.log2(max(len(ci) * (len(ci) - 1) / 2, 2) * len(LINK_KINDS))
+        score -= self.missed_link * missed
         labels = tuple(turn[i][0] if turn[i][0] == cand[j][0] else f"{turn[i][0]}={cand[j][0]}" for i, j in pairs)
-        return Mapping(float(score), pairs, labels, len(ti), len(ci), fillers, literal, units)
+        return Mapping(float(score), pairs, labels, len(ti), len(ci), fillers, literal, units + len(links), links,
+                       missed)
+
+    def noun_sim(self, a: str, b: str) -> float:
+        """How alike two objects (common-noun fillers) are: 1 for the same noun, else the cosine
+        of their embeddings (0 without embeddings)."""
+        if a == b:
+            return 1.0
+        if self.verb_vectors is None:
+            return 0.0
+        key = (f"n:{a}", f"n:{b}") if a < b else (f"n:{b}", f"n:{a}")
+        got = self._sim.get(key)
+        if got is None:
+            missing = [k for k in key if k not in self._vec]
+            if missing:
+                for k, vec in zip(missing, self.verb_vectors([k[2:] for k in missing])):
+                    self._vec[k] = np.asarray(vec, np.float64)
+            got = self._sim[key] = max(0.0, float(self._vec[key[0]] @ self._vec[key[1]]))
+        return got
+
+    def objects(self, turn: Sequence, cand: Sequence, mp: Mapping) -> tuple[float, tuple[str, ...]]:
+        """How alike the objects of a mapping's corresponding roles are: the mean, over the
+        roles both corresponding events fill with common nouns, of the best likeness between
+        their nouns (:meth:`noun_sim`); high for a retelling (a flat for an apartment, a
+        physician for a doctor), low for an analogy (a beam of light for an army). Also the
+        object correspondences, ``"apartment~flat 0.81"``, most alike first."""
+        sims, shown = [], {}
+        for i, j in mp.pairs:
+            for r in (1, 2):
+                a = [x for x in turn[i][r] if not x.startswith("@")]
+                b = [y for y in cand[j][r] if not y.startswith("@")]
+                if not a or not b:
+                    continue
+                s, x, y = max((self.noun_sim(x, y), x, y) for x in a for y in b)
+                sims.append(s)
+                shown.setdefault(f"{x}~{y}", s)
+        pairs = tuple(f"{k} {v:.2f}" for k, v in sorted(shown.items(), key=lambda kv: -kv[1]))
+        return (sum(sims) / len(sims) if sims else 0.0), pairs
+
+    def clothes(self, turn: Sequence, cand: Sequence) -> float:
+        """How alike two stories' objects are, whatever happens to them: each side's common
+        nouns matched to the other side's most alike (:meth:`noun_sim`), averaged both ways.
+        High for the same story in other words (an apartment and a flat) and for the same
+        things in another plot; low for an analogy, whose objects belong to another domain."""
+        a = sorted({f for e in turn for r in (1, 2) for f in e[r] if not f.startswith("@")})
+        b = sorted({f for e in cand for r in (1, 2) for f in e[r] if not f.startswith("@")})
+        if not a or not b:
+            return 0.0
+        s = [[self.noun_sim(x, y) for y in b] for x in a]
+        there = sum(max(row) for row in s) / len(a)
+        back = sum(max(s[i][j] for i in range(len(a))) for j in range(len(b))) / len(b)
+        return (there + back) / 2
 
     def similarity(self, turn: Sequence, cand: Sequence) -> tuple[float, Mapping]:
         """The mapping's score normalised by the two stories' self-mappings (1.0 for the same
@@ -280,6 +349,38 @@ def _align(w: list[list[float]]) -> tuple[float, list[tuple[int, int]]]:
             j -= 1
     pairs.reverse()
     return best[n][m], pairs
+
+
+#: The kinds of higher-order relations the reader finds between events
+#: (:func:`fastmem.reader.extract.SpacyExtractor.events_many`).
+LINK_KINDS = ("cause", "condition", "purpose", "contrast", "time")
+
+
+def _event_links(events) -> dict[tuple[int, int], str]:
+    return {(i, j): kind for i, e in enumerate(events) if len(e) > 3 for kind, j in e[3]}
+
+
+def _links(turn, cand, pairs) -> tuple[tuple[str, ...], int]:
+    """The higher-order relations (cause, condition, purpose, contrast, time) that hold
+    between corresponding events on both sides, as labels, and how many hold between
+    corresponding events on one side only (or as another kind)."""
+    lt, lc = _event_links(turn), _event_links(cand)
+    if not lt and not lc:
+        return (), 0
+    to = dict(pairs)
+    back = {j: i for i, j in pairs}
+    matched, missed = [], 0
+    for (i, i2), kind in lt.items():
+        if i in to and i2 in to:
+            other = lc.get((to[i], to[i2]))
+            if other == kind:
+                matched.append(f"{kind}: {turn[i][0]}->{turn[i2][0]} = {cand[to[i]][0]}->{cand[to[i2]][0]}")
+            else:
+                missed += 1
+    for (j, j2), kind in lc.items():
+        if j in back and j2 in back and lt.get((back[j], back[j2])) is None:
+            missed += 1
+    return tuple(matched), missed
 
 
 def _roles(turn, cand, pairs) -> tuple[tuple[str, ...], int, float, int]:

@@ -21,9 +21,10 @@ a candidate whose embedding cosine to the turn stands ``surface_z`` standard dev
 more above the turn's mean cosine over the store (the top of the turn's own surface
 neighbourhood: a paraphrase, a retelling), one at cosine ``surface_max`` or more (a copy of
 the turn: short chat turns spread so widely that a copy can stand only 3-4 standard
-deviations up), one that names what the turn names (``surface_names``), and one whose
-corresponding roles are mostly filled by the same nouns (``literal_max``: literal
-similarity, not analogy). ``surface_rule="recall"`` also excludes
+deviations up), one that names what the turn names (``surface_names``), one whose corresponding
+roles are mostly filled by the same nouns (``literal_max``: literal similarity, not analogy),
+and one whose objects are as alike as a retelling's (``surface_objects``: an analogy maps
+different objects). ``surface_rule="recall"`` also excludes
 what ordinary recall already ranks first; ``"neighbours"`` the turn's nearest surface
 neighbours above ``surface_floor`` (the rule of earlier versions).
 
@@ -110,7 +111,8 @@ def reason(mp: Mapping, p: float) -> str:
     events = " then ".join(mp.labels)
     ents = "; ".join(mp.fillers[:3])
     return (f"same structure: {events} ({len(mp.pairs)} corresponding event{'s' * (len(mp.pairs) != 1)} in order, "
-            f"{mp.score:.1f} bits, p={p:.2g})" + (f"; {ents}" if ents else ""))
+            f"{mp.score:.1f} bits, p={p:.2g})" + (f"; {ents}" if ents else "")
+            + (f"; {'; '.join(mp.links[:2])}" if mp.links else ""))
 
 
 @dataclass
@@ -134,6 +136,7 @@ class SlotSettings:
     analogy_rerank: int = 32
     min_store: int = 8
     analogy_min_units: int = 3
+    surface_objects: float = 0.8
 
     def __post_init__(self) -> None:
         self.checked()
@@ -153,7 +156,8 @@ class SlotSettings:
         if isinstance(self.analogy_rerank, bool) or not isinstance(self.analogy_rerank, int) or self.analogy_rerank < 1:
             raise InvalidInput(f"analogy_rerank must be a whole number of 1 or more, got {self.analogy_rerank!r}")
         for name, lo, hi in (("analogy_alpha", 0.0, math.inf), ("surface_z", 0.0, math.inf),
-                             ("analogy_literal_max", 0.0, 1.0), ("z_min", -math.inf, math.inf)):
+                             ("analogy_literal_max", 0.0, 1.0), ("z_min", -math.inf, math.inf),
+                             ("surface_objects", 0.0, 1.0)):
             v = getattr(self, name)
             open_low = name == "analogy_alpha"
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not (lo < v <= hi if open_low else lo <= v <= hi):
@@ -316,13 +320,17 @@ class AnalogySlot:
                     break
         return out
 
-    def gated(self, scored, n: int):
+    def gated(self, scored, n: int, turn: Turn | None = None):
         """The shortlisted ``(candidate, mapping, alignment)`` whose mapping passes the gate:
-        enough units, not literal, and an E-value over the population of ``n`` of at most ``alpha``."""
+        enough units, not literal (the same nouns on its roles, or, with the ``turn``, objects as
+        alike as a retelling's: :meth:`fastmem.analogy.mapping.Mapper.clothes`), and an E-value
+        over the population of ``n`` of at most ``alpha``."""
         gate = math.log2(self.settings.analogy_alpha)
+        most = self.settings.analogy_literal_max
         for c, mp, align in scored:
-            if (mp.pairs and mp.units >= self.settings.analogy_min_units and mp.literal <= self.settings.analogy_literal_max
-                    and mp.log2_expected(n) <= gate):
+            if (mp.pairs and mp.units >= self.settings.analogy_min_units and mp.literal <= most
+                    and mp.log2_expected(n) <= gate
+                    and (turn is None or self.mapper.clothes(turn.events, c.events) <= self.settings.surface_objects)):
                 yield c, mp, align
 
     def choose(self, turn: Turn, scored, n: int, weights, stats) -> Analogy | None:
@@ -330,7 +338,7 @@ class AnalogySlot:
         the learned ranker's most probable one over its threshold. ``stats``: the store's
         ``(mean, std)`` of the turn's code score."""
         best, best_key = None, None
-        for c, mp, align in self.gated(scored, n):
+        for c, mp, align in self.gated(scored, n, turn):
             use = weights.get(c.id, (1.0, 0, 0))[0]
             learned = None
             if self.ranker is not None:
@@ -347,7 +355,13 @@ class AnalogySlot:
             return None
         c, mp, align, use, learned = best
         z = (self.structure.encoder.expected_score(turn.query, align, c.nterms) - stats[0]) / stats[1]
-        return self._analogy(c, mp, align, z, use, n, learned)
+        analogy = self._analogy(c, mp, align, z, use, n, learned)
+        likeness, objects = self.mapper.objects(turn.events, c.events, mp)
+        analogy.why.update(objects=list(objects), object_likeness=likeness,
+                           clothes=self.mapper.clothes(turn.events, c.events), links=list(mp.links))
+        if objects:
+            analogy.why["reason"] += "; objects " + ", ".join(objects[:3])
+        return analogy
 
     def candidate_features(self, turn: Turn, c: _Candidate, mp: Mapping, stats) -> np.ndarray:
         """The learned ranker's features (:func:`fastmem.analogy.ranker.features`) of a shortlisted

@@ -39,6 +39,13 @@ __all__ = ["Reading", "MAX_K"]
 MAX_K = 10_000
 
 
+def _event(e) -> tuple:
+    """An event as the verbs return it: ``(verb, subjects, objects)``, and its higher-order
+    links ``((kind, event index), ...)`` when it has any."""
+    base = (e[0], tuple(e[1]), tuple(e[2]))
+    return base + (tuple((k, j) for k, j in e[3]),) if len(e) > 3 and e[3] else base
+
+
 class Reading:
     """The read verbs of :class:`fastmem.Memory` (documented there, with their defaults: the
     front passes every argument). Holds the engine only."""
@@ -127,7 +134,7 @@ class Reading:
         check_query(text, "text")
         if self.e.extractor is None:
             return []
-        return [(v, tuple(s), tuple(o)) for v, s, o in parse_turn(self.e.extractor, text)[0]]
+        return [_event(e) for e in parse_turn(self.e.extractor, text)[0]]
 
     # -- rows ------------------------------------------------------------------------------
     def get(self, memory_id: int) -> dict[str, Any]:
@@ -152,7 +159,7 @@ class Reading:
         mid = check_id(memory_id)
         with self.e.reading() as db:
             R.require(db, mid)
-            return [(v, tuple(s), tuple(o)) for v, s, o in self.e.structure.events(mid)]
+            return [_event(e) for e in self.e.structure.events(mid)]
 
     def idf(self, word: str) -> float:
         check_str(word, "word")

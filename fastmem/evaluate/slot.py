@@ -25,7 +25,7 @@ class TracingSlot(AnalogySlot):
 
     def choose(self, turn, scored, n, weights, stats):
         scored = list(scored)
-        for c, mp, _ in self.gated(scored, n):
+        for c, mp, _ in self.gated(scored, n, turn):
             self.traced.append((c.id, self.candidate_features(turn, c, mp, stats), mp.surprise))
         return super().choose(turn, scored, n, weights, stats)
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from ..reader.extract import chat_complete
+from ..reader.chat import chat_complete
 from ..util.text import content_words
 
 __all__ = ["Summarizer", "Extractive", "ChatSummarizer"]

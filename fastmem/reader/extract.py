@@ -11,7 +11,6 @@ is an extractor.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -20,7 +19,9 @@ from ..models.parser import load_spacy, load_spacy_in_background, spacy_loaded
 from ..results import Triple
 from ..util.text import strip_label
 from .canon import canon_relation, fold_name, normalise_type
+from .chat import ChatExtractor, chat_complete  # noqa: F401 - their home before reader.chat
 from .lexicon import SKELETON
+from .links import links as _links, unrestated as _unrestated
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION",
@@ -188,11 +189,12 @@ _POSSESSIVE_PRON = {"my", "your", "our", "his", "her", "its", "their"}
 #: Entity kinds a pronoun never stands for (dates, times, amounts).
 _NOT_REFERENTS = {"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"}
 #: Every rule :class:`SpacyExtractor` can apply to a parse before reading its events.
-ALL_REPAIRS = ("pronoun", "copula", "light", "conj")
+ALL_REPAIRS = ("pronoun", "copula", "light", "conj", "nominal", "restated")
 #: The version of the rules that read events (bump when they change what a text's events are:
 #: stores parse their memories again on open). 2: skeleton verbs keep their lemma. 3: a
-#: transcript's "Name:" label is not parsed with what the turn says.
-EVENTS_VERSION = 3
+#: transcript's "Name:" label is not parsed with what the turn says. 4: events carry their
+#: links (cause, condition, purpose, contrast, time) to later or earlier events.
+EVENTS_VERSION = 4
 #: The rules applied by default: copula only; pronoun, light and conj earned nothing on
 #: ProPara-Logy silver, alone or beside it, so they stay opt-in (``docs/defaults.md``, "Parse repairs").
 REPAIRS = frozenset({"copula"})
@@ -215,7 +217,10 @@ class SpacyExtractor:
         subjects first), ``"copula"`` ("lungs are organs": an event ``be``), ``"light"`` ("took a
         walk", "undergoes a transformation": the action the noun names is the event, where the
         lemmatiser's verb table gives its verb), ``"conj"`` ("collect and carry pollen": both
-        verbs take the object). Facts (triples) are read without them.
+        verbs take the object), ``"nominal"`` ("the separation of the strands": an event
+        ``separate`` on the strands, a *by*-object its agent), ``"restated"`` (an event with the
+        relation of an earlier one and no filler it lacks is said once). Facts (triples) are
+        read without them.
     """
 
     def __init__(self, *, batch_size: int = 64, max_triples: int = 64, repairs: Iterable[str] | None = None) -> None:
@@ -459,6 +464,11 @@ class SpacyExtractor:
         keyed: list[tuple[float, Event]] = []
         told: list[tuple[list, list]] = []  # each event's subject and object tokens, in text order
         for verb in doc:
+            if "nominal" in repairs and verb.pos_ == "NOUN":
+                nominal = self._nominal(verb)
+                if nominal is not None:
+                    keyed.append((float(verb.i), nominal, verb.i))
+                continue
             if verb.pos_ != "VERB" and not ("copula" in repairs and self._copula(verb)):
                 continue
             subs, passive = self._event_subjects(verb)
@@ -490,10 +500,17 @@ class SpacyExtractor:
             of = tuple(sorted({f for f in map(self._filler, objs) if f}))
             if flip:
                 sf, of = of, sf
-            keyed.append((self._when(verb), (rel, sf, of)))
+            keyed.append((self._when(verb), (rel, sf, of), verb.i))
             if len(keyed) >= self.max_triples:
                 break
-        return [e for _, e in sorted(keyed, key=lambda x: x[0])]
+        keyed.sort(key=lambda x: x[0])
+        if "restated" in repairs:
+            keyed = _unrestated(keyed)
+        at = {tok_i: k for k, (_, _, tok_i) in enumerate(keyed)}
+        links: dict[int, list] = {}
+        for kind, a, b in _links(doc, at):
+            links.setdefault(at[a], []).append((kind, at[b]))
+        return [e + (tuple(sorted(set(links[k]))),) if k in links else e for k, (_, e, _) in enumerate(keyed)]
 
     # -- repairs of the parse, for events (see the class docstring) -------------------------
     @staticmethod
@@ -554,6 +571,27 @@ class SpacyExtractor:
             return action, rest
         return lemma, objs
 
+    def _nominal(self, noun) -> Event | None:
+        """"the separation of the strands" -> separate((), (strands,)): a noun made from a verb
+        (:meth:`_verb_of`) with an *of*-object names an event on that object; a *by*-object is
+        its agent ("the absorption of light by chlorophyll")."""
+        word = noun.lemma_.lower()
+        if not (len(word) >= 6 and word.endswith(_NOMINAL_SUFFIXES)) or word.endswith("ing"):
+            return None
+        objs = [o for p in noun.children if p.dep_ == "prep" and p.lower_ == "of"
+                for q in p.children if q.dep_ == "pobj" for o in self._conj(q)]
+        if not objs:
+            return None
+        action = self._verb_of(noun)
+        if action is None:
+            return None
+        subs = [o for p in noun.children if p.dep_ == "prep" and p.lower_ == "by"
+                for q in p.children if q.dep_ == "pobj" for o in self._conj(q)]
+        rel, flip = canon_relation(action)
+        sf = tuple(sorted({f for f in map(self._filler, subs) if f}))
+        of = tuple(sorted({f for f in map(self._filler, objs) if f}))
+        return (rel, of, sf) if flip else (rel, sf, of)
+
     def _verb_of(self, noun) -> str | None:
         verbs = _verb_lexicon(self.nlp)
         word = noun.lemma_.lower()
@@ -602,70 +640,3 @@ class SpacyExtractor:
                 if cand.dep_ in _SUBJ and cand.i < here:
                     return cand
         return fits[0]
-
-
-def chat_complete(url: str, model: str, system: str, user: str, *, api_key: str | None = None,
-                  timeout: float = 60.0) -> str:
-    """One OpenAI-compatible chat completion (temperature 0) at ``url`` (``.../chat/completions``):
-    the answer's text, stripped."""
-    body = json.dumps({"model": model, "temperature": 0, "messages": [
-        {"role": "system", "content": system}, {"role": "user", "content": user}]}).encode()
-    headers = {"Content-Type": "application/json"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    import urllib.request  # only the chat extractor talks to a server
-
-    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
-    with urllib.request.urlopen(req, timeout=timeout) as resp:
-        payload = json.loads(resp.read())
-    return str(payload["choices"][0]["message"]["content"]).strip()
-
-
-class ChatExtractor:
-    """Extract triples with an OpenAI-compatible ``/chat/completions`` endpoint.
-
-    Parameters
-    ----------
-    base_url : str
-        e.g. ``http://localhost:8000/v1``; ``/chat/completions`` is appended.
-    model : str
-        Model name sent in the request.
-    api_key : str or None
-        Sent as a bearer token when given.
-    timeout : float
-        Seconds per request.
-    """
-
-    prompt = (
-        "Extract the facts stated in the user's text as JSON: a list of objects with keys "
-        "subject, relation, object, subject_type, object_type (types: person, organisation, "
-        "place, thing, event, time, quantity, group, concept). Use the base form of the verb "
-        "for relation. Answer with the JSON list only."
-    )
-
-    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 30.0) -> None:
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.model = model
-        self.api_key = api_key
-        self.timeout = timeout
-
-    def extract_many(self, texts: Sequence[str]) -> list[list[Triple]]:
-        return [self.extract(t) for t in texts]
-
-    def extract(self, text: str) -> list[Triple]:
-        content = chat_complete(self.url, self.model, self.prompt, text, api_key=self.api_key, timeout=self.timeout)
-        if content.startswith("```"):
-            content = content.strip("`").split("\n", 1)[-1]
-        items = json.loads(content)
-        out = []
-        for it in items:
-            if isinstance(it, dict):
-                s, r, o = it.get("subject"), it.get("relation"), it.get("object")
-                st, ot = it.get("subject_type"), it.get("object_type")
-            else:
-                s, r, o = it[:3]
-                st = it[3] if len(it) > 3 else None
-                ot = it[4] if len(it) > 4 else None
-            if s and r and o:
-                out.append(Triple(str(s), str(r), str(o), normalise_type(st), normalise_type(ot)))
-        return out

@@ -50,7 +50,7 @@ def _when(ts) -> str:
 def _event(e) -> str:
     """An event ``(verb, subjects, objects)`` as a line: ``person move place, time`` (a type
     filler, ``@person``, without its mark)."""
-    verb, subj, obj = e
+    verb, subj, obj = e[0], e[1], e[2]
     show = lambda xs: ", ".join(x[1:] if x.startswith("@") else x for x in xs)  # noqa: E731
     return " ".join(x for x in (show(subj), verb, show(obj)) if x)
 

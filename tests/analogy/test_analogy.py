@@ -117,7 +117,7 @@ def test_the_same_things_doing_the_same_are_literal_similarity_not_analogy(store
     roles is literal similarity (``analogy_literal_max``), whoever does it."""
     same = store.remember("Jonathan: Mia lost her job at the bakery in spring.")
     assert store.recall("Where did Jon lose his job?", k=5, record=False).analogy is None
-    store.analogy_settings.analogy_literal_max = 1.0
+    store.analogy_settings.analogy_literal_max = store.analogy_settings.surface_objects = 1.0
     assert store.recall("Where did Jon lose his job?", k=5, record=False).analogy.id == same
 
 
@@ -127,7 +127,8 @@ def test_a_paraphrase_is_never_the_analogy(mem):
     mem.remember_many(FACTS * 3)
     retold = mem.remember("The pump pulls water out of the well; the filter cleans that water; the tank then stores it.")
     turn = "The pump pulls water from the well, the filter cleans the water and the tank stores it."
-    mem.analogy_settings.analogy_literal_max, mem.analogy_settings.surface_max = 1.0, None  # the surface band alone
+    s = mem.analogy_settings
+    s.analogy_literal_max, s.surface_objects, s.surface_max = 1.0, 1.0, None  # the surface band alone
     res = mem.recall(turn, k=5, record=False)
     assert res.analogy is None or res.analogy.id != retold
     mem.analogy_settings.surface_z = 99.0
@@ -335,3 +336,43 @@ def test_the_analogy_does_not_depend_on_the_order_written(tmp_path):
                 a = m.recall(turn, record=False).analogy
                 picked.append(a and a.text)
         assert picked[0] in pair and picked[0] == picked[1], k
+
+
+def _story_picks(path, ids, **settings):
+    """The slot's pick for each base story of the dev story sets ``ids`` (tests/data/stories.json),
+    with every set's retelling, mere-appearance story, false and true analogy in one store:
+    ``{set: (set of the pick, kind of the pick)}``, None where the slot is silent."""
+    import json
+
+    from tests.shared import TESTDATA
+
+    sets = [s for s in json.loads((TESTDATA / "stories.json").read_text())["sets"] if s["id"] in ids]
+    kinds = ("analogy", "literal", "false", "appearance")
+    with fastmem.Memory(str(path), **settings) as m:
+        texts = [(s["id"], k, s[k]) for s in sets for k in kinds]
+        which = dict(zip(m.remember_many([t for _, _, t in texts] + FACTS), texts))
+        return {s["id"]: r.analogy and which[r.analogy.id][:2]
+                for s, r in zip(sets, m.recall_many([s["base"] for s in sets], k=5, record=False))}
+
+
+def test_a_retelling_in_the_same_objects_is_never_the_analogy(tmp_path):
+    """Retellings whose nouns are as alike as their base story's (over ``surface_objects``,
+    0.8) are never offered, whatever their mapping; a stricter bound keeps out every retelling
+    and mere-appearance story of these sets too: the slot offers the true analogy or nothing."""
+    ids = ("s41", "s22", "s25")  # s41's retelling is its pick when nothing bounds the objects
+    assert _story_picks(tmp_path / "free.db", ids, surface_objects=1.0)["s41"] == ("s41", "literal")
+    for sid, pick in _story_picks(tmp_path / "a.db", ids).items():
+        assert pick != (sid, "literal"), (sid, pick)
+    for sid, pick in _story_picks(tmp_path / "b.db", ("s01", "s35", "s13"), surface_objects=0.5).items():
+        assert pick is None or pick == (sid, "analogy"), (sid, pick)
+
+
+def test_structural_similarity_puts_the_analogy_above_the_retelling_and_the_appearance():
+    import json
+
+    from tests.shared import TESTDATA
+
+    s01 = next(s for s in json.loads((TESTDATA / "stories.json").read_text())["sets"] if s["id"] == "s01")
+    ta = fastmem.structural_similarity(s01["base"], s01["analogy"])
+    assert ta > fastmem.structural_similarity(s01["base"], s01["literal"])
+    assert ta > fastmem.structural_similarity(s01["base"], s01["appearance"])
