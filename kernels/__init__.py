@@ -13,6 +13,12 @@ A code is D phases in [0, 2pi). Its stored form is int8
 product with the float query ``[cos q; sin q]``.
 """
 
+#: Not a release number: this package ships inside fastmem (as ``fastmem.kernels``). Run from a
+#: checkout's root, its folder is also found as a top-level ``kernels``, which transformers
+#: takes for the Hub's ``kernels`` package and asks for its version; this one is below any of
+#: the Hub's, so transformers leaves it alone (``sentence_transformers`` imports there too).
+__version__ = "0+fastmem"
+
 __all__ = [
     "Q8_SCALE",
     "atom",
