@@ -62,6 +62,29 @@ __all__ = ["LOCAL_HOSTS", "TOKEN_MIN", "build_server", "check_token", "serve"]
 
 logger = logging.getLogger("fastmem.mcp")
 
+#: The exceptions that end a client's event stream when the client closes its session.
+_CLOSED = ("ClosedResourceError", "BrokenResourceError", "EndOfStream", "ConnectionResetError", "BrokenPipeError")
+
+
+class _ClientClosed(logging.Filter):
+    """The SDK logs "Error in standalone SSE ..." with a traceback whenever a client closes its
+    session over streamable HTTP (the stream it was writing to is gone): a normal end, logged at
+    debug on ``fastmem.mcp`` instead. Any other error passes as the SDK logged it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if str(record.msg).startswith("Error in standalone SSE") and type(exc).__name__ in _CLOSED:
+            logger.debug("a client closed its event stream (%s)", type(exc).__name__)
+            return False
+        return True
+
+
+def quiet_closed_streams() -> None:
+    """Install :class:`_ClientClosed` on the SDK's streamable-HTTP logger (idempotent)."""
+    sdk = logging.getLogger("mcp.server.streamable_http")
+    if not any(isinstance(f, _ClientClosed) for f in sdk.filters):
+        sdk.addFilter(_ClientClosed())
+
 
 class _BearerAuth:
     """ASGI middleware: HTTP requests without ``Authorization: Bearer <token>`` get 401."""
@@ -204,11 +227,14 @@ def _reading_tools(server, t: _Tenant) -> None:
         other words, with the `reason` it was chosen. `analogy` is null when nothing stands out;
         `hits` is empty when nothing recalled is grounded in the message (`floor`). `standing`
         lists the user's standing instructions and preferences that apply to the message
-        (follow them; a later one on the same topic has replaced an earlier one)."""
+        (follow them; `reach` "global" applies to every turn; a later one on the same topic has
+        replaced an earlier one). `analogy_reason` says in words why the analogy was chosen or why
+        there is none."""
         def work():
             res = mem.recall(query, k=k, scope=t.scope, analogy=analogy, record=not t.read_only, floor=floor)
             return {"hits": [_hit(h) for h in res.hits],
                     "analogy": None if res.analogy is None else _analogy(res.analogy),
+                    "analogy_reason": res.analogy_reason,
                     "standing": [standing_metadata(x) for x in res.standing]}
         return await _run(work)
 
@@ -399,6 +425,8 @@ def serve(path: str, *, transport: str = "stdio", host: str = "127.0.0.1", port:
         print(f"fastmem mcp: serving {path} on {host}:{port}; every request needs the bearer token", file=sys.stderr)
     import fastmem
 
+    if transport == "http":
+        quiet_closed_streams()
     mem = fastmem.Memory(path, progress=False)
     warm = threading.Thread(target=_warm, args=(mem,), name="fastmem-mcp-warmup", daemon=True)
     warm.start()

@@ -251,6 +251,11 @@ class Memory:
         with self._engine.reading():
             return check_store(self._engine, repair=repair)
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has run (every verb then raises :class:`InvalidInput`)."""
+        return self._engine.closed
+
     def models_ready(self) -> bool:
         """Whether the embedder and the parser are loaded (a recall or write pays no load)."""
         return self._engine.models_ready()

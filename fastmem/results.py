@@ -37,6 +37,9 @@ class Hit:
         When it happened (``remember(..., at=...)``; aware, UTC), None when not given.
     speaker : str or None
         Who said or wrote it (``remember(..., speaker=...)``), None when not given.
+    source : str or None
+        Where it came from (``remember(..., source=...)``: a conversation, a file), None
+        when not given.
     """
 
     id: int
@@ -46,6 +49,7 @@ class Hit:
     scope: str = ""
     at: datetime | None = None
     speaker: str | None = None
+    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +93,10 @@ class Recall:
     #: the standing instructions and preferences that apply to the turn, best first
     #: (:class:`Standing`; empty when none matches or none was asked for)
     standing: tuple = ()
+    #: why the analogy slot spoke or stayed silent, in words: the analogy's reason, or the first
+    #: condition the best candidate failed ("no memory shares enough of the turn's events...",
+    #: "the closest structure (memory 12) is one chance would match: ...")
+    analogy_reason: str = ""
 
     def __iter__(self):
         return iter(self.hits)
@@ -123,7 +131,10 @@ class Standing:
     ``id``: the memory that holds it; ``text``: that memory's text; ``sentence``: the
     statement itself; ``kind``, ``polarity`` as in :class:`Statement`; ``score``: the match
     (cosine plus topic bonus); ``at``: when it was said (UTC, or when written);
-    ``supersedes``: ids of older statements on the same topic it replaced."""
+    ``supersedes``: ids of older statements on the same topic it replaced; ``reach``:
+    ``"global"`` (it applies to every turn of its scope: a format, a length, a tone, a
+    language, a persona, with no condition) or ``"topical"`` (turns on its topic), decided from
+    what the statement says (:func:`fastmem.reader.standing.reach_of`)."""
 
     id: int
     text: str
@@ -133,6 +144,7 @@ class Standing:
     score: float
     at: float
     supersedes: tuple[int, ...] = field(default_factory=tuple)
+    reach: str = "topical"
 
 
 @dataclass(frozen=True)

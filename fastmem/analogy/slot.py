@@ -270,7 +270,7 @@ class AnalogySlot:
     def pick(self, turn: Turn, vec: np.ndarray, *, scope: str | None, session: str | None, z_min: float,
              surface_labels: np.ndarray, recall_ids: Sequence[int], n_live: int, weights,
              members=None) -> Analogy | None:
-        """The analogy for a prepared turn, or None.
+        """The analogy for a prepared turn, or None (:meth:`pick_explained` without the reason).
 
         ``members``: the ids of ``scope`` when the store holds other scopes (candidates,
         statistics and verb counts come from the scope alone); None when every memory is in
@@ -279,24 +279,63 @@ class AnalogySlot:
         in the store or scope; ``weights``: the usage ledger's ``{id: (weight, engaged,
         ignored)}``.
         """
+        return self.pick_explained(turn, vec, scope=scope, session=session, z_min=z_min,
+                                   surface_labels=surface_labels, recall_ids=recall_ids, n_live=n_live,
+                                   weights=weights, members=members)[0]
+
+    def pick_explained(self, turn: Turn, vec: np.ndarray, *, scope: str | None, session: str | None, z_min: float,
+                       surface_labels: np.ndarray, recall_ids: Sequence[int], n_live: int, weights,
+                       members=None) -> tuple[Analogy | None, str]:
+        """``(analogy or None, why)``: :meth:`pick`, and in plain words why the slot spoke or
+        stayed silent (the first condition the best candidate failed)."""
         sq = turn.query
         if sq is None:
-            return None
+            return None, "the turn states no event the slot can read (no verb with a subject or an object)"
         mean, std, n, cids, aligns = self.candidates(sq, z_min, members)
         if len(cids) == 0:
-            return None
+            if n < self.settings.min_store:
+                return None, (f"too few memories with a structure to compare against ({n}; the slot needs "
+                              f"{self.settings.min_store})")
+            return None, "no memory shares enough of the turn's events and roles to be a candidate"
         recent = self._recent.get(session, ()) if session else ()
         bits = self.structure.verb_bits(members)
         scored = self.shortlist(turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live, bits)
+        if not scored:
+            return None, (f"every one of the {len(cids)} candidates sharing the turn's events is the turn's own "
+                          "story or topic (a paraphrase, a retelling, the same names) or was offered just before")
         # the best of how many: the memories the slot chooses from that have content events
         # (a small scope borrows the store's counts, not its population)
         population = bits.memories() if members is None else min(bits.memories(), self.structure.coded(members))
         best = self.choose(turn, scored, max(population, 1), weights, (mean, std))
         if best is None:
-            return None
+            return None, self.silence(turn, scored, max(population, 1))
         if session:
             self._recent.setdefault(session, deque(maxlen=self.settings.analogy_repeat_window)).append(best.id)
-        return best
+        return best, best.why["reason"]
+
+    def silence(self, turn: Turn, scored, n: int) -> str:
+        """Why no shortlisted candidate was offered, in words: what the one with the strongest
+        mapping lacked (too few corresponding parts, the same objects, objects as alike as a
+        retelling's, a mapping that chance would give in a store of ``n``, or the learned
+        ranker's doubt)."""
+        s = self.settings
+        c, mp, _ = max(scored, key=lambda x: (x[1].surprise, x[2]))
+        if not mp.pairs or mp.units < s.analogy_min_units:
+            return (f"the closest structure (memory {c.id}) has {mp.units} corresponding part"
+                    f"{'s' if mp.units != 1 else ''}; an analogy needs {s.analogy_min_units}")
+        if mp.literal > s.analogy_literal_max:
+            return (f"the closest structure (memory {c.id}) plays its roles with the same things "
+                    f"({mp.literal:.0%} of them): the same story, not an analogy")
+        expected = 2.0 ** mp.log2_expected(n)
+        if expected > s.analogy_alpha:
+            return (f"the closest structure (memory {c.id}) is one chance would match: a mapping this strong "
+                    f"turns up by chance {_odds(expected)} among {n} memories; the slot speaks only when the "
+                    f"odds are under 1 in {1 / s.analogy_alpha:,.0f}")
+        clothes = self.mapper.clothes(turn.events, c.events)
+        if clothes > s.surface_objects:
+            return (f"the closest structure (memory {c.id}) is told with objects as alike as a retelling's "
+                    f"({clothes:.2f}; an analogy's differ, at most {s.surface_objects:.2f})")
+        return "the learned ranker finds no candidate likely enough to be an analogy"
 
     def shortlist(self, turn: Turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live,
                   bits) -> list[tuple[_Candidate, Mapping, float]]:
@@ -435,3 +474,10 @@ class AnalogySlot:
             out.append(Analogy(mid, mtext, z, why, mscope))
         out.sort(key=lambda a: (-a.score, a.id))
         return out[:k]
+
+
+def _odds(expected: float) -> str:
+    """An expected count of chance mappings in words: "with odds of 1 in 20", "about 3 times"."""
+    if expected >= 1:
+        return f"about {expected:.0f} time{'s' if round(expected) != 1 else ''}"
+    return f"with odds of 1 in {1 / max(expected, 1e-12):,.0f}"

@@ -11,6 +11,14 @@ class UsageError(Exception):
     """A command line that cannot run as given (exit 2)."""
 
 
+class NothingFound(Exception):
+    """A command that ran and found nothing: its message (why) goes to standard error, exit 3."""
+
+
+#: Exit status of a command that found nothing (no hit, no analogy, no such entity, no path).
+NOTHING = 3
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
@@ -31,19 +39,36 @@ def _out(obj) -> None:
 
 
 def _hit(h) -> dict:
-    return {"id": h.id, "text": h.text, "score": h.score, "scope": h.scope, "at": h.at, "speaker": h.speaker, "why": h.why}
+    return {"id": h.id, "text": h.text, "score": h.score, "scope": h.scope, "at": h.at, "speaker": h.speaker,
+            "source": getattr(h, "source", None), "why": h.why}
+
+
+def _recall_json(res) -> dict:
+    """A :class:`fastmem.Recall` as ``--json`` prints it: every hit with its time, speaker,
+    source and channel ranks, the analogy or why there is none, the standing statements."""
+    return {"query": res.query, "hits": [_hit(h) for h in res.hits],
+            "analogy": None if res.analogy is None else _hit(res.analogy), "analogy_reason": res.analogy_reason,
+            "standing": [{"id": x.id, "kind": x.kind, "sentence": x.sentence} for x in res.standing],
+            "grounding": res.grounding, "timings_ms": res.timings_ms}
 
 
 def _print_recall(res) -> None:
     print(f"> {res.query}")
-    for h in res.hits:
+    for x in res.standing:
+        print(f"  standing {x.kind} [{x.id}]: {x.sentence}")
+    for i, h in enumerate(res.hits, 1):
         chans = ", ".join(f"{c} #{v['rank']}" for c, v in h.why.items() if isinstance(v, dict) and "rank" in v)
         extra = f"; stands for {len(h.why['chunk']['suppressed'])} members" if "chunk" in h.why else ""
-        print(f"  [{h.id}] {h.score:.4f}  {h.text}    ({chans}; use x{h.why['use']['weight']:.2f}{extra})")
+        said = " · ".join(x for x in (h.at.strftime("%Y-%m-%d %H:%M") if h.at else None, h.speaker,
+                                      getattr(h, "source", None)) if x)
+        print(f"{i:3d}. [{h.id}] {h.score:.4f}  {h.text}")
+        print(f"       {said + ' | ' if said else ''}{chans}; use x{h.why['use']['weight']:.2f}{extra}")
     if res.analogy is not None:
         a = res.analogy
         print(f"  analogy [{a.id}] {a.text}")
         print(f"     {a.why['reason']}; surface {a.why['surface']:.2f}")
+    elif res.analogy_reason:
+        print(f"  no analogy: {res.analogy_reason}")
 
 
 def _db(a) -> str:

@@ -7,7 +7,8 @@ import os
 import sys
 import threading
 
-from .common import UsageError
+from ..errors import NotFound
+from .common import NOTHING, NothingFound, UsageError
 from .parser import _parser
 
 
@@ -20,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"{exc}", file=sys.stderr)
         return 2
+    except (NothingFound, NotFound) as exc:  # ran, found nothing: why, on standard error
+        print(f"fastmem: {exc}", file=sys.stderr)
+        return NOTHING
     except KeyboardInterrupt:
         print("fastmem: interrupted", file=sys.stderr)
         return 130

@@ -106,9 +106,17 @@ def _reading_commands(add) -> None:
     p.add_argument("query")
     p.add_argument("-k", type=int, default=5)
     p.add_argument("--scope", default=None)
-    p.add_argument("--channels", default=None, help="comma-separated subset of keyword,vector,graph")
+    p.add_argument("--channels", default=None,
+                   help="comma-separated subset of keyword,vector,graph,context,speaker (default: all, as the library)")
     p.add_argument("--no-analogy", action="store_true")
-    p.add_argument("--no-record", action="store_true", help="do not count this recall in the usage ledger")
+    p.add_argument("--floor", action="store_true",
+                   help="the hosts' evidence floor: no hits when nothing stands above chance for the query")
+    p.add_argument("--session", default=None, help="the conversation the query belongs to (the context channel)")
+    rec = p.add_mutually_exclusive_group()
+    rec.add_argument("--record", action="store_true",
+                     help="count what is shown as surfaced in the usage ledger (a host's recall); by default a "
+                          "recall from the command line only looks, as the UI does")
+    rec.add_argument("--no-record", action="store_true", help=argparse.SUPPRESS)  # the default since 0.x; kept
     p = add("analogies", cmd_analogies, "memories with the same structure as a text")
     p.add_argument("text")
     p.add_argument("-k", type=int, default=5)

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from .common import UsageError, _db, _hit, _open, _open_existing, _out, _print_recall
+from .common import NothingFound, UsageError, _db, _hit, _open, _open_existing, _out, _print_recall, _recall_json
 from .demo import DEMO, DEMO_QUERIES
 
 
@@ -115,15 +115,21 @@ def _finish_pending(m) -> None:
 
 
 def cmd_recall(a) -> int:
-    chans = tuple(c.strip() for c in a.channels.split(",")) if a.channels else ("keyword", "vector", "graph")
+    """The library's recall (``Memory.recall``, every channel, its defaults); looking only,
+    unless ``--record``. Nothing found: why on standard error, exit 3."""
+    chans = {"channels": tuple(c.strip() for c in a.channels.split(","))} if a.channels else {}
     with _open_existing(a) as m:
         _finish_pending(m)
-        res = m.recall(a.query, k=a.k, scope=a.scope, analogy=not a.no_analogy, channels=chans, record=not a.no_record)
+        res = m.recall(a.query, k=a.k, scope=a.scope, analogy=not a.no_analogy, record=a.record, floor=a.floor,
+                       session=a.session, **chans)
     if a.json:
-        _out({"query": res.query, "hits": [_hit(h) for h in res.hits],
-              "analogy": None if res.analogy is None else _hit(res.analogy), "timings_ms": res.timings_ms})
+        _out(_recall_json(res))
     else:
         _print_recall(res)
+    if not res.hits and res.analogy is None:
+        why = ("nothing stands above chance for this query (the evidence floor)" if a.floor and res.grounding
+               else "no memory matches this query" + (f" in scope {a.scope!r}" if a.scope is not None else ""))
+        raise NothingFound(why)
     return 0
 
 
@@ -131,11 +137,14 @@ def cmd_analogies(a) -> int:
     with _open_existing(a) as m:
         _finish_pending(m)
         got = m.analogies(a.text, k=a.k, scope=a.scope, z_min=a.z_min)
+        why = "" if got else m.recall(a.text, k=1, scope=a.scope, record=False, z_min=a.z_min).analogy_reason
     if a.json:
         _out([_hit(x) for x in got])
     else:
         for x in got:
             print(f"[{x.id}] z={x.why['z']:.2f} surface={x.why['surface']:.2f}  {x.text}\n     shared: {', '.join(x.why['matched'])}")
+    if not got:
+        raise NothingFound(f"no memory has this structure: {why}" if why else "no memory has this structure")
     return 0
 
 
@@ -162,8 +171,12 @@ def cmd_graph(a) -> int:
     elif a.action == "neighbours":
         for x in out:
             print(f"{x['distance']}  {x['name']} ({x['type']})")
-    else:
-        print("no path" if out is None else "\n".join(f"{f['subject']} -{f['relation']}-> {f['object']}" for f in out))
+    elif out is not None:
+        print("\n".join(f"{f['subject']} -{f['relation']}-> {f['object']}" for f in out))
+    if a.action == "path" and out is None:
+        raise NothingFound(f"no path between {a.name!r} and {a.other!r} (within the search depth)")
+    if not out:
+        raise NothingFound(f"no entity named {a.name!r}" if a.action == "entity" else f"{a.name!r} has no neighbours")
     return 0
 
 

@@ -6,6 +6,8 @@ recall-time index over it. What a statement is and how one is found at write tim
 sentence, not the whole message); a turn matches a statement by the cosine of their
 embeddings plus :data:`TOPIC_BONUS` per topic word the turn shares; statements at or above
 :data:`MATCH_MIN` are returned, best first, newest first among equals, at most ``k``.
+A *global* statement (a format, length, tone, language or persona with no condition:
+:func:`fastmem.reader.standing.reach_of`) applies to every turn and is returned first.
 **Supersession**: a newer statement of the same kind on the same topic replaces an older one
 (same topic: their embeddings' cosine at least :data:`SAME_TOPIC` with a topic word in
 common, or at least :data:`SAME_TOPIC_ALONE`; "newer": a later ``at``, else a later write).
@@ -22,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..reader.standing import Statement
+from ..reader.standing import Statement, reach_of
 from ..results import Standing
 
 __all__ = ["StandingIndex", "MATCH_MIN", "TOPIC_BONUS", "SAME_TOPIC", "SAME_TOPIC_ALONE", "write", "drop", "exported",
@@ -95,7 +97,7 @@ class StandingIndex:
     def __init__(self, db) -> None:
         self.db = db
         self._key = None
-        self._rows: list[tuple] = []  # (mid, text, sentence, kind, polarity, at, scope, topic set)
+        self._rows: list[tuple] = []  # (mid, text, sentence, kind, polarity, at, scope, topic set, reach)
         self._vecs = np.zeros((0, 0), np.float32)
         self._live = np.zeros(0, bool)
         self._supersedes: dict[int, tuple[int, ...]] = {}
@@ -105,15 +107,16 @@ class StandingIndex:
         if key == self._key:
             return
         rows, vecs = [], []
-        for mid, text, sentence, kind, pol, topic, v, mv, at, created, scope in self.db.execute(
-                "SELECT s.memory_id, m.text, s.sentence, s.kind, s.polarity, s.topic, s.vec, e.vec, m.at, "
+        for mid, text, sentence, kind, pol, topic, focus, v, mv, at, created, scope in self.db.execute(
+                "SELECT s.memory_id, m.text, s.sentence, s.kind, s.polarity, s.topic, s.focus, s.vec, e.vec, m.at, "
                 "m.created, m.scope FROM standing s JOIN memories m ON m.id=s.memory_id LEFT JOIN embeddings e "
                 "ON e.memory_id=s.memory_id WHERE s.kind != 'plain'"):
             blob = v if v is not None else mv
             if blob is None:  # pending: no vector yet
                 continue
+            words = topic.split()
             rows.append((mid, text, sentence, kind, pol, at if at is not None else created, scope,
-                         frozenset(topic.split())))
+                         frozenset(words), reach_of(kind, words, focus or "", sentence)))
             vecs.append(np.frombuffer(blob, np.float32))
         self._rows = rows
         self._vecs = np.vstack(vecs) if vecs else np.zeros((0, 0), np.float32)
@@ -145,7 +148,9 @@ class StandingIndex:
     def match(self, vec: np.ndarray | None, words: frozenset[str], *, scope: str | None, members=None,
               k: int = 3) -> list[Standing]:
         """The standing statements that apply to a turn (embedded as ``vec``, its lower-case
-        words ``words``), best first; ``scope``/``members`` confine them as recall's hits are."""
+        words ``words``): the global ones (every turn of their scope) first, newest first, then
+        the topical ones that match, best first; at most ``k``. ``scope``/``members`` confine
+        them as recall's hits are."""
         if vec is None or k <= 0:
             return []
         self._load()
@@ -157,8 +162,8 @@ class StandingIndex:
             if not self._live[i] or (scope is not None and r[6] != scope) or (members is not None and r[0] not in members):
                 continue
             score = float(sims[i]) + TOPIC_BONUS * min(2, len(r[7] & words))
-            if score >= MATCH_MIN:
+            if score >= MATCH_MIN or r[8] == "global":
                 out.append(Standing(r[0], r[1], r[2], r[3], r[4], round(score, 4), r[5],
-                                    self._supersedes.get(r[0], ())))
-        out.sort(key=lambda s: (-s.score, -s.at))
+                                    self._supersedes.get(r[0], ()), r[8]))
+        out.sort(key=lambda s: (s.reach != "global", -s.at if s.reach == "global" else -s.score, -s.at))
         return out[:k]

@@ -96,6 +96,9 @@ class FastmemProvider(MemoryProvider):
         # since the session began or its context was last compressed): never a line of the
         # block, which is for what the context lacks; at most IN_CONTEXT_MAX kept
         self._in_context: dict[int, None] = {}
+        #: the global standing statements this session's blocks have shown (the host's context
+        #: holds them from then on)
+        self._globals_shown: set[int] = set()
         # held by a turn's write until its ids are in _in_context, and by a block from reading
         # _in_context until its recall has read the store: hermes syncs a turn on its own worker
         # thread while it asks for the next block, and a turn committed in between was a line
@@ -202,10 +205,15 @@ class FastmemProvider(MemoryProvider):
             # ~150 MB and ~1 s of CPU to each one-shot `hermes chat -q`
             fastmem.warmup(models=True, kernels=False)
             self._ready.set()
-            if self._ctx.writable:
+            if self._ctx.writable and self._mem is mem:
                 mem.derive_pending(wait=False)
-        except Exception:  # pragma: no cover - a failed warm-up only costs the first recall
-            logger.warning("fastmem warm-up failed", exc_info=True)
+        except Exception as exc:  # a failed warm-up only costs the first recall
+            if self._mem is not mem or mem.closed:
+                # the host shut down while the models loaded (a one-shot's normal end): what
+                # was not derived stays pending for the next process, nothing is lost
+                logger.debug("fastmem: warm-up ended by shutdown: %s", exc)
+            else:
+                logger.warning("fastmem warm-up failed", exc_info=True)
 
     @property
     def ready(self) -> bool:
@@ -235,6 +243,7 @@ class FastmemProvider(MemoryProvider):
     def _forget_context(self) -> None:
         with self._ctx_lock:
             self._in_context.clear()
+            self._globals_shown.clear()
 
     # -- recall ----------------------------------------------------------------------------
     def system_prompt_block(self) -> str:
@@ -322,8 +331,15 @@ class FastmemProvider(MemoryProvider):
                                            analogy=False, channels=fastmem.recall_channels(model_free=True), record=False, exclude=seen,
                                            floor=self._cfg["evidence_floor"])
             # (the analogy may be one of them: that this turn rhymes with an earlier one is news)
-            res = replace(res, hits=tuple(h for h in res.hits if not is_chatter(h.text))[:k],
-                          standing=tuple(x for x in res.standing if x.id not in seen))
+            # a global instruction once per session (then the context holds it), a topical one
+            # on each turn it applies to, neither when the turn that said it is in the context
+            standing = tuple(x for x in res.standing if x.id not in seen
+                             and not (getattr(x, "reach", "") == "global" and x.id in self._globals_shown))
+            shown_before = set(self._globals_shown)
+            self._globals_shown.update(x.id for x in standing if getattr(x, "reach", "") == "global")
+            res = replace(res, hits=tuple(h for h in res.hits if not is_chatter(h.text)
+                                          and h.id not in shown_before)[:k],
+                          standing=standing)
             # what is shown counts as surfaced, less an analogy the model has in its context
             # anyway: the conversation going on about it says nothing of the line's use
             shown = res if res.analogy is None or res.analogy.id not in seen else replace(res, analogy=None)

@@ -45,12 +45,13 @@ def analogy_metadata(an) -> dict[str, Any]:
 def standing_metadata(s) -> dict[str, Any]:
     """A standing statement's metadata (:class:`fastmem.reader.standing.Standing`): ``kind``
     ("instruction" or "preference"), ``id``, ``statement`` (the sentence), ``polarity``,
-    ``score`` (the match), ``at`` (ISO 8601) and ``supersedes`` (older ids it replaced)."""
+    ``score`` (the match), ``at`` (ISO 8601), ``supersedes`` (older ids it replaced) and
+    ``reach`` ("global": every turn; "topical": turns on its topic)."""
     from datetime import datetime, timezone
 
     return {"kind": s.kind, "id": s.id, "statement": s.sentence, "polarity": s.polarity,
             "score": round(float(s.score), 6), "at": datetime.fromtimestamp(s.at, timezone.utc).isoformat(),
-            "supersedes": list(s.supersedes)}
+            "supersedes": list(s.supersedes), "reach": getattr(s, "reach", "topical")}
 
 
 def tool_hit(h) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from ..errors import InvalidInput
 from ..util.text import STOPWORDS
 
 __all__ = ["KINDS", "Statement", "detect", "detect_docs", "cue", "explicit", "imported", "PLAIN", "SKIP",
-           "ASSISTANT_SPEAKERS"]
+           "ASSISTANT_SPEAKERS", "FORM_WORDS", "reach_of"]
 
 #: What ``remember(kind=...)`` accepts: the two standing kinds, and "plain" (never standing).
 KINDS = ("instruction", "preference", "plain")
@@ -86,6 +86,11 @@ class Statement:
     topic: tuple[str, ...]
     #: what it applies to, as text: its condition clause ("when I ask for shell commands"), or ""
     focus: str = ""
+
+    @property
+    def reach(self) -> str:
+        """``"global"`` (every turn) or ``"topical"`` (turns on its topic): :func:`reach_of`."""
+        return reach_of(self.kind, self.topic, self.focus, self.sentence)
 
 
 #: Speakers whose memories are never searched for statements (the assistant's own advice is
@@ -365,6 +370,31 @@ def _topic(sent) -> tuple[str, ...]:
             if w.isalpha() and w not in STOPWORDS and w not in _STANDING:
                 seen[w] = None
     return tuple(seen)
+
+
+#: Words of form, not of subject matter: an instruction or preference whose topic words are all
+#: among them (format, length, tone, language, persona) applies to every turn.
+FORM_WORDS = frozenset("""answer answers response responses reply replies message messages output format formatting
+style tone voice register language english french spanish german italian portuguese dutch chinese japanese
+korean russian arabic hindi bullet bullets point points list lists paragraph paragraphs prose sentence sentences
+word words line lines table tables markdown emoji emojis heading headings header headers title titles bold italic
+length short shorter brief briefer concise long longer detailed full complete summary summaries step steps
+formal informal casual polite friendly warm terse blunt direct plain simple simpler clear jargon technical
+british american spelling metric imperial unit units lowercase uppercase capital capitals capitalisation
+number numbers numbered first person persona name nickname""".split())
+_PERSONA = re.compile(r"\b(?:call|address)\s+me\b|\b(?:refer to|speak to|talk to)\s+me\s+as\b", re.I)
+
+
+def reach_of(kind: str, topic: Sequence[str], focus: str = "", sentence: str = "") -> str:
+    """``"global"`` when a statement applies to every turn of its scope (no condition, and
+    its topic words are all words of form: "always answer me in short bullet points", "reply
+    in French from now on", "call me Sam"); else ``"topical"``: it applies to turns on its topic
+    ("in Python code", "in my emails", "when I ask for shell commands")."""
+    if kind not in ("instruction", "preference") or focus:
+        return "topical"
+    if kind == "instruction" and _PERSONA.search(sentence or ""):
+        return "global"
+    return "global" if all(w in FORM_WORDS for w in topic) else "topical"
 
 
 def detect_docs(docs) -> list[Statement | None]:

@@ -7,6 +7,11 @@ Melanie done?" needs every relevant memory, not the five best phrasings of one: 
 each next hit the one whose fused score, less :data:`MMR_REDUNDANCY` times its highest
 embedding cosine to a hit already chosen, is best. ``recall(order="time")`` then returns
 the chosen hits oldest first (memories without a time last, by rank).
+
+**Questions are not answers** (:func:`answers_first`): a memory that only asks (every
+sentence a question: "What is the name of Anna's cat?") is no evidence for a turn that asks
+the same; the turn that answered it is. Such a memory gives its place to the next memory of its
+source when that one states something, and falls to :data:`QUESTION_WEIGHT` of its score.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ import re
 
 import numpy as np
 
-__all__ = ["ORDERS", "MMR_REDUNDANCY", "SPREAD_POOL", "listy", "spread", "by_time"]
+__all__ = ["ORDERS", "MMR_REDUNDANCY", "SPREAD_POOL", "QUESTION_WEIGHT", "listy", "spread", "by_time", "only_asks",
+           "answers_first"]
 
 #: What ``recall(order=...)`` accepts: "rank" (best first, the default) or "time" (oldest first).
 ORDERS = ("rank", "time")
@@ -24,6 +30,64 @@ ORDERS = ("rank", "time")
 MMR_REDUNDANCY = 0.5
 #: Candidates re-ranked, as a multiple of ``k``.
 SPREAD_POOL = 3
+
+#: What a memory that only asks keeps of its fused score (the answer that followed it takes
+#: its place).
+QUESTION_WEIGHT = 0.5
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+#: How a question opens: a question word or an auxiliary before its subject ("What is ...",
+#: "Did you ...", "Can I ..."); "I keep reading about GraphQL, is it worth it?" says something.
+_ASKS = re.compile(r"^(?:(?:so|and|but|hey|ok|okay|oh|well|also|btw)[,\s]+)*(?:what|who|whom|whose|where|when|why|"
+                   r"how|which|do|does|did|is|are|was|were|can|could|would|will|should|shall|may|might|have|has|"
+                   r"had|am)\b", re.I)
+
+
+def only_asks(text: str) -> bool:
+    """Whether a memory's text (its speaker label aside) is questions only: every sentence ends
+    with a question mark and opens as a question does."""
+    from ..util.text import strip_label
+
+    parts = [p.strip(" \t\"'()*-") for p in _SENTENCE.findall(strip_label(text))]
+    parts = [p for p in parts if p]
+    return bool(parts) and all(p.endswith("?") and _ASKS.match(p) for p in parts)
+
+
+def says_something(text: str) -> bool:
+    """Whether a memory's text states anything: a sentence that is not a question
+    ("Sorry, remind me?" and "I don't know, where?" do not answer)."""
+    from ..util.text import strip_label
+
+    return any(p.strip(" \t\"'()*-") and not p.strip(" \t\"'()*-").endswith("?")
+               for p in _SENTENCE.findall(strip_label(text)))
+
+
+def answers_first(db, ranked: list[tuple[int, float]], depth: int, *, scope: str | None = None,
+                  exclude: frozenset[int] = frozenset()) -> list[tuple[int, float]]:
+    """``ranked`` (``(id, fused score)``, best first) with every memory among the first
+    ``depth`` that only asks (:func:`only_asks`) at :data:`QUESTION_WEIGHT` of its score, and
+    the memory that answered it (the next of its source, in ``scope`` when given, when it
+    :func:`says_something` and is not in ``exclude``) at least at the question's score."""
+    top = ranked[:depth]
+    if not top:
+        return ranked
+    import json
+
+    rows = {mid: (text, src) for mid, text, src in db.execute(
+        "SELECT id, text, source FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps([m for m, _ in top]),))}
+    asks = [m for m, _ in top if m in rows and only_asks(rows[m][0])]
+    if not asks:
+        return ranked
+    score = dict(ranked)
+    for q in asks:
+        src = rows[q][1]
+        nxt = None if src is None else db.execute(
+            "SELECT id, text, scope FROM memories WHERE source=? AND id>? ORDER BY id LIMIT 1", (src, q)).fetchone()
+        if nxt is not None and nxt[0] not in exclude and (scope is None or nxt[2] == scope) and says_something(nxt[1]):
+            score[nxt[0]] = max(score.get(nxt[0], 0.0), score[q])
+        score[q] = score[q] * QUESTION_WEIGHT
+    return sorted(score.items(), key=lambda x: (-x[1], -x[0]))
+
 
 _LISTY = re.compile(
     r"\b(in what order|what order|which order|order did|in order|list|all (?:the|of)|every|each time|"

@@ -131,6 +131,7 @@ class RecallPipeline:
             if w is not None:
                 fused[mid] *= w[0]
         ranked = sorted(fused.items(), key=lambda x: (-x[1], -x[0]))
+        ranked = A.answers_first(self.db, ranked, max(2 * k, 10), scope=scope, exclude=exclude)  # answers first
         wide = A.listy(query)  # a list or an order: spread over near-duplicates
         top, stood_in = stand_in(self.db, ranked, k * A.SPREAD_POOL if wide else k)  # a chunk stands for its members
         hits = self._hits(top, found, turn, stood_in, weights)
@@ -146,20 +147,25 @@ class RecallPipeline:
         t["fuse"] = (time.perf_counter() - t0) * 1e3 - sum(t.get(c, 0.0) for c in CHANNELS)
         # the analogy slot: the turn's structure
         an = None
+        an_reason = ("not asked for (analogy=False)" if not analogy else
+                     "no parser loaded (the slot reads the turn's structure)" if extractor is None else
+                     f"too few memories with a structure to compare against ({self.slot.structure.n}; the slot needs "
+                     f"{self.slot.settings.min_store})"
+                     if not slot else "")
         if slot:
             got, t["parse"] = parsed() if parsed is not None else (None, 0.0)
             t3 = time.perf_counter()
             members = self.scopes.allowed(scope)
             sturn = self.slot.prepare(query, extractor, z_min, got, members)
             t["parse"] += sturn.parse_ms
-            an = self.slot.pick(sturn, vec, scope=scope, session=session, z_min=z_min, surface_labels=labels,
+            an, an_reason = self.slot.pick_explained(sturn, vec, scope=scope, session=session, z_min=z_min, surface_labels=labels,
                                 recall_ids=[m for m, _ in ranked[: self.slot.settings.surface_exclude or 0]],
                                 n_live=self.index.live if members is None else len(members),
                                 weights=weights, members=members)
             t["analogy"] = (time.perf_counter() - t3) * 1e3 - sturn.parse_ms
         stood = self.standing.match(vec, frozenset(singular(content_words(query))), scope=scope,
                                     members=self.scopes.allowed(scope), k=standing) if standing else []
-        return Recall(query, tuple(hits), an, t, grounding, tuple(stood))
+        return Recall(query, tuple(hits), an, t, grounding, tuple(stood), an_reason)
 
     def _vectors(self, ids: list[int]) -> np.ndarray:
         """Unit vectors of ``ids`` from the index (zeros for one it lacks: a pending memory)."""
@@ -193,7 +199,7 @@ class RecallPipeline:
         rows = {}
         if top:
             rows = {r[0]: r[1:] for r in self.db.execute(
-                "SELECT id, text, scope, at, speaker FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                "SELECT id, text, scope, at, speaker, source FROM memories WHERE id IN (SELECT value FROM json_each(?))",
                 (ids_json(m for m, _ in top),))}
         hits = []
         for mid, score in top:
@@ -210,5 +216,6 @@ class RecallPipeline:
             why["use"] = {"weight": w[0], "engaged": w[1], "ignored": w[2]}
             if mid in stood_in:
                 why["chunk"] = stood_in[mid]
-            hits.append(Hit(mid, rows[mid][0], score, why, rows[mid][1], from_epoch(rows[mid][2]), rows[mid][3]))
+            hits.append(Hit(mid, rows[mid][0], score, why, rows[mid][1], from_epoch(rows[mid][2]), rows[mid][3],
+                            rows[mid][4]))
         return hits

@@ -95,6 +95,7 @@ def test_recall_analogies_graph_stats(store):
     assert js("graph", "path", "Nadia", "Lisbon", db=db)
     st = js("stats", db=db)
     assert st["memories"] == 11 and st["model"].endswith("all-MiniLM-L6-v2") and st["dimensions"] == 384
+    assert "analogy_reason" in res and {"speaker", "source"} <= set(res["hits"][0])
     assert st["schema_version"] >= 8 and st["bytes"]["db"] > 0
 
 
@@ -116,7 +117,46 @@ def test_consolidate_expand_categories_check(store, tmp_path):
     assert chk.returncode == 0 and json.loads(chk.stdout)["ok"]
     assert fm("dissolve", str(rep["created"][0]), db=work).returncode == 0
     assert fm("forget", str(members[0]["id"]), db=work).returncode == 0
-    assert fm("forget", "99999", db=work).returncode == 1
+    assert fm("forget", "99999", db=work).returncode == 3  # nothing found
+
+
+def test_an_empty_answer_says_why_on_stderr_and_exits_3(store):
+    """Nothing found is not a failure (exit 1) nor a success that printed nothing (exit 0)."""
+    d, db = store
+    for args, why in ((["graph", "entity", "Melanie"], "no entity named 'Melanie'"),
+                      (["graph", "path", "Nadia", "Melanie"], "Melanie"),
+                      (["recall", "zzxq", "--channels", "keyword"], "no memory matches"),
+                      (["recall", "how are you doing today?", "--floor"], "above chance"),
+                      (["expand", "424242"], "424242")):
+        out = fm(*args, db=db)
+        assert out.returncode == 3 and why in out.stderr and out.stderr.count("\n") == 1, (args, out.stderr)
+    got = fm("recall", "where is the spare key", db=db)
+    assert got.returncode == 0 and "no analogy:" in got.stdout  # and why, in words
+
+
+@pytest.mark.skipif(not (DATA / "locomo-dev" / "26.json").exists(), reason="LoCoMo dev data not present")
+def test_the_command_line_recalls_what_the_library_recalls_on_locomo(tmp_path):
+    """Same channels, same defaults, and looking does not count as use: ``fastmem recall
+    --json -k 10`` gives ``Memory.recall(k=10, record=False)``'s top 10 on 20 LoCoMo
+    questions, asked one after another in fresh processes."""
+    import re
+
+    import fastmem
+
+    d = json.loads((DATA / "locomo-dev" / "26.json").read_text())
+    db = str(tmp_path / "l.db")
+    with fastmem.Memory(db, progress=False) as m:
+        for k, v in d.items():
+            if re.fullmatch(r"session_\d+", k) and isinstance(v, list) and v:
+                m.remember_many([f"{t['speaker']}: {t['text']}" for t in v], source=k, speaker=[t["speaker"] for t in v])
+        qs = [x["question"] for x in d["qa"] if x.get("category") in (1, 2, 3, 4)][::7][:20]
+        lib = [[h.id for h in m.recall(q, k=10, record=False).hits] for q in qs]
+    cli = []
+    for q in qs:
+        out = fm("recall", q, "-k", "10", "--json", "--quiet", db=db)
+        assert out.returncode == 0, out.stderr
+        cli.append([h["id"] for h in json.loads(out.stdout)["hits"]])
+    assert len(qs) == 20 and cli == lib
 
 
 def test_export_then_import_gives_the_same_recall(store, tmp_path):

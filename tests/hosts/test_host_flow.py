@@ -119,6 +119,33 @@ def test_the_block_never_repeats_a_turn_of_this_conversation(tmp_path, monkeypat
     assert older >= 25  # the older conversation's turn is what the block is for
 
 
+def test_a_global_instruction_reaches_the_block_once_per_session(tmp_path, monkeypatch):
+    """Said in one conversation, "always answer in short bullet points" is in the first block of
+    every later conversation whatever its topic (once: the host's context holds it from then on),
+    and a later one replaces it."""
+    home = _home(tmp_path, monkeypatch)
+    mm, p = _manager(home, "s0")
+    _turn(mm, "s0", "Always answer me in short bullet points from now on.", "Understood.")
+    assert mm.flush_pending(timeout=60) and p.wait(timeout=300)
+    mm.shutdown_all()
+    for sid in ("s1", "s2"):
+        mm, p = _manager(home, sid)
+        assert p.wait(timeout=300)
+        first = _turn(mm, sid, "Summarise the history of Rome.", "Rome grew from a city-state.")
+        second = _turn(mm, sid, "What should I cook tonight?", "Try a risotto.")
+        mm.shutdown_all()
+        assert "short bullet points" in first and "short bullet points" not in second, (first, second)
+    mm, p = _manager(home, "s3")
+    _turn(mm, "s3", "From now on, answer me in full paragraphs instead of bullet points.", "Understood.")
+    assert mm.flush_pending(timeout=60) and p.wait(timeout=300)
+    mm.shutdown_all()
+    mm, p = _manager(home, "s4")
+    assert p.wait(timeout=300)
+    block = _turn(mm, "s4", "Plan a weekend in Porto for me.", "Day one: the Ribeira.")
+    mm.shutdown_all()
+    assert "full paragraphs" in block and "short bullet points" not in block, block
+
+
 def _locomo_pairs(path):
     d = json.loads(path.read_text())
     text_of, pairs = {}, []

@@ -218,11 +218,16 @@ def test_http_transport_on_localhost_and_remote_binding_needs_a_flag(tmp_path):
             f"http://127.0.0.1:{port}/mcp", "The wifi password at the Lisbon office is blue-heron-42.",
             "Lisbon wifi password"), 120))
         assert "blue-heron-42" in got["hits"][0]["text"]
+        asyncio.run(asyncio.wait_for(_remember_and_recall(  # a second client opens and closes its session
+            f"http://127.0.0.1:{port}/mcp", "The Oslo office opens at 8.", "Oslo office"), 120))
+        time.sleep(1)
     finally:
         proc.terminate()
         proc.wait(30)
+    err = proc.stderr.read().decode()
+    assert "Traceback" not in err and "Error in standalone SSE" not in err, err[-2000:]  # a client leaving is normal
     with fastmem.Memory(db) as m:  # stopped by a signal: the write was committed
-        assert m.count() == 1
+        assert m.count() == 2
 
 
 def test_a_remote_bind_needs_a_bearer_token_and_refuses_requests_without_it(tmp_path):

@@ -204,3 +204,41 @@ def test_export_and_import_keep_the_statements(tmp_path):
         b.import_jsonl(path)
         assert [(s.sentence, s.kind) for s in b.recall(q, scope="u").standing] == want
         assert len(ids) == b.count()
+
+
+def test_an_instruction_without_a_topic_reaches_every_turn_until_it_is_superseded(tmp_path):
+    """A format, length or tone with no condition is global: it is shown on every later turn,
+    first, however unrelated; one about Python code stays with turns about Python code; a
+    later global one on the same form replaces the earlier everywhere."""
+    unrelated = ["Summarise the history of Rome.", "What should I cook tonight?", "Plan a weekend in Porto for me."]
+    with fastmem.Memory(str(tmp_path / "g.db")) as m:
+        bullets, hints = m.remember_many(["Always answer me in short bullet points from now on.",
+                                          "Always add type hints when you write Python code."],
+                                         speaker="user", source="c1", at=[T0, T0 + timedelta(minutes=1)])
+        for t in unrelated:
+            got = m.recall(t, record=False).standing
+            assert got and (got[0].id, got[0].reach) == (bullets, "global"), (t, got)
+            assert hints not in [s.id for s in got], (t, got)
+        python = m.recall("Write me a Python function that parses a CSV file.", record=False).standing
+        assert [s.id for s in python][:2] == [bullets, hints] and python[1].reach == "topical"
+        paragraphs = m.remember("From now on, answer me in full paragraphs instead of bullet points.",
+                                speaker="user", source="c2", at=T0 + timedelta(days=2))
+        for t in unrelated:
+            shown = [s.id for s in m.recall(t, record=False).standing]
+            assert paragraphs in shown and bullets not in shown, (t, shown)
+
+
+def test_a_question_asked_again_gets_its_answer_not_its_echo(tmp_path):
+    """A memory that only asks is no evidence for the same question: the answer that followed it
+    comes first, and where nothing answered it, what the store knows does."""
+    with fastmem.Memory(str(tmp_path / "q.db")) as m:
+        m.remember_many(["User: What is the name of Anna's cat?", "Assistant: Anna's cat is called Pixel."],
+                        speaker=["user", "assistant"], source="s1")
+        m.remember_many(["User: Where does Tom keep the spare key?", "Assistant: I don't know, where?"],
+                        speaker=["user", "assistant"], source="s2")
+        key = m.remember("User: Tom keeps the spare key under the blue flowerpot.", speaker="user", source="s3")
+        m.remember_many(["User: What is the name of Anna's cat?", "Assistant: Sorry, remind me?"],
+                        speaker=["user", "assistant"], source="s4")
+        first = m.recall("What is the name of Anna's cat?", k=5, record=False).hits[0]
+        assert first.text == "Assistant: Anna's cat is called Pixel.", first.text
+        assert m.recall("Where does Tom keep the spare key?", k=5, record=False).hits[0].id == key

@@ -2,7 +2,9 @@
 
 from tests.shared import noise_texts
 
-CHAT = ["Melanie: How was the Sunflower Festival concert on Saturday?",
+CHAT = ["Melanie: Welcome back. How was the Sunflower Festival concert on Saturday?",  # not only a question:
+        # the context channel alone lifts the answer (a memory that only asks gives way to its
+        # answer whatever the channels: fastmem.recall.arrange.answers_first)
         "Caroline: Yes, it was amazing! We danced until midnight.",
         "Melanie: I repainted the kitchen cabinets last week.",
         "Caroline: The new color looks great in the photos."]
