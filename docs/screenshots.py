@@ -4,6 +4,9 @@ cost to render.
 
     python docs/screenshots.py [--conversation ../shared/data/locomo-dev/26.json] [--out docs]
 
+Recall is shot three times: a turn with an analogy (the card in words), a turn without one
+(why not), and chit-chat (the evidence floor's verdict).
+
 The conversation's turns are written with their session time, speaker and source; the other
 dev conversation is then played against it as a host would (each turn recalled in a session,
 the next turn observed, so use counters move by the ledger's own rules) until a turn brings an
@@ -38,7 +41,7 @@ def main() -> int:
     import fastmem
     from fastmem.evaluate.locomo import session_date, turns
     from fastmem.ui import create_app
-    from tests.test_ui import _chromium, _Server
+    from tests.hosts.test_ui import _chromium, _Server
 
     with open(a.conversation) as fh:
         rows = list(turns(json.load(fh)))
@@ -49,12 +52,14 @@ def main() -> int:
         with fastmem.Memory(os.path.join(work, "locomo.db")) as m:
             m.remember_many([r[1] for r in rows], at=[session_date(r[2]) for r in rows], speaker=[r[3] for r in rows],
                             source=os.path.basename(a.conversation), progress=False)
-            query = None
+            query = silent = None
             for q, after in zip(asks[:300], asks[1:301]):
                 r = m.recall(q, k=5, session="screenshots")
                 m.observe(after, session="screenshots")
                 if r.analogy is not None and query is None:
                     query = q
+                if r.analogy is None and silent is None and r.hits and len(q) > 60:
+                    silent = q
             m.consolidate(progress=False)
             m.propose_categories()
             hit = m.recall(query or asks[0], k=5, record=False)
@@ -68,6 +73,8 @@ def main() -> int:
                 from urllib.parse import quote
 
                 for name, path in (("home", "/"), ("recall", "/recall?k=5&q=" + quote(query or asks[0])),
+                                   ("recall-none", "/recall?k=5&q=" + quote(silent or asks[1])),
+                                   ("recall-chat", "/recall?k=5&q=" + quote("haha ok, thanks so much!")),
                                    ("memory", f"/memory/{shown}"), ("graph", "/graph?name=" + quote(entity)),
                                    ("review", "/review"), ("use", "/use"), ("health", "/health?check=1")):
                     resp = page.goto(url + path)

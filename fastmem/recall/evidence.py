@@ -5,13 +5,18 @@ chit-chat turn ("Let me know how it goes.") the store's best chance matches. Wit
 on (``Memory.recall(..., floor=True)``; hosts turn it on by default), a recall returns no hits
 unless at least one of them is grounded in the turn:
 
-* it shares an *informative* word with the turn: a word that is not a stopword nor a form of a
+* it shares an *informative* word with the turn: a word that is not a stopword, a word of small
+  talk ("ok", "haha", "thanks": :data:`fastmem.util.text.CHATTER_WORDS`) nor a form of a
   skeleton verb (:mod:`fastmem.reader.lexicon`), that the store has, and that at most ``share`` of
   its memories contain (a word half the store has says nothing about any one memory);
 * the graph channel found it (it names an entity the turn names);
 * or its embedding is closer to the turn than the best of N random memories would be: its
   cosine stands at least ``sqrt(2 ln N)`` standard deviations (the expected maximum of N
   draws) above the turn's mean cosine over a sample of the store.
+
+A turn of small talk only (:func:`fastmem.util.text.is_chatter`: "haha ok, thanks so much!") is
+never grounded, by=``"small talk"``: a store of conversation holds many thanks whose embeddings
+are close to it, and none is evidence of anything.
 
 It is a floor on the turn, not a filter of hits: when one hit is grounded, the recall is
 returned as ranked (an answer is often a memory that shares no word with the question,
@@ -27,7 +32,7 @@ import numpy as np
 
 from ..derived.vectors import ids_json
 from ..reader.lexicon import is_skeleton_word
-from ..util.text import content_words
+from ..util.text import CHATTER_WORDS, content_words, is_chatter
 
 __all__ = ["grounded", "informative_words", "chance_z", "SHARE"]
 
@@ -42,13 +47,13 @@ def chance_z(n: int) -> float:
 
 
 def informative_words(query: str, df, n: int, share: float = SHARE) -> list[str]:
-    """The turn's words that can ground a hit: not stopwords or skeleton verb forms, and in at
+    """The turn's words that can ground a hit: not stopwords, small talk or skeleton verb forms, and in at
     least one and at most ``max(1, share * n)`` of the store's ``n`` memories (``df(word)``
     counts them)."""
     top = max(1.0, share * n)
     out = []
     for w in content_words(query):
-        if len(w) < 2 or w.isdigit() or is_skeleton_word(w):
+        if len(w) < 2 or w.isdigit() or w in CHATTER_WORDS or is_skeleton_word(w):
             continue
         c = df(w)
         if 0 < c <= top:
@@ -58,11 +63,14 @@ def informative_words(query: str, df, n: int, share: float = SHARE) -> list[str]
 
 def grounded(db, query: str, hits: Sequence, *, df, n: int, vec, sample, share: float = SHARE) -> dict:
     """Whether any of ``hits`` is grounded in ``query`` (see the module docstring), and why:
-    ``{"grounded": bool, "by": "words" | "graph" | "vector" | None, "words": [...],
+    ``{"grounded": bool, "by": "words" | "graph" | "vector" | "small talk" | None, "words": [...],
     "vector_z": float, "chance_z": float}``. ``df(word)`` counts the store's memories with
     the word; ``sample`` is (m, dim) stored vectors; ``vec`` the turn's embedding or None."""
     out = {"grounded": False, "by": None, "words": [], "vector_z": 0.0, "chance_z": chance_z(n)}
     if not hits:
+        return out
+    if is_chatter(query):
+        out["by"] = "small talk"
         return out
     if any("graph" in h.why for h in hits):
         out.update(grounded=True, by="graph")

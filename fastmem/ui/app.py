@@ -13,6 +13,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -97,8 +98,15 @@ def _int(value, what: str, lo: int, hi: int) -> int:
     except (TypeError, ValueError):
         raise InvalidInput(f"{what} must be a whole number, not {value!r}") from None
     if not lo <= n <= hi:
+        if hi >= 2**53:  # no one reads a bound of nineteen digits
+            raise InvalidInput(f"{what} must be a whole number of {lo} or more, not {n}")
         raise InvalidInput(f"{what} must be between {lo} and {hi}, not {n}")
     return n
+
+
+def _odds(p: float) -> str:
+    """A p-value in words: "1 in 77"."""
+    return f"1 in {1 / max(float(p), 1e-12):,.0f}"
 
 
 _ID = 2**63 - 1
@@ -147,22 +155,33 @@ class _Site:
         return self.page("home.html", rows=rows, total=mem.count(scope=scope), offset=offset, page=PAGE,
                          pending=mem.pending_count())
 
-    def recall(self, request: Request) -> Response:
+    async def recall(self, request: Request) -> Response:
+        """Recall as a host does (the evidence floor on; ``floor=0`` shows the nearest memories
+        anyway); the search form POSTs, so a long query never goes into the URL."""
+        args = dict(request.query_params)
+        if request.method == "POST":
+            args.update(await request.form())
+        return await run_in_threadpool(self._recall_page, args)
+
+    def _recall_page(self, args: dict) -> Response:
         mem = self.mem
-        q = request.query_params.get("q", "").strip()
+        q = str(args.get("q", "")).strip()
         if not q:
             return RedirectResponse("/", 303)
-        k = _int(request.query_params.get("k", 10), "k", 1, MAX_K)
+        k = _int(args.get("k", 10), "k", 1, MAX_K)
+        floor = str(args.get("floor", "1")) not in ("0", "no", "off", "false")
         t0 = time.perf_counter()
-        r = mem.recall(q, k=k, scope=self.scope, record=False)
+        r = mem.recall(q, k=k, scope=self.scope, record=False, floor=floor)
         took = (time.perf_counter() - t0) * 1e3
-        sources = {h.id: mem.get(h.id).get("source") for h in r.hits}
+        sources = {h.id: h.source for h in r.hits}
         mapping = None
         if r.analogy is not None:  # the mapping's pairs index the turn's and the memory's events
             turn, theirs = mem.events_in(q), mem.events(r.analogy.id)
             mapping = [(_event(turn[i]) if i < len(turn) else "?", _event(theirs[j]) if j < len(theirs) else "?")
                        for i, j in r.analogy.why.get("events") or []]
-        return self.page("recall.html", q=q, k=k, r=r, took=took, sources=sources, mapping=mapping)
+        chance = _odds(r.analogy.why["p"]) if r.analogy is not None and "p" in r.analogy.why else None
+        return self.page("recall.html", q=q, k=k, r=r, took=took, sources=sources, mapping=mapping, floor=floor,
+                         chance=chance)
 
     def memory(self, request: Request) -> Response:
         mem, scope = self.mem, self.scope
@@ -310,7 +329,7 @@ def create_app(mem, *, read_only: bool = False, scope: str | None = None, token:
     mem : fastmem.Memory
         The store (the app does not close it).
     read_only : bool
-        Show no control that writes, and refuse every POST (403).
+        Show no control that writes, and refuse every POST but a search's and the sign-in (403).
     scope : str, optional
         Confine every page to this scope (a memory of another scope is not found).
     token : str, optional
@@ -322,7 +341,8 @@ def create_app(mem, *, read_only: bool = False, scope: str | None = None, token:
     if token is not None:
         check_token(token)
     site = _Site(mem, read_only=read_only, scope=scope, token=token)
-    routes = [Route("/", site.home), Route("/recall", site.recall), Route("/memory/{mid}", site.memory),
+    routes = [Route("/", site.home), Route("/recall", site.recall, methods=["GET", "POST"]),
+              Route("/memory/{mid}", site.memory),
               Route("/memory/{mid}/forget", site.forget, methods=["GET"] if read_only else ["GET", "POST"]),
               Route("/graph", site.graph), Route("/review", site.review), Route("/use", site.use),
               Route("/health", site.health), Route("/login", site.login, methods=["GET", "POST"])]
@@ -331,7 +351,8 @@ def create_app(mem, *, read_only: bool = False, scope: str | None = None, token:
     app = Starlette(routes=routes, exception_handlers={FastmemError: site.library_error,
                                                       HTTPException: site.http_error, Exception: site.crash})
     async def read_only_front(scope_, receive, send) -> None:  # a crafted POST anywhere: the read-only page
-        if scope_["type"] == "http" and scope_["method"] not in ("GET", "HEAD") and scope_.get("path") != "/login":
+        if scope_["type"] == "http" and scope_["method"] not in ("GET", "HEAD") \
+                and scope_.get("path") not in ("/login", "/recall"):  # a search reads
             await site.refuse_writes(scope_, receive, send)
             return
         await app(scope_, receive, send)

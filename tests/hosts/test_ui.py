@@ -115,12 +115,14 @@ def test_read_only_shows_no_writing_control_and_refuses_a_crafted_post(passes):
     for url in ("/", f"/memory/{first}", f"/memory/{chunk}", "/health", "/recall?q=Omar", "/review",
                 "/graph?name=Omar", "/use"):
         html = c.get(url).text
+        html = re.sub(r'<form class="search".*?</form>', "", html, flags=re.S)  # a search reads, by POST
         assert 'method="post"' not in html.lower() and "/forget" not in html, url
         assert "Approve" not in html and "Dissolve" not in html, url
     assert "Approve" in TestClient(create_app(m)).get("/review").text  # shown when the server writes
-    for url in (f"/memory/{first}/forget", "/", "/recall", f"/review/chunk/{chunk}/dissolve"):
+    for url in (f"/memory/{first}/forget", "/", f"/review/chunk/{chunk}/dissolve"):
         r = c.post(url, data={"csrf": "x"})
         assert r.status_code == 403 and "read-only" in r.text
+    assert c.post("/recall", data={"q": "Omar"}).status_code == 200  # a search is a read
     assert m.get(first) and m.chunks() == chunks
 
 
@@ -143,6 +145,29 @@ def test_errors_are_pages_with_the_librarys_message(mem):
     assert r.status_code == 400 and "k must be a whole number" in r.text
     r = c.get("/recall", params={"q": "x", "k": "0"})
     assert r.status_code == 400 and "between 1 and 50" in r.text
+    r = c.get("/", params={"offset": "-1"})
+    assert r.status_code == 400 and "a whole number of 0 or more" in r.text and "4611686018427387904" not in r.text
+    r = c.post("/recall", data={"q": "where is Lena? " * 5000})  # 75,000 characters: posted, the app's own page
+    assert r.status_code == 400 and "over the maximum of 32,000" in r.text and "Traceback" not in r.text
+
+
+def test_the_recall_page_says_in_words_why_and_why_not(mem):
+    """The analogy card reads as a sentence (numbers behind "details"); a turn with no analogy
+    says why; chit-chat gets the evidence floor's verdict instead of confident unrelated hits,
+    and the nearest memories only on request."""
+    m, ids = mem
+    c = TestClient(create_app(m, scope=""))
+    page = c.post("/recall", data={"q": RHYME, "k": 3}).text
+    card = page[page.index('id="analogy"'):page.index('id="hits"')]
+    assert "Reminds me of" in card and "odds of 1 in" in card and "<details>" in card
+    assert card.index("<details>") < card.index("bits") and "p =" not in card[:card.index("<details>")]
+    none = c.post("/recall", data={"q": "How often does the staging password rotate?"}).text
+    assert 'id="no-analogy"' in none and "No analogy: " in none and 'id="analogy"' not in none
+    chat = c.post("/recall", data={"q": "haha ok cool, thanks!"}).text
+    assert 'id="grounding"' in chat and "This turn is small talk" in chat
+    assert not re.findall(r'<td><a href="/memory/(\d+)">', chat)
+    anyway = c.post("/recall", data={"q": "haha ok cool, thanks!", "floor": "0"}).text
+    assert re.findall(r'<td><a href="/memory/(\d+)">', anyway)
 
 
 def _car_category(m):
@@ -309,6 +334,31 @@ def test_in_a_browser_recall_shows_the_hit_and_the_mapping_and_forget_removes_it
     assert ids[3] not in [h.id for h in m.recall("staging password", k=5, record=False).hits]
 
 
+def test_in_a_browser_the_recall_page_explains_the_analogy_its_absence_and_chit_chat(mem, browser):
+    """What a user reads: the analogy card in words with the numbers folded away, why there is no
+    analogy, and for chit-chat the floor's verdict with the nearest memories one click away."""
+    m, ids = mem
+    with _Server(create_app(m)) as url:
+        page = browser.new_page()
+        page.goto(url + "/")
+        page.get_by_label("query").fill(RHYME)
+        page.get_by_role("button", name="Recall").click()
+        card = page.locator("#analogy")
+        assert "Reminds me of" in card.inner_text() and "odds of 1 in" in page.locator("#chance").inner_text()
+        assert not page.locator("#reason").is_visible()  # bits and p behind "details"
+        page.locator("#analogy summary").click()
+        assert "bits" in page.locator("#reason").inner_text()
+        page.get_by_label("query").fill("How often does the staging password rotate?")
+        page.get_by_role("button", name="Recall").click()
+        assert page.locator("#no-analogy").inner_text().startswith("No analogy: ")
+        page.get_by_label("query").fill("haha ok cool, thanks!")
+        page.get_by_role("button", name="Recall").click()
+        assert "An agent would be shown nothing here" in page.locator("#grounding").inner_text()
+        assert page.locator("#hits tr").count() == 1  # the header only
+        page.get_by_role("button", name="Show the nearest memories anyway").click()
+        assert page.locator("#hits tr").count() > 1
+
+
 def test_in_a_browser_read_only_has_no_forget_and_a_token_server_asks_to_sign_in(mem, browser):
     m, ids = mem
     with _Server(create_app(m, read_only=True)) as url:
@@ -316,7 +366,7 @@ def test_in_a_browser_read_only_has_no_forget_and_a_token_server_asks_to_sign_in
         page.goto(f"{url}/memory/{ids[0]}")
         assert "Lena" in page.locator("#text").inner_text()
         assert page.get_by_role("link", name="Forget this memory…").count() == 0
-        assert page.locator("form[method=post]").count() == 0
+        assert page.locator("form[method=post]:not(.search)").count() == 0  # a search reads
     with _Server(create_app(m, token=TOKEN)) as url:
         page = browser.new_page()
         r = page.goto(url + "/")

@@ -40,7 +40,7 @@ def test_chit_chat_gets_no_hits_and_questions_keep_their_evidence(store):
         plain = store.recall(turn, k=5, record=False, analogy=False)
         floored = store.recall(turn, k=5, record=False, analogy=False, floor=True)
         assert plain.hits and floored.hits == (), (turn, floored.grounding)
-        assert floored.grounding["grounded"] is False and floored.grounding["by"] is None
+        assert floored.grounding["grounded"] is False and floored.grounding["by"] in (None, "small talk")
     for q, answer in QUESTIONS:
         plain = store.recall(q, k=5, record=False, analogy=False)
         floored = store.recall(q, k=5, record=False, analogy=False, floor=True)
