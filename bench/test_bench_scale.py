@@ -168,12 +168,12 @@ def test_slot_stage(benchmark, store):
     embedding and the parse excluded). ``extra_info["fires"]``: the share of turns answered."""
     m, n, _ = store
     benchmark.group = f"slot {n // 1000}k"
-    from fastmem.recall import channels as C
+    from fastmem.recall.channels.vector import vector
 
     prepared = []
     for q in B.queries(20, seed=6):
         vec = m.embedder.encode([q])[0]
-        _, labels = C.vector(m.internals.index, vec, 40, None)
+        _, labels = vector(m.internals.index, vec, 40, None)
         r = m.recall(q, k=10, record=False, analogy=False)
         turn = m.internals.slot.prepare(q, m.extractor, m.analogy_settings.z_min)
         prepared.append((turn, vec, labels, [h.id for h in r.hits]))

@@ -309,27 +309,30 @@ def browser():
             b.close()
 
 
+def _ask(page, text: str) -> None:
+    """Recall ``text`` through the page's search form, as a user does."""
+    page.get_by_label("query").fill(text)
+    page.get_by_role("button", name="Recall").click()
+
+
 def test_in_a_browser_recall_shows_the_hit_and_the_mapping_and_forget_removes_it(mem, browser):
     m, ids = mem
     with _Server(create_app(m)) as url:
         page = browser.new_page()
         page.goto(url + "/")
-        page.get_by_label("query").fill(RHYME)
-        page.get_by_role("button", name="Recall").click()
+        _ask(page, RHYME)
         page.wait_for_selector("#hits")
         assert "Lena moved from Lisbon to Berlin" in page.locator("#analogy").inner_text()
         mapping = page.locator("#mapping").inner_text()
         assert mapping.count("person move place, time") == 2  # the turn's event and the memory's, side by side
-        page.get_by_label("query").fill("How often does the staging password rotate?")
-        page.get_by_role("button", name="Recall").click()
+        _ask(page, "How often does the staging password rotate?")
         first = page.locator("#hits tr").nth(1)
         assert "password rotates every 30 days" in first.inner_text()
         first.get_by_role("link").first.click()
         page.get_by_role("link", name="Forget this memory…").click()
         page.get_by_role("button", name="Forget it").click()
         assert "forgotten" in page.locator("#done").inner_text()
-        page.get_by_label("query").fill("How often does the staging password rotate?")
-        page.get_by_role("button", name="Recall").click()
+        _ask(page, "How often does the staging password rotate?")
         assert "password rotates" not in page.locator("#hits").inner_text()
     assert ids[3] not in [h.id for h in m.recall("staging password", k=5, record=False).hits]
 
@@ -341,18 +344,15 @@ def test_in_a_browser_the_recall_page_explains_the_analogy_its_absence_and_chit_
     with _Server(create_app(m)) as url:
         page = browser.new_page()
         page.goto(url + "/")
-        page.get_by_label("query").fill(RHYME)
-        page.get_by_role("button", name="Recall").click()
+        _ask(page, RHYME)
         card = page.locator("#analogy")
         assert "Reminds me of" in card.inner_text() and "odds of 1 in" in page.locator("#chance").inner_text()
         assert not page.locator("#reason").is_visible()  # bits and p behind "details"
         page.locator("#analogy summary").click()
         assert "bits" in page.locator("#reason").inner_text()
-        page.get_by_label("query").fill("How often does the staging password rotate?")
-        page.get_by_role("button", name="Recall").click()
+        _ask(page, "How often does the staging password rotate?")
         assert page.locator("#no-analogy").inner_text().startswith("No analogy: ")
-        page.get_by_label("query").fill("haha ok cool, thanks!")
-        page.get_by_role("button", name="Recall").click()
+        _ask(page, "haha ok cool, thanks!")
         assert "An agent would be shown nothing here" in page.locator("#grounding").inner_text()
         assert page.locator("#hits tr").count() == 1  # the header only
         page.get_by_role("button", name="Show the nearest memories anyway").click()
