@@ -81,10 +81,12 @@ def main() -> int:
         stored = m.count()
     for name, rs in rows.items():
         print(f"{name:8s} runs {len(rs)}  exit codes {sorted({r['rc'] for r in rs})}  tracebacks in logs {tb[name]}  "
-              f"wall median {statistics.median(r['wall'] for r in rs):.2f} s (max {max(r['wall'] for r in rs):.2f})  "
+              f"wall median {statistics.median(r['wall'] for r in rs):.2f} s, mean {statistics.mean(r['wall'] for r in rs):.2f} "
+              f"(max {max(r['wall'] for r in rs):.2f})  "
               f"peak median {statistics.median(r['peak_mb'] for r in rs):.0f} MB")
     added = statistics.median(r["wall"] for r in rows["fastmem"]) - statistics.median(r["wall"] for r in rows["none"])
-    print(f"added wall time (medians) {added:+.2f} s; turns stored {stored} of {2 * a.runs}; pending after each run "
+    mean = statistics.mean(r["wall"] for r in rows["fastmem"]) - statistics.mean(r["wall"] for r in rows["none"])
+    print(f"added wall time: medians {added:+.2f} s, means {mean:+.2f} s; turns stored {stored} of {2 * a.runs}; pending after each run "
           f"{pending}")
     return 0
 

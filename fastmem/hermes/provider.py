@@ -47,6 +47,15 @@ SHUTDOWN_DERIVE_S = 2.0
 IN_CONTEXT_MAX = 4096
 #: Most seconds ``prefetch`` waits for turns still being derived (hermes allows 8 s in all).
 PREFETCH_WAIT_S = 0.5
+#: Seconds after the first turn before the models start loading. A one-shot `hermes chat -q`
+#: is usually over by then and loads nothing (its turns are committed; the next process derives
+#: them), instead of waiting at exit for a load that no recall of its own would use; in a
+#: session the next turn comes later than this anyway (the first turn's block needs no model).
+WARMUP_DELAY_S = 2.0
+#: ...unless this many turns are pending (left by earlier short processes): the models then
+#: load at once and derive them, so a run of one-shots keeps at most about this many turns
+#: found by keyword alone, and every few one-shots one pays the load.
+PENDING_NOW = 16
 
 
 def split_passages(text: str, limit: int = MAX_TEXT_CHARS) -> list[str]:
@@ -92,6 +101,7 @@ class FastmemProvider(MemoryProvider):
         self._pool: ThreadPoolExecutor | None = None
         self._ready = threading.Event()  # models loaded
         self._warming: threading.Thread | None = None
+        self._warm_timer: threading.Timer | None = None
         # ids of this session's turns the model still sees verbatim in its context (written
         # since the session began or its context was last compressed): never a line of the
         # block, which is for what the context lacks; at most IN_CONTEXT_MAX kept
@@ -187,13 +197,27 @@ class FastmemProvider(MemoryProvider):
         # needs no model and its model call leaves the CPU idle.
         self._warming = threading.Thread(target=self._warm, args=(self._mem,), name="fastmem-warmup", daemon=True)
 
-    def _start_warmup(self) -> None:
+    def _start_warmup(self, delay: float | None = None) -> None:
+        """Start loading the models: after ``delay`` seconds (default :data:`WARMUP_DELAY_S`, or
+        none when :data:`PENDING_NOW` turns are pending; the first call sets the timer, a call
+        with ``delay=0`` starts at once)."""
         w = self._warming
-        if w is not None and not w.is_alive() and not self._ready.is_set() and w.ident is None:
-            try:
-                w.start()
-            except RuntimeError:  # started by another thread meanwhile
-                pass
+        if w is None or w.is_alive() or self._ready.is_set() or w.ident is not None:
+            return
+        if delay is None:
+            mem = self._mem
+            delay = 0.0 if mem is not None and mem.pending_count() >= PENDING_NOW else WARMUP_DELAY_S
+        if delay > 0:
+            with self._ctx_lock:
+                if self._warm_timer is None:
+                    self._warm_timer = threading.Timer(delay, self._start_warmup, kwargs={"delay": 0})
+                    self._warm_timer.daemon = True
+                    self._warm_timer.start()
+            return
+        try:
+            w.start()
+        except RuntimeError:  # started by another thread meanwhile
+            pass
 
     def _warm(self, mem) -> None:
         """Load the models off the agent's path, then finish what earlier processes left
@@ -224,6 +248,9 @@ class FastmemProvider(MemoryProvider):
         """Close the store within hermes' exit budget: every turn is already committed; the
         background derivation gets at most :data:`SHUTDOWN_DERIVE_S` seconds, what it has not
         finished stays pending for the next process."""
+        timer, self._warm_timer = self._warm_timer, None
+        if timer is not None:
+            timer.cancel()  # a one-shot that ends before the delay loads no model at all
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)  # a model still loading is not waited for
@@ -289,7 +316,7 @@ class FastmemProvider(MemoryProvider):
             return False
         deadline = None if timeout is None else time.monotonic() + timeout
         if self._warming is not None:
-            self._start_warmup()
+            self._start_warmup(delay=0)  # asked to be ready: no delay
             self._warming.join(timeout)
             if self._warming.is_alive():
                 return False

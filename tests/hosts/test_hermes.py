@@ -360,3 +360,27 @@ def test_a_standing_instruction_from_an_earlier_session_opens_the_block(home):
     out = json.loads(mm2.handle_tool_call("fastmem_recall", {"query": "Show me a Python class for a CSV row."}))
     assert any("type hints" in s["statement"] for s in out["standing"])
     mm2.shutdown_all()
+
+
+def test_a_short_process_loads_no_model_until_turns_pile_up(home):
+    """The models load WARMUP_DELAY_S after the first turn, so a one-shot that ends sooner
+    loads none (its turns wait, pending, for a later process); once PENDING_NOW turns are
+    pending, the first turn loads them at once and they are derived."""
+    from fastmem.hermes import provider as P
+
+    for i in range(P.PENDING_NOW // 2):
+        mm, p = _manager(home, session=f"one-{i}")
+        mm.prefetch_all(f"My cousin number {i} moved to Oslo.", session_id=f"one-{i}")
+        mm.sync_all(f"My cousin number {i} moved to Oslo.", "Noted.", session_id=f"one-{i}")
+        assert mm.flush_pending(timeout=30)
+        mm.shutdown_all()
+        assert p._warming.ident is None  # no thread ever loaded a model
+    with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:
+        assert m.pending_count() == P.PENDING_NOW and m.count() == P.PENDING_NOW  # nothing lost
+    mm, p = _manager(home, session="later")
+    mm.prefetch_all("Who moved to Oslo?", session_id="later")
+    assert p._warming.ident is not None  # started with the turn, no delay
+    assert p.wait(timeout=300)
+    mm.shutdown_all()
+    with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:
+        assert m.pending_count() == 0

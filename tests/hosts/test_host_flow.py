@@ -103,7 +103,8 @@ def test_the_block_never_repeats_a_turn_of_this_conversation(tmp_path, monkeypat
     turn committed while the block is computed is still one the model sees in its context."""
     home = _home(tmp_path, monkeypatch)
     mm, p = _manager(home, "s0")
-    _turn(mm, "s0", "Caroline told me her violin teacher moved to Oslo.", "Noted.")  # an older conversation
+    _turn(mm, "s0", "Caroline told me her violin teacher moved to Oslo.", "Noted.")  # an older conversation,
+    assert mm.flush_pending(timeout=60) and p.wait(timeout=300)  # long enough ago to be derived
     mm.shutdown_all()
     mm, p = _manager(home, "s1")
     p._warming = None  # the channels that need no model: the block is computed in milliseconds
