@@ -40,7 +40,7 @@ def _out(obj) -> None:
 
 def _hit(h) -> dict:
     return {"id": h.id, "text": h.text, "score": h.score, "scope": h.scope, "at": h.at, "speaker": h.speaker,
-            "source": getattr(h, "source", None), "why": h.why}
+            "source": h.source, "why": h.why}
 
 
 def _recall_json(res) -> dict:
@@ -48,19 +48,19 @@ def _recall_json(res) -> dict:
     source and channel ranks, the analogy or why there is none, the standing statements."""
     return {"query": res.query, "hits": [_hit(h) for h in res.hits],
             "analogy": None if res.analogy is None else _hit(res.analogy), "analogy_reason": res.analogy_reason,
-            "standing": [{"id": x.id, "kind": x.kind, "sentence": x.sentence} for x in res.standing],
+            "standing": [{"id": x.id, "kind": x.kind, "reach": x.reach, "sentence": x.sentence} for x in res.standing],
             "grounding": res.grounding, "timings_ms": res.timings_ms}
 
 
 def _print_recall(res) -> None:
     print(f"> {res.query}")
     for x in res.standing:
-        print(f"  standing {x.kind} [{x.id}]: {x.sentence}")
+        print(f"  standing {x.reach} {x.kind} [{x.id}]: {x.sentence}")
     for i, h in enumerate(res.hits, 1):
         chans = ", ".join(f"{c} #{v['rank']}" for c, v in h.why.items() if isinstance(v, dict) and "rank" in v)
         extra = f"; stands for {len(h.why['chunk']['suppressed'])} members" if "chunk" in h.why else ""
         said = " · ".join(x for x in (h.at.strftime("%Y-%m-%d %H:%M") if h.at else None, h.speaker,
-                                      getattr(h, "source", None)) if x)
+                                      h.source) if x)
         print(f"{i:3d}. [{h.id}] {h.score:.4f}  {h.text}")
         print(f"       {said + ' | ' if said else ''}{chans}; use x{h.why['use']['weight']:.2f}{extra}")
     if res.analogy is not None:

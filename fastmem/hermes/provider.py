@@ -361,9 +361,9 @@ class FastmemProvider(MemoryProvider):
             # a global instruction once per session (then the context holds it), a topical one
             # on each turn it applies to, neither when the turn that said it is in the context
             standing = tuple(x for x in res.standing if x.id not in seen
-                             and not (getattr(x, "reach", "") == "global" and x.id in self._globals_shown))
+                             and not (x.reach == "global" and x.id in self._globals_shown))
             shown_before = set(self._globals_shown)
-            self._globals_shown.update(x.id for x in standing if getattr(x, "reach", "") == "global")
+            self._globals_shown.update(x.id for x in standing if x.reach == "global")
             res = replace(res, hits=tuple(h for h in res.hits if not is_chatter(h.text)
                                           and h.id not in shown_before)[:k],
                           standing=standing)

@@ -51,7 +51,7 @@ def standing_metadata(s) -> dict[str, Any]:
 
     return {"kind": s.kind, "id": s.id, "statement": s.sentence, "polarity": s.polarity,
             "score": round(float(s.score), 6), "at": datetime.fromtimestamp(s.at, timezone.utc).isoformat(),
-            "supersedes": list(s.supersedes), "reach": getattr(s, "reach", "topical")}
+            "supersedes": list(s.supersedes), "reach": s.reach}
 
 
 def tool_hit(h) -> dict[str, Any]:

@@ -16,9 +16,12 @@ source when that one states something, and falls to :data:`QUESTION_WEIGHT` of i
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
+
+from ..util.text import strip_label
 
 __all__ = ["ORDERS", "MMR_REDUNDANCY", "SPREAD_POOL", "QUESTION_WEIGHT", "listy", "spread", "by_time", "only_asks",
            "answers_first"]
@@ -45,8 +48,6 @@ _ASKS = re.compile(r"^(?:(?:so|and|but|hey|ok|okay|oh|well|also|btw)[,\s]+)*(?:w
 def only_asks(text: str) -> bool:
     """Whether a memory's text (its speaker label aside) is questions only: every sentence ends
     with a question mark and opens as a question does."""
-    from ..util.text import strip_label
-
     parts = [p.strip(" \t\"'()*-") for p in _SENTENCE.findall(strip_label(text))]
     parts = [p for p in parts if p]
     return bool(parts) and all(p.endswith("?") and _ASKS.match(p) for p in parts)
@@ -55,10 +56,8 @@ def only_asks(text: str) -> bool:
 def says_something(text: str) -> bool:
     """Whether a memory's text states anything: a sentence that is not a question
     ("Sorry, remind me?" and "I don't know, where?" do not answer)."""
-    from ..util.text import strip_label
-
-    return any(p.strip(" \t\"'()*-") and not p.strip(" \t\"'()*-").endswith("?")
-               for p in _SENTENCE.findall(strip_label(text)))
+    parts = (p.strip(" \t\"'()*-") for p in _SENTENCE.findall(strip_label(text)))
+    return any(p and not p.endswith("?") for p in parts)
 
 
 def answers_first(db, ranked: list[tuple[int, float]], depth: int, *, scope: str | None = None,
@@ -70,8 +69,6 @@ def answers_first(db, ranked: list[tuple[int, float]], depth: int, *, scope: str
     top = ranked[:depth]
     if not top:
         return ranked
-    import json
-
     rows = {mid: (text, src) for mid, text, src in db.execute(
         "SELECT id, text, source FROM memories WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps([m for m, _ in top]),))}
