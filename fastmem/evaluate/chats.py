@@ -13,9 +13,10 @@ is asked with ``recall(k=10, scope=chat)``. Per kind:
 - ``order``: every evidence message in the top 10 (all@10), and, of those, the share whose
   hits come in the order said (``order="time"``).
 
-Baselines in the same run: the vector channel alone, and a plain embedding that reads a
-message's first window only (what sentence-transformers does with the first 256 word
-pieces), ranked by cosine.
+Baselines in the same run: each channel alone (``channel:NAME``), and a plain embedding that
+reads a message's first window only (what sentence-transformers does with the first 256 word
+pieces), ranked by cosine (``truncated``). A chat with a ``part`` (``"dev"`` or ``"heldout"``:
+``tests/data/long_chats.json``) is also counted under ``SYSTEM@PART``.
 """
 
 from __future__ import annotations
@@ -53,8 +54,10 @@ def _truncated(embedder, texts: list[str]) -> np.ndarray:
 def evaluate(chats: list[dict], *, memory_kw: dict | None = None, baselines: bool = True) -> dict:
     """Per kind and system, the share of questions found (see the module docstring)."""
     import fastmem
+    from ..recall.channels import NAMES
 
     score: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    seen: dict[tuple[str, str], int] = {}
     with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "chats.db"), **(memory_kw or {})) as m:
         for chat in chats:
             msgs = chat["messages"]
@@ -88,15 +91,25 @@ def evaluate(chats: list[dict], *, memory_kw: dict | None = None, baselines: boo
                 k = 10 if kind == "order" else 5
                 if not baselines:
                     continue
-                v = m.recall(q["question"], k=k, scope=chat["id"], record=False, analogy=False, channels=["vector"])
-                got = {of[h.id] for h in v.hits}
-                score["vector"][kind].append(float(ev <= got) if kind == "order" else float(bool(ev & got)))
+                for ch in NAMES:
+                    v = m.recall(q["question"], k=k, scope=chat["id"], record=False, analogy=False, channels=[ch])
+                    got = {of[h.id] for h in v.hits}
+                    score["channel:" + ch][kind].append(float(ev <= got) if kind == "order" else float(bool(ev & got)))
+                    if q.get("long") and ch == "vector":
+                        score["channel:vector"]["long"].append(float(bool(ev & got)))
                 qv = m.embedder.encode([q["question"]])[0]
                 top = [msgs[i]["id"] for i in np.argsort(-(trunc @ qv))[:k]]
                 score["truncated"][kind].append(float(ev <= set(top)) if kind == "order" else float(bool(ev & set(top))))
                 if q.get("long"):
-                    score["vector"]["long"].append(float(bool(ev & got)))
                     score["truncated"]["long"].append(float(bool(ev & set(top))))
+            if chat.get("part"):  # the same figures again, under SYSTEM@PART
+                for sys_, kinds in list(score.items()):
+                    if "@" in sys_:
+                        continue
+                    for kd, vals in kinds.items():
+                        done = seen.get((sys_, kd), 0)
+                        score[f"{sys_}@{chat['part']}"][kd].extend(vals[done:])
+            seen.update({(sys_, kd): len(vals) for sys_, kinds in score.items() for kd, vals in kinds.items()})
     out = {sys: {k: (round(float(np.mean(v)), 3), len(v)) for k, v in kinds.items()} for sys, kinds in score.items()}
     for sys, kinds in score.items():
         allq = [x for k in KINDS for x in kinds.get(k, [])]
