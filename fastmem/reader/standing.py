@@ -53,7 +53,8 @@ _CUE = re.compile(
     r"\b(always|never|ever|whenever|from now on|going forward|in (the )?future|every time|each time|any time|"
     r"prefer\w*|rather|like|love|enjoy\w*|hate|dislike|detest|favou?rite|fan of|can'?t stand|cannot stand|"
     r"don'?t|do not|stop|avoid|please|use|when|if|unless|make sure|remember to|you should|you must|"
-    r"all|every|each|my|your)\b", re.I)
+    r"all|every|each|my|your|suits?|comfortable|happ(?:y|ier|iest)|want|lean\w*|tend|pick|choose|opt|over|"
+    r"appreciate|better|best)\b", re.I)
 _STANDING = {"always", "never", "ever", "whenever"}
 _STANDING_PHRASES = ("from now on", "going forward", "in future", "in the future", "every time", "each time",
                      "any time", "from here on")
@@ -120,9 +121,12 @@ def _label_end(sent) -> int:
 
 
 def _subjects(tok) -> list:
-    """The subjects of ``tok``, less a speaker label the parser took for one."""
+    """The subjects of ``tok``, less a speaker label the parser took for one and a heading
+    before a colon ("Quick request for the future: if I ask ..., explain ...")."""
     start = _label_end(tok.sent)
-    return [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass", "expl") and c.i >= start]
+    colon = max((t.i for t in tok.sent if t.text == ":" and t.i < tok.i), default=-1)
+    return [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass", "expl") and c.i >= start
+            and not c.i < colon]
 
 
 def _first_person(tok) -> bool:
@@ -157,15 +161,29 @@ def _about_something(v) -> bool:
     return any(t.pos_ in ("NOUN", "PROPN", "X") and t.lower_ not in ("time", "times") for t in v.subtree)
 
 
-def _condition(root) -> str | None:
+def _condition(root, *, below: bool = False) -> str | None:
     """A clause under ``root`` introduced by when/if/unless whose subject is the user or the
-    assistant ("when I ask for shell commands", "if you review my code"): its text."""
+    assistant ("when I ask for shell commands", "if you review my code"): its text.
+    ``below``: not ``root``'s own clause (the "if you ..." of a wish is the order itself)."""
     for c in root.subtree:
+        if below and c.i == root.i:
+            continue
         if c.dep_ in ("advcl", "relcl") and c.tag_ != "MD" and any(
                 m.lower_ in _COND_MARKS for m in c.children if m.dep_ in ("mark", "advmod")):
-            if any(s.lower_ in ("i", "you", "we") for s in _subjects(c)):  # not "when you can"
+            if any(s.lower_ in ("i", "you", "we") or _about_the_ask(s) for s in _subjects(c)):  # not "when you can"
                 return "".join(t.text_with_ws for t in c.subtree).strip()
     return None
+
+
+#: A condition about the user's asking ("whenever my question is about testing", "when the
+#: topic is accessibility"), by its subject.
+_ASK_NOUNS = {"question", "questions", "topic", "request", "requests", "query", "subject", "task", "conversation",
+              "discussion"}
+
+
+def _about_the_ask(subj) -> bool:
+    """A condition's subject is the user's question or topic, or anything of the user's."""
+    return subj.lower_ in _ASK_NOUNS or any(k.lower_ in ("my", "our") for k in subj.children if k.dep_ == "poss")
 
 
 def _general_scope(sent) -> bool:
@@ -241,7 +259,8 @@ def _imperative(v) -> bool:
         return False
     if v.lemma_.lower() in _PREF_POS | _PREF_NEG:  # "Love how you ...": a preference, its "I" dropped
         return False
-    if not (v.tag_ in ("VB", "VBP") or (v.tag_ == "VBN" and any(c.lower_ == "never" for c in v.children))):
+    if not (v.tag_ in ("VB", "VBP") or (v.tag_ == "VBN" and any(c.lower_ == "never" for c in v.children))
+            or (v.tag_ == "VBD" and v.lower_ == v.lemma_.lower() and v.i == sent.root.i)):  # "put", "set", "cut"
         return False
     return v.dep_ == "ROOT" or moved or _clause_start(v) or any(c.dep_ == "neg" or c.lower_ in _STANDING for c in v.children
                                                        if c.i < v.i and c.i - sent.start <= 2)
@@ -268,8 +287,38 @@ def _negative(sent, v) -> bool:
             or (v.i == sent.root.i and any(t.dep_ == "neg" for t in sent[:3])))
 
 
+#: A request put as a wish: "it would help (me) if you ...", "I'd appreciate it if you ...",
+#: "it'd be better if ... you ...": what follows "if" is the order when the assistant does it.
+_HEDGED = re.compile(r"\b(?:it|i|that)\s*(?:would|'d)\s+(?:really\s+|also\s+)?(?:help(?:\s+me)?(?:\s+a\s+lot)?|"
+                     r"appreciate\s+it|be\s+(?:better|great|nice|helpful|good|ideal|easier|best))\s*,?\s+if\b", re.I)
+
+
+def _hedged(sent) -> tuple[int, str | None] | None:
+    """(polarity, condition) of a request put as a wish, when it holds beyond this turn (a
+    standing word or a condition clause: "it would help me if every time I ask about security
+    you mention ...")."""
+    m = _HEDGED.search(sent.text)
+    if m is None:
+        return None
+    after = sent.start_char + m.end()
+    you = [t for t in sent if t.idx >= after and t.lower_ == "you" and t.dep_ == "nsubj" and t.head.pos_ in ("VERB", "AUX")]
+    if not you:
+        return None
+    v = you[-1].head  # the assistant's verb (the last "you ...": "if, when you suggest X, you keep Y")
+    between = sent.doc.text[after:you[-1].idx]  # what comes between "if" and the order
+    cond = _condition(v, below=True) or (re.search(r"\b(?:when|whenever|every time|any time|each time)\b.*", between.strip(" ,"),
+                                       re.I) or [None])[0]
+    if not (cond or _has_standing_word(sent)) or not _about_something(v):
+        return None
+    neg = any(c.dep_ == "neg" for c in v.children) or any(t.lower_ == "never" and t.head.i == v.i for t in sent)
+    return (-1 if neg else 1), (cond.strip(" ,") if cond else None)
+
+
 def _instruction(sent) -> tuple[int, str | None] | None:
     """(polarity, the condition clause or None) of an instruction, or None."""
+    hedged = _hedged(sent)
+    if hedged is not None:
+        return hedged
     general = _general_scope(sent)
     for v in _clauses(sent):
         if _addressed(v):
@@ -319,6 +368,70 @@ def _holder_first_person(v) -> bool:
     return False
 
 
+#: Verbs of choosing: with the user as subject and "over" / "rather than" / "instead of" /
+#: "towards" (or under "tend to"), a taste: "I'd pick open standards over ...", "I lean towards
+#: boring tools", "I tend to go for typed languages".
+_CHOOSE = {"pick", "choose", "go", "opt", "lean", "stick", "reach", "favour", "favor"}
+#: "X suits me better", "X works better for me", "X feels safer to me than Y".
+_SUITS = {"suit", "work", "feel", "sit"}
+#: "I'm more comfortable with X than Y", "I'm happiest with plain CSS".
+_AT_EASE = {"comfortable", "happy", "happier", "happiest", "confident", "productive"}
+
+
+def _choice(sent) -> int | None:
+    """A taste said without a verb of liking: choosing one thing over another, a thing that
+    suits the user better, the user at ease with a thing, or the user not wanting a thing."""
+    for v in sent:
+        if v.pos_ not in ("VERB", "AUX"):
+            continue
+        lemma = v.lemma_.lower()
+        kids = list(v.children)
+        neg = any(c.dep_ == "neg" for c in kids)
+        if lemma in _CHOOSE and (_first_person(v) or (v.dep_ == "xcomp" and v.head.lemma_ == "tend"
+                                                      and _first_person(v.head))):
+            if v.tag_ in ("VBD", "VBN") or any(c.dep_ == "prt" for c in kids):  # "I went for", "I picked up"
+                continue
+            near = kids + [k for c in kids if c.dep_ == "dobj" for k in c.children]
+            preps = {c.lower_ for c in near if c.dep_ in ("prep", "advmod")}
+            if preps & {"over", "towards", "toward", "instead"} or "rather than" in sent.text.lower() or \
+                    (v.dep_ == "xcomp" and preps & {"for", "with"}):
+                return -1 if neg else 1
+        if lemma in _SUITS and any(c.lower_ == "me" for c in v.subtree) and (
+                any(t.tag_ in ("JJR", "RBR") for t in v.subtree) or lemma == "suit"):
+            subj = _subjects(v)
+            if subj and subj[0].pos_ != "PRON":
+                return -1 if neg else 1
+        if lemma == "be" and _first_person(v):
+            for c in kids:
+                if c.dep_ == "acomp" and c.lower_ in _AT_EASE and any(
+                        k.dep_ == "prep" and k.lower_ in ("with", "in", "using") and any(
+                            o.dep_ == "pobj" and o.pos_ in ("NOUN", "PROPN", "ADJ") for o in k.children)
+                        for k in list(c.children) + kids):  # "I'm more comfortable in Python": under either
+                    if c.lower_ in ("happiest",) or any(k.lower_ in ("more", "most", "than") for k in c.subtree) \
+                            or c.tag_ in ("JJR", "JJS"):
+                        return -1 if neg else 1
+        if lemma == "want" and neg and _first_person(v) and any(_a_thing(c) for c in kids):
+            return -1  # "I don't want user data leaving our servers"
+    low = sent.text.lower().lstrip()
+    if _SUITS_ME.search(low) and not re.match(r"(?:that|this|it|which|sounds|yes|ok)\b", low):
+        return 1  # "free tiers suit me better than paid services"
+    return None
+
+
+_SUITS_ME = re.compile(r"\bsuits?\s+(?:me|us)\s+(?:much\s+|far\s+)?(?:better|best)\b|\b(?:suits?|works?|feels?)\s+"
+                       r"(?:much\s+|far\s+|a\s+lot\s+)?(?:better|best)\s+(?:for|to)\s+(?:me|us)\b")
+
+
+def _a_thing(c) -> bool:
+    """An object that is a thing, not a person or the conversation: a noun ("I don't want
+    ads"), or a clause about a noun ("I don't want user data leaving our servers")."""
+    if c.dep_ == "dobj":
+        return c.pos_ in ("NOUN", "PROPN") and not any(k.lower_ in _DEICTIC | {"your"} for k in c.children)
+    if c.dep_ == "ccomp" and c.pos_ == "VERB":
+        return any(k.dep_ == "nsubj" and k.pos_ in ("NOUN", "PROPN") for k in c.children)
+    return False
+
+
 def _preference(sent) -> int | None:
     low = sent.text.lower()
     if re.search(r"\bmy (all-time )?favou?rite\b", low):
@@ -332,7 +445,7 @@ def _preference(sent) -> int | None:
         verb = next((t for t in sent if t.lower_ == m.group(1).lower()), None)
         if verb is not None and not _conversational(verb) and _lasting(verb):
             return -1 if m.group(1).lower() in _PREF_NEG else 1
-    return None
+    return _choice(sent)
 
 
 def _preference_of(sent, v, low: str) -> int | None:

@@ -14,11 +14,23 @@ Each channel gives ``{memory_id: (rank, score)}`` (rank 1 is best; scores larger
 ``score`` is the default. The weights are each channel's own
 (:attr:`fastmem.recall.channels.spec.ChannelSpec.weight`); a channel without one weighs 1. Why,
 with the figures: ``docs/defaults.md``.
+
+**Long memories** (:func:`length_prior`): a text of many words shares a turn's everyday words
+by its length alone (a long markdown answer that repeats the request it answered), and the
+channels that count shared words (the keyword channel and the context channel that builds on
+it: :attr:`~fastmem.recall.channels.spec.ChannelSpec.long_prior`) find it for that. Their
+evidence for a memory of ``n`` > :data:`LONG_WORDS` words counts ``(LONG_WORDS / n) **
+LONG_POWER``; the vector channel, which scores a long memory by its best window, is unchanged.
 """
 
 from __future__ import annotations
 
 RRF_K = 60.0
+#: A memory of more words than this is long (see :func:`length_prior`; about the 99.9th
+#: percentile of LoCoMo's conversation turns).
+LONG_WORDS = 80
+#: How fast a long memory's shared-word evidence falls with its length.
+LONG_POWER = 2.0
 #: Relative score fusion normalises a channel's scores between its best and its
 #: ``REF_DEPTH``-th best (the smallest candidate pool), so a recall that asks for more hits
 #: (a larger pool) scores the head exactly as a small one does.
@@ -46,12 +58,23 @@ def _tie_ranks(ch: dict[int, tuple[int, float]]) -> dict[int, int]:
     return out
 
 
-def rrf(channels: dict[str, dict[int, tuple[int, float]]], weights: dict[str, float]) -> dict[int, float]:
+def length_prior(words: dict[int, int]) -> dict[int, float]:
+    """What a shared-word channel's evidence counts for each long memory (``words``: memory
+    id -> its word count; a memory of at most :data:`LONG_WORDS` words counts fully and is
+    left out)."""
+    return {m: (LONG_WORDS / n) ** LONG_POWER for m, n in words.items() if n > LONG_WORDS}
+
+
+def rrf(channels: dict[str, dict[int, tuple[int, float]]], weights: dict[str, float],
+        prior: dict[str, dict[int, float]] | None = None) -> dict[int, float]:
+    """Reciprocal-rank fusion; ``prior``: per channel, a factor for some memories' share
+    (:func:`length_prior`), 1 for the rest."""
     fused: dict[int, float] = {}
     for name, ch in channels.items():
         w = weights.get(name, 1.0)
+        pr = (prior or {}).get(name) or {}
         for mid, rank in _tie_ranks(ch).items():
-            fused[mid] = fused.get(mid, 0.0) + w / (RRF_K + rank)
+            fused[mid] = fused.get(mid, 0.0) + w * pr.get(mid, 1.0) / (RRF_K + rank)
     return fused
 
 
@@ -69,14 +92,17 @@ def normalised(ch: dict[int, tuple[int, float]], depth: int = REF_DEPTH) -> dict
     return {m: max(0.0, (s - lo) / span) for m, (_, s) in ch.items()}
 
 
-def relative_score(channels: dict[str, dict[int, tuple[int, float]]], weights: dict[str, float]) -> dict[int, float]:
+def relative_score(channels: dict[str, dict[int, tuple[int, float]]], weights: dict[str, float],
+                   prior: dict[str, dict[int, float]] | None = None) -> dict[int, float]:
+    """Relative score fusion; ``prior`` as for :func:`rrf`."""
     fused: dict[int, float] = {}
     for name, ch in channels.items():
         if not ch:
             continue
         w = weights.get(name, 1.0)
+        pr = (prior or {}).get(name) or {}
         for mid, norm in normalised(ch).items():
-            fused[mid] = fused.get(mid, 0.0) + w * norm
+            fused[mid] = fused.get(mid, 0.0) + w * norm * pr.get(mid, 1.0)
     return fused
 
 

@@ -29,7 +29,8 @@ from . import arrange as A
 from . import channels as C
 from .channels import CHANNELS, ChannelSpec, TurnQuery, channel
 from .evidence import grounded
-from .fusion import REF_DEPTH, drop_boundary_ties
+from .channels.keyword import varint
+from .fusion import REF_DEPTH, drop_boundary_ties, length_prior
 from .scopes import Scopes
 from .stand_in import stand_in
 
@@ -59,7 +60,8 @@ class RecallPipeline:
         Use weights (applied to fused scores; the front records what was surfaced).
     slot : AnalogySlot
     fuse : callable
-        ``fuse({channel: {id: (rank, score)}}) -> {id: score}`` (see :mod:`fastmem.recall.fusion`).
+        ``fuse({channel: {id: (rank, score)}}, weights, prior) -> {id: score}`` (see
+        :mod:`fastmem.recall.fusion`).
     standing : StandingIndex, optional
         The store's standing statements (``Recall.standing``).
     windows : WindowIndex, optional
@@ -123,7 +125,7 @@ class RecallPipeline:
         found = {c: (drop_boundary_ties(v, pool) if CHANNELS[c].cut_ties else v) for c, v in found.items() if c in use}
         if exclude:  # the base ones are filtered already; a neighbour or a speaker's turn may be one
             found.update({c: _without(v, exclude, pool) for c, v in found.items() if CHANNELS[c].derived})
-        fused = self.fuse(found, {c: CHANNELS[c].weight for c in found})
+        fused = self.fuse(found, {c: CHANNELS[c].weight for c in found}, self._long_prior(found))
         # use weights
         weights = self.ledger.weights_for(session)
         for mid in fused:
@@ -166,6 +168,18 @@ class RecallPipeline:
         stood = self.standing.match(vec, frozenset(singular(content_words(query))), scope=scope,
                                     members=self.scopes.allowed(scope), k=standing) if standing else []
         return Recall(query, tuple(hits), an, t, grounding, tuple(stood), an_reason)
+
+    def _long_prior(self, found: dict[str, C.Channel]) -> dict[str, dict[int, float]]:
+        """The length prior of the memories the shared-word channels found
+        (:func:`fastmem.recall.fusion.length_prior`), by channel."""
+        names = [c for c in found if CHANNELS[c].long_prior and found[c]]
+        if not names:
+            return {}
+        ids = sorted(set().union(*(found[c] for c in names)))
+        words = {mid: varint(sz, 0)[0] for mid, sz in self.db.execute(
+            "SELECT id, sz FROM memories_fts_docsize WHERE id IN (SELECT value FROM json_each(?))", (ids_json(ids),))}
+        prior = length_prior(words)
+        return {c: prior for c in names} if prior else {}
 
     def _vectors(self, ids: list[int]) -> np.ndarray:
         """Unit vectors of ``ids`` from the index (zeros for one it lacks: a pending memory)."""

@@ -242,3 +242,43 @@ def test_a_question_asked_again_gets_its_answer_not_its_echo(tmp_path):
         first = m.recall("What is the name of Anna's cat?", k=5, record=False).hits[0]
         assert first.text == "Assistant: Anna's cat is called Pixel.", first.text
         assert m.recall("Where does Tom keep the spare key?", k=5, record=False).hits[0].id == key
+
+
+def test_instructions_put_as_wishes_or_after_a_heading_and_conditions_about_the_question():
+    """Long technical chats (issue: recall on long technical chats): an order put as a wish
+    ("it would help me if ... you ..."), after a heading that the parser takes for its subject
+    ("Quick request for the future: ..."), with a condition about the user's question or topic,
+    or with a base-form verb the small parser tags as past ("put"); each with its condition."""
+    said = ["It would help me a lot if every time I ask about security you mention the relevant OWASP item.",
+            "I think it'd be better if, when you suggest refactors, you keep the public interface unchanged.",
+            "Quick request for the future: if I ask for a regex, explain each part of it on its own line.",
+            "Whenever my question is about testing, mention how to run the test in CI too.",
+            "When the topic is accessibility, cite the WCAG success criterion you're relying on.",
+            "When I ask you to compare two options, put the comparison in a table."]
+    got = detect(said, load_spacy())
+    assert [g.kind if g else None for g in got] == ["instruction"] * len(said), got
+    assert [g.focus for g in got] == ["every time I ask about security", "when you suggest refactors",
+                                      "if I ask for a regex", "Whenever my question is about testing",
+                                      "When the topic is accessibility", "When I ask you to compare two options,"]
+    # a wish for this turn only, and a wish about nothing lasting, are not
+    assert detect(["It would help if you sent me the file.", "I'd appreciate it if you could check my CV."],
+                  load_spacy()) == [None, None]
+
+
+def test_tastes_said_as_choices():
+    """A preference without a verb of liking: one thing over another, a thing that suits the
+    user better, the user at ease with a thing, a thing the user does not want. Not: a past
+    outing ("I went for a walk over the bridge"), a phrasal verb ("picked up ... over the
+    weekend"), a reaction ("that works better for me"), or not wanting the assistant to do something."""
+    said = ["Vendor lock-in worries me, so where I can I'd pick open standards over a cloud provider's services.",
+            "Our team is mostly junior, so I lean towards boring, well-documented tools over clever ones.",
+            "I tend to go for typed languages when a project will live for years.",
+            "Since I'm on a tight budget, free tiers and self-hosting suit me better than paid services.",
+            "I'm much more comfortable in Python than JavaScript.",
+            "I'm happiest with plain CSS; utility frameworks make the markup unreadable for me.",
+            "I care a lot about privacy and I don't want user data leaving our servers."]
+    got = detect(said, load_spacy())
+    assert [(g.kind, g.polarity) if g else None for g in got] == [("preference", 1)] * 6 + [("preference", -1)], got
+    assert detect(["I went for a walk over the bridge.", "I picked up the kids over the weekend.",
+                   "That works better for me, thanks.", "I don't want you to worry.", "I'm happy with that."],
+                  load_spacy()) == [None] * 5

@@ -66,3 +66,41 @@ def test_excluded_memories_leave_the_ranking_of_the_rest_as_it_was(mem):
     # 5 of 20 before. What still moves a few: the keyword channel's word counts, which seed
     # the context channel, include the excluded memories (they are in the store)
     assert same >= 16
+
+
+def test_length_prior():
+    """A shared-word channel's evidence for a memory of more than LONG_WORDS words counts
+    (LONG_WORDS / words) ** LONG_POWER; shorter memories are left out (they count fully)."""
+    p = F.length_prior({1: F.LONG_WORDS, 2: 2 * F.LONG_WORDS, 3: 10})
+    assert p == {2: 0.5 ** F.LONG_POWER}
+    chans = {"keyword": {1: (1, 3.0), 2: (2, 1.0)}, "vector": {1: (2, 0.5), 2: (1, 0.6)}}
+    w = {"keyword": 1.0, "vector": 1.0}
+    assert F.relative_score(chans, w) == {1: 1.0, 2: 1.0}
+    damped = F.relative_score(chans, w, {"keyword": {1: 0.25}})
+    assert damped[1] == 0.25 and damped[2] == 1.0
+    assert F.rrf(chans, w, {"keyword": {1: 0.25}})[1] == 0.25 / (F.RRF_K + 1) + 1 / (F.RRF_K + 2)
+
+
+
+def test_a_long_answer_that_repeats_the_words_does_not_bury_the_short_statement(mem, monkeypatch):
+    """A chat of the long development chats (tests/data/long_chats.json: answers of about
+    600 words that repeat the request's words): the user's message that states a preference
+    (inside a question of its own) is in the top 5 for a later request it should shape; without
+    the length prior, the long answers that share the request's everyday words push it out
+    (checked here by switching the prior off)."""
+    from tests.shared import TESTDATA
+
+    d = json.loads((TESTDATA / "long_chats.json").read_text())["chats"]
+    chat = next(c for c in d if c["id"] == "c0")  # a development chat
+    ids = mem.remember_many([x["text"] for x in chat["messages"]], speaker=[x["role"] for x in chat["messages"]],
+                            progress=False)
+    of = dict(zip(ids, (x["id"] for x in chat["messages"])))
+    facts = [q for q in chat["questions"] if q["kind"] == "preference"]
+
+    def found():
+        return sum(bool(set(q["evidence"]) & {of[h.id] for h in mem.recall(q["question"], k=5, record=False,
+                                                                           analogy=False).hits}) for q in facts)
+
+    with_prior = found()
+    monkeypatch.setattr(F, "LONG_WORDS", 10**9)
+    assert with_prior == len(facts) and found() < with_prior

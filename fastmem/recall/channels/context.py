@@ -79,6 +79,6 @@ def _a_turn(speaker: str | None, head: str) -> bool:
     return speaker is not None or prefix_speaker(head) is not None
 
 
-@channel("context", derived=True, weight=1.0, needs_model=True)
+@channel("context", derived=True, weight=1.0, needs_model=True, long_prior=True)
 def run(p, t: TurnQuery) -> Channel:
     return context(p.db, t.found, t.pool, t.scope)

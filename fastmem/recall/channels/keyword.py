@@ -12,7 +12,7 @@ from ...util.bounded import Bounded
 from ...util.text import fts_terms
 from .spec import Channel, TurnQuery, channel
 
-__all__ = ["Keyword", "KEYWORD_SCOPE_OWN_STATS", "TOKEN_CACHE"]
+__all__ = ["Keyword", "KEYWORD_SCOPE_OWN_STATS", "TOKEN_CACHE", "varint"]
 
 #: A scope of at most this many memories, in a store that holds others, is ranked by the
 #: keyword channel with its own word statistics.
@@ -21,7 +21,7 @@ KEYWORD_SCOPE_OWN_STATS = 2048
 TOKEN_CACHE = 20_000
 
 
-def _varint(b: bytes, i: int) -> tuple[int, int]:
+def varint(b: bytes, i: int) -> tuple[int, int]:
     """An SQLite varint at ``b[i:]``: (value, next offset)."""
     v = 0
     for k in range(9):
@@ -134,7 +134,7 @@ class Keyword:
         cands = [r[0] for r in self.db.execute(
             "SELECT m.id FROM memories_fts JOIN memories m ON m.id=memories_fts.rowid WHERE memories_fts MATCH :q "
             "AND m.scope=:scope", {"q": " OR ".join(terms), "scope": scope})]
-        tokens = sum(_varint(sz, 0)[0] for (sz,) in self.db.execute(
+        tokens = sum(varint(sz, 0)[0] for (sz,) in self.db.execute(
             "SELECT sz FROM memories_fts_docsize WHERE id IN (SELECT value FROM json_each(?))",
             (json.dumps(sorted(members)),)))
         return self._bm25(cands, [(0, t) for t in terms], pool, scope, 0, stats=(len(members), tokens))
@@ -167,8 +167,8 @@ class Keyword:
             blob = self.db.execute("SELECT block FROM memories_fts_data WHERE id=1").fetchone()
             if blob is None:
                 return {}
-            rows, i = _varint(blob[0], 0)
-            tokens, _ = _varint(blob[0], i)
+            rows, i = varint(blob[0], 0)
+            tokens, _ = varint(blob[0], i)
         else:
             rows, tokens = stats
         avgdl = tokens / max(rows, 1)
@@ -198,6 +198,6 @@ class Keyword:
         return {mid: (r + 1, float(sc)) for r, (sc, mid) in enumerate(scored[:pool])}
 
 
-@channel("keyword", also=("derived",), weight=1.0, state=Keyword)
+@channel("keyword", also=("derived",), weight=1.0, state=Keyword, long_prior=True)
 def run(p, t: TurnQuery) -> Channel:
     return p.state["keyword"](t.query, t.fetch, t.scope, p.index.live, extra=t.labels, members=t.members)

@@ -73,6 +73,10 @@ class ChannelSpec:
         It runs only when the turn was embedded.
     needs_model : bool
         It needs the embedding model, itself or through the channels it reads.
+    long_prior : bool
+        It finds memories by the words they share with the turn, which a long text shares by
+        its length alone: its evidence for a long memory is scaled by
+        :func:`fastmem.recall.fusion.length_prior`.
     surfaces : bool
         It can bring a memory to a recall by itself (False for a channel that only rescores
         the others' finds): the usage ledger names it as what surfaced a hit.
@@ -89,6 +93,7 @@ class ChannelSpec:
     needs_vector: bool = False
     needs_model: bool = False
     surfaces: bool = True
+    long_prior: bool = False
 
     def wanted(self, use: frozenset[str], turn: TurnQuery, needs: dict[str, bool]) -> bool:
         """Whether it runs for this turn: asked for, or feeding what was (see ``also``)."""
