@@ -20,7 +20,8 @@ by its length alone (a long markdown answer that repeats the request it answered
 channels that count shared words (the keyword channel and the context channel that builds on
 it: :attr:`~fastmem.recall.channels.spec.ChannelSpec.long_prior`) find it for that. Their
 evidence for a memory of ``n`` > :data:`LONG_WORDS` words counts ``(LONG_WORDS / n) **
-LONG_POWER``; the vector channel, which scores a long memory by its best window, is unchanged.
+LONG_POWER``, more when the vector channel (which scores a long memory by its best window,
+and is itself unchanged) finds it too.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ RRF_K = 60.0
 LONG_WORDS = 80
 #: How fast a long memory's shared-word evidence falls with its length.
 LONG_POWER = 2.0
+#: How near the vector channel's best a long memory must be to keep its shared-word evidence
+#: (see :func:`length_prior`).
+AGREE_POWER = 4.0
 #: Relative score fusion normalises a channel's scores between its best and its
 #: ``REF_DEPTH``-th best (the smallest candidate pool), so a recall that asks for more hits
 #: (a larger pool) scores the head exactly as a small one does.
@@ -58,11 +62,20 @@ def _tie_ranks(ch: dict[int, tuple[int, float]]) -> dict[int, int]:
     return out
 
 
-def length_prior(words: dict[int, int]) -> dict[int, float]:
+def length_prior(words: dict[int, int], meaning: dict[int, float] | None = None) -> dict[int, float]:
     """What a shared-word channel's evidence counts for each long memory (``words``: memory
     id -> its word count; a memory of at most :data:`LONG_WORDS` words counts fully and is
-    left out)."""
-    return {m: (LONG_WORDS / n) ** LONG_POWER for m, n in words.items() if n > LONG_WORDS}
+    left out). ``meaning``: the vector channel's normalised scores (:func:`normalised`); a long
+    memory that it also finds near its best keeps its shared-word evidence, ``p + (1 - p) *
+    v ** AGREE_POWER`` for prior ``p`` and normalised vector score ``v`` (the words it shares
+    are then not shared by length alone)."""
+    meaning = meaning or {}
+    out = {}
+    for m, n in words.items():
+        if n > LONG_WORDS:
+            p = (LONG_WORDS / n) ** LONG_POWER
+            out[m] = p + (1.0 - p) * meaning.get(m, 0.0) ** AGREE_POWER
+    return out
 
 
 def rrf(channels: dict[str, dict[int, tuple[int, float]]], weights: dict[str, float],

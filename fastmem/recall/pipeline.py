@@ -30,7 +30,7 @@ from . import channels as C
 from .channels import CHANNELS, ChannelSpec, TurnQuery, channel
 from .evidence import grounded
 from .channels.keyword import varint
-from .fusion import REF_DEPTH, drop_boundary_ties, length_prior
+from .fusion import REF_DEPTH, drop_boundary_ties, length_prior, normalised
 from .scopes import Scopes
 from .stand_in import stand_in
 
@@ -178,7 +178,7 @@ class RecallPipeline:
         ids = sorted(set().union(*(found[c] for c in names)))
         words = {mid: varint(sz, 0)[0] for mid, sz in self.db.execute(
             "SELECT id, sz FROM memories_fts_docsize WHERE id IN (SELECT value FROM json_each(?))", (ids_json(ids),))}
-        prior = length_prior(words)
+        prior = length_prior(words, normalised(found["vector"]) if found.get("vector") else None)
         return {c: prior for c in names} if prior else {}
 
     def _vectors(self, ids: list[int]) -> np.ndarray:

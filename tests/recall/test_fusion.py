@@ -70,9 +70,13 @@ def test_excluded_memories_leave_the_ranking_of_the_rest_as_it_was(mem):
 
 def test_length_prior():
     """A shared-word channel's evidence for a memory of more than LONG_WORDS words counts
-    (LONG_WORDS / words) ** LONG_POWER; shorter memories are left out (they count fully)."""
+    (LONG_WORDS / words) ** LONG_POWER, more as the vector channel finds it nearer its best;
+    shorter memories are left out (they count fully)."""
     p = F.length_prior({1: F.LONG_WORDS, 2: 2 * F.LONG_WORDS, 3: 10})
     assert p == {2: 0.5 ** F.LONG_POWER}
+    # the vector channel's best keeps its evidence; halfway down it, a little of it
+    q = F.length_prior({2: 2 * F.LONG_WORDS, 4: 4 * F.LONG_WORDS}, {2: 1.0, 4: 0.5})
+    assert q[2] == 1.0 and q[4] == (0.25 ** F.LONG_POWER) + (1 - 0.25 ** F.LONG_POWER) * 0.5 ** F.AGREE_POWER
     chans = {"keyword": {1: (1, 3.0), 2: (2, 1.0)}, "vector": {1: (2, 0.5), 2: (1, 0.6)}}
     w = {"keyword": 1.0, "vector": 1.0}
     assert F.relative_score(chans, w) == {1: 1.0, 2: 1.0}
