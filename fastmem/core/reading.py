@@ -20,6 +20,7 @@ import numpy as np
 from ..derived import graph as G
 from ..derived import usage as U
 from ..errors import InvalidInput, NotFound
+from ..models.combine import Combiner
 from ..models.embedder import encode_queries, encode_query
 from ..passes import categories as CAT
 from ..passes import chunks as CH
@@ -52,6 +53,12 @@ class Reading:
 
     def __init__(self, engine) -> None:
         self.e = engine
+        #: the turns that recalls from several threads hand the analogy slot, parsed together
+        #: and outside the lock (:mod:`fastmem.models.combine`)
+        self.parse = Combiner(self._parse_many)
+
+    def _parse_many(self, texts: Sequence[str]) -> list:
+        return parse_turns(self.e.extractor, list(texts))
 
     # -- recall ----------------------------------------------------------------------------
     def recall_many(self, queries: Sequence[str], *, k, scope, session, analogy, z_min, record, channels, exclude,
@@ -77,9 +84,9 @@ class Reading:
         if order not in ORDERS:
             raise InvalidInput(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
         gate = self.e.slot.settings.z_min if z_min is None else z_min
-        # the turns' embeddings first, without the lock (the slot parses each turn after the
-        # channels; on the parse thread beside the channels or the model it was measured no
-        # faster or slower: a short turn's spaCy parse holds the GIL)
+        # the turns' embeddings and the slot's parse first, without the lock (so that recalls of
+        # several threads overlap there and are combined: fastmem.models.combine); the parse on a
+        # thread beside the model was measured no faster (a short turn's spaCy parse holds the GIL)
         t0 = time.perf_counter()
         slot = analogy and self.e.extractor is not None and self.e.slot.can_fire()
         preload = getattr(self.e.extractor, "load_in_background", None)
@@ -92,14 +99,19 @@ class Reading:
         else:
             vecs = [encode_query(self.e.embedder, queries[0])]
         embed_ms = (time.perf_counter() - t0) * 1e3 / max(len(queries), 1)
-        parsed = parse_turns(self.e.extractor, list(queries)) if (slot and len(queries) > 1) else None
+        # the slot's parse of the turns, before the lock: several turns in one batch, one turn
+        # with the turns of other threads' recalls that arrive meanwhile
+        t1 = time.perf_counter()
+        parsed = None if not slot else (parse_turns(self.e.extractor, list(queries)) if len(queries) > 1
+                                        else [self.parse(queries[0])])
+        parse_ms = (time.perf_counter() - t1) * 1e3 / max(len(queries), 1)
         out = []
         surfacing = [c for c, spec in CHANNELS.items() if spec.surfaces]
         with self.e.reading():
             for qi, (query, vec) in enumerate(zip(queries, vecs)):
                 got = None
-                if parsed is not None:  # several turns: parsed in one batch above
-                    got = (lambda qi=qi: (parsed[qi], 0.0))
+                if parsed is not None:  # parsed above
+                    got = (lambda qi=qi: (parsed[qi], parse_ms))
                 res = self.e.pipeline.run(query, vec, extractor=self.e.extractor, k=int(k), scope=scope,
                                           session=session, use=use, analogy=analogy, z_min=gate, parsed=got,
                                           exclude=skip, floor=floor, standing=standing, order=order)

@@ -128,6 +128,9 @@ class MiniLM:
         are no longer the model's (cosine 0.977-1.0 to them on real turns), so a store
         written with it records model id :data:`INT8_MODEL_ID` and a full-precision embedder
         refuses to open it.
+    combine : bool
+        Single queries that arrive while the model is busy (threads recalling at once) are
+        embedded in one pass (:mod:`fastmem.models.combine`); a lone query runs at once.
     """
 
     model_id = "sentence-transformers/all-MiniLM-L6-v2"
@@ -135,7 +138,7 @@ class MiniLM:
     window_words = 160
 
     def __init__(self, *, batch_size: int = 64, cache_size: int = 1024, backend: str = "auto",
-                 quantized: bool = False) -> None:
+                 quantized: bool = False, combine: bool = True) -> None:
         if backend not in ("auto", "onnx", "numpy", "torch"):
             raise ValueError(f"backend must be 'auto', 'onnx', 'numpy' or 'torch', not {backend!r}")
         if not isinstance(quantized, bool):
@@ -156,6 +159,12 @@ class MiniLM:
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
+        if not isinstance(combine, bool):
+            raise ValueError(f"combine must be True or False, not {combine!r}")
+        from .combine import Combiner
+
+        #: concurrent single queries embedded in one pass (:mod:`fastmem.models.combine`), or None
+        self.combiner = Combiner(self.encode) if combine else None
 
     @property
     def model(self):
@@ -264,7 +273,8 @@ class MiniLM:
             if hit is not None:
                 self._cache.move_to_end(text)
                 return hit
-        v = self.encode([text])[0]
+        v = self.combiner(text) if self.combiner is not None else self.encode([text])[0]
+        v = np.array(v, np.float32)  # its own row, not a view of the pass's batch
         v.setflags(write=False)
         with self._lock:
             self._cache[text] = v
