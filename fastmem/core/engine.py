@@ -65,7 +65,7 @@ class Engine:
         self.closed = False
         self.finisher = Finisher(self.derive_until)
         self.background = bool(derive_in_background)
-        self.store = Store(self.path, durable=durable)
+        self.store = Store(self.path, durable=durable, progress=progress)
         self.db = self.store.db
         try:
             self.embedder: Embedder = resolve_embedder(embedder, self.db)

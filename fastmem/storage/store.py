@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import apsw
 
 from ..errors import StoreBusy, StoreCorrupt
+from ..util.progress import AUTO_MIN, bar
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["Store", "SCHEMA_VERSION", "probe"]
@@ -107,7 +108,7 @@ class Store:
     """
 
     def __init__(self, path: str | os.PathLike, *, busy_timeout_ms: int = 2_000, lock_wait_s: float = 120.0,
-                 durable: bool = False) -> None:
+                 durable: bool = False, progress: bool | None = None) -> None:
         self.path = os.fspath(path)
         self.lock_wait_s = lock_wait_s
         self._savepoints = itertools.count()
@@ -134,7 +135,7 @@ class Store:
             self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL").fetchall())
             self.db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
             self.db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
+            self._migrate(progress)
             self._logged = True
         except (apsw.NotADBError, apsw.CorruptError) as exc:
             self.close()
@@ -165,7 +166,10 @@ class Store:
                 delay = min(delay * 2, 1.0)
 
     # -- migrations ------------------------------------------------------------------------
-    def _migrate(self) -> None:
+    def _migrate(self, progress: bool | None = None) -> None:
+        """Apply the migrations this store lacks. An upgrade (a store written by an older
+        fastmem) shows a bar, one step a migration, that keeps ticking while a long one runs
+        (``progress=None``: for a store of :data:`fastmem.util.progress.AUTO_MIN` memories or more)."""
         db = self.db
         with self.atomic():  # IMMEDIATE, retried: two processes creating one store take turns
             db.execute(
@@ -183,20 +187,52 @@ class Store:
                 f"{self.path!r} has schema version {max(done)}, newer than this fastmem "
                 f"({SCHEMA_VERSION}); upgrade fastmem to open it"
             )
-        for version, (name, fn) in enumerate(MIGRATIONS, start=1):
-            if version in done:
-                continue
-            with self.atomic():  # one transaction per migration
-                again = db.execute(
-                    f"SELECT 1 FROM {_MIGRATIONS_TABLE} WHERE version=?", (version,)
-                ).fetchone()
-                if again:  # another process migrated meanwhile
+        todo = [v for v in range(1, SCHEMA_VERSION + 1) if v not in done]
+        b = self._upgrade_bar(len(todo), progress) if done and todo else None
+        try:
+            for version, (name, fn) in enumerate(MIGRATIONS, start=1):
+                if version in done:
                     continue
-                fn(db)
-                db.execute(
-                    f"INSERT INTO {_MIGRATIONS_TABLE}(version, name, applied) VALUES (?,?,?)",
-                    (version, name, time.time()),
-                )
+                if b is not None:
+                    b.set_description(f"upgrading the store: {name}")
+                with self.atomic():  # one transaction per migration
+                    again = db.execute(
+                        f"SELECT 1 FROM {_MIGRATIONS_TABLE} WHERE version=?", (version,)
+                    ).fetchone()
+                    if again:  # another process migrated meanwhile
+                        continue
+                    fn(db)
+                    db.execute(
+                        f"INSERT INTO {_MIGRATIONS_TABLE}(version, name, applied) VALUES (?,?,?)",
+                        (version, name, time.time()),
+                    )
+                if b is not None:
+                    b.update(1)
+        finally:
+            if b is not None:
+                db.set_progress_handler(None)
+                b.close()
+
+    #: SQLite virtual-machine steps between two refreshes of the upgrade bar.
+    UPGRADE_TICK = 2_000_000
+
+    def _upgrade_bar(self, steps: int, progress: bool | None):
+        """The upgrade's bar (None when not wanted); SQLite's progress handler refreshes it
+        while one migration runs (an index over a million facts takes a minute)."""
+        if progress is None:
+            try:
+                n = self.db.execute("SELECT count(*) FROM memories").fetchone()[0]
+            except apsw.SQLError:  # no memories table yet
+                n = 0
+            progress = n >= AUTO_MIN
+        b = bar(steps, "upgrading the store", progress, unit="step")
+        if b is not None:
+            def tick() -> bool:
+                b.refresh()
+                return False  # go on
+
+            self.db.set_progress_handler(tick, self.UPGRADE_TICK)
+        return b
 
     @property
     def schema_version(self) -> int:

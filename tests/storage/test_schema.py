@@ -51,3 +51,23 @@ def test_each_migration_runs_once_in_order(tmp_path):
     rows = con.execute("SELECT version, name FROM _fastmem_migrations ORDER BY version").fetchall()
     con.close()
     assert rows == [(i + 1, name) for i, (name, _) in enumerate(MIGRATIONS)]
+
+
+def test_an_upgrade_shows_its_progress_when_asked(tmp_path, capsys, monkeypatch):
+    """Opening a store written by an older release with ``progress=True`` shows the upgrade's bar
+    on stderr, one step a migration, named after the one running and ticked while it runs (every
+    UPGRADE_TICK SQLite steps: set low here); a fresh store and ``progress=False`` show none."""
+    from fastmem.storage.store import Store
+
+    monkeypatch.setattr(Store, "UPGRADE_TICK", 50)
+    path = _old_store(tmp_path)
+    with fastmem.Memory(path, progress=True, extractor=None):
+        pass
+    err = capsys.readouterr().err
+    assert "upgrading the store: ingest_log" in err and f"/{len(MIGRATIONS) - 16} [" in err
+    with fastmem.Memory(tmp_path / "fresh.db", progress=True, extractor=None):
+        pass
+    (tmp_path / "again").mkdir()
+    with fastmem.Memory(_old_store(tmp_path / "again"), progress=False, extractor=None):
+        pass
+    assert "upgrading" not in capsys.readouterr().err
