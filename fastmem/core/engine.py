@@ -34,8 +34,9 @@ from ..derived.ann import BULK_THREADS_MIN, VectorIndex
 from ..derived.standing import StandingIndex
 from ..derived.usage import Ledger
 from ..errors import InvalidInput
+from ..models.combine import Combiner
 from ..models.embedder import Embedder, resolve_embedder
-from ..reader.extract import Extractor, parse_texts
+from ..reader.extract import Extractor, parse_texts, parse_turns
 from ..recall.fusion import FUSIONS
 from ..recall.pipeline import RecallPipeline
 from ..recall.scopes import Scopes
@@ -65,6 +66,9 @@ class Engine:
         self.closed = False
         self.finisher = Finisher(self.derive_until)
         self.background = bool(derive_in_background)
+        #: the turns that recalls from several threads hand the analogy slot, parsed together
+        #: and outside the lock (:mod:`fastmem.models.combine`)
+        self.turn_parse = Combiner(lambda texts: parse_turns(self.extractor, list(texts)))
         self.store = Store(self.path, durable=durable, progress=progress)
         self.db = self.store.db
         try:

@@ -20,7 +20,6 @@ import numpy as np
 from ..derived import graph as G
 from ..derived import usage as U
 from ..errors import InvalidInput, NotFound
-from ..models.combine import Combiner
 from ..models.embedder import encode_queries, encode_query
 from ..passes import categories as CAT
 from ..passes import chunks as CH
@@ -53,12 +52,6 @@ class Reading:
 
     def __init__(self, engine) -> None:
         self.e = engine
-        #: the turns that recalls from several threads hand the analogy slot, parsed together
-        #: and outside the lock (:mod:`fastmem.models.combine`)
-        self.parse = Combiner(self._parse_many)
-
-    def _parse_many(self, texts: Sequence[str]) -> list:
-        return parse_turns(self.e.extractor, list(texts))
 
     # -- recall ----------------------------------------------------------------------------
     def recall_many(self, queries: Sequence[str], *, k, scope, session, analogy, z_min, record, channels, exclude,
@@ -103,7 +96,7 @@ class Reading:
         # with the turns of other threads' recalls that arrive meanwhile
         t1 = time.perf_counter()
         parsed = None if not slot else (parse_turns(self.e.extractor, list(queries)) if len(queries) > 1
-                                        else [self.parse(queries[0])])
+                                        else [self.e.turn_parse(queries[0])])
         parse_ms = (time.perf_counter() - t1) * 1e3 / max(len(queries), 1)
         out = []
         surfacing = [c for c, spec in CHANNELS.items() if spec.surfaces]
