@@ -125,8 +125,7 @@ def _subjects(tok) -> list:
     before a colon ("Quick request for the future: if I ask ..., explain ...")."""
     start = _label_end(tok.sent)
     colon = max((t.i for t in tok.sent if t.text == ":" and t.i < tok.i), default=-1)
-    return [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass", "expl") and c.i >= start
-            and not c.i < colon]
+    return [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass", "expl") and c.i >= start and c.i > colon]
 
 
 def _first_person(tok) -> bool:
