@@ -42,11 +42,16 @@ def _export(base_path: str) -> str:
     import fastmem
 
     out = base_path + ".export.jsonl"
-    if not os.path.exists(out + ".done"):
+    if not os.path.exists(out + ".done") or not _carries_graph(out):  # an export of before the graph travelled
         with fastmem.Memory(base_path, progress=False) as m:
             m.export_jsonl(out, vectors=True)
         open(out + ".done", "w").close()
     return out
+
+
+def _carries_graph(export: str) -> bool:
+    with open(export, encoding="utf-8") as fh:
+        return "index_graph" in json.loads(fh.readline())
 
 
 def _copy(export: str, k: int, dest: str, seed: int) -> int:

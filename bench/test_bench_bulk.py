@@ -3,9 +3,11 @@ structural codes, windows, statement vectors) into a new store, at 4k memories a
 100k (FASTMEM_BENCH_100K=1; the cached scale store's export). The models are loaded before
 the clock starts; nothing is embedded, parsed or encoded.
 
-Baseline, in the same process: the same export without the structural codes (what an export
-carried before codes travelled), so the import encodes every memory's code again.
-``extra_info["rows_per_s"]`` holds the rate of each.
+Baselines, in the same process: the same export without the index graph it carries (what an
+export carried before the graph travelled: the import builds the hnswlib index from the
+vectors), and without the graph or the structural codes (what an export carried before codes
+travelled: the import also encodes every memory's code again). ``extra_info["rows_per_s"]``
+holds the rate of each.
 
     pytest bench/test_bench_bulk.py --benchmark-only --benchmark-columns=median,min,max,rounds
 """
@@ -38,14 +40,18 @@ def export(request, tmp_path_factory):
         full = _export(cached_store("scale", n, _build(n)))
     else:
         full = _export(cached_store("bulk", n, _small))
-    bare = str(tmp_path_factory.mktemp("bare") / "bare.jsonl")
-    with open(full, encoding="utf-8") as src, open(bare, "w", encoding="utf-8") as out:
+    here = tmp_path_factory.mktemp("bare")
+    nograph, bare = str(here / "nograph.jsonl"), str(here / "bare.jsonl")
+    with open(full, encoding="utf-8") as src, open(nograph, "w", encoding="utf-8") as out1, \
+            open(bare, "w", encoding="utf-8") as out2:
         for line in src:
             r = json.loads(line)
+            r.pop("index_graph", None)  # the header's
+            out1.write(json.dumps(r) + "\n")
             r.pop("code", None)
-            out.write(json.dumps(r) + "\n")
+            out2.write(json.dumps(r) + "\n")
     fastmem.warmup(models=True)
-    return n, full, bare
+    return n, full, nograph, bare
 
 
 def _load(benchmark, tmp_path, src, n, rounds):
@@ -67,12 +73,18 @@ def _load(benchmark, tmp_path, src, n, rounds):
 
 
 def test_bulk_load(benchmark, export, tmp_path):
-    n, full, _ = export
+    n, full, _, _ = export
     benchmark.group = f"bulk load {n // 1000}k"
     _load(benchmark, tmp_path, full, n, rounds=3 if n <= 10_000 else 1)
 
 
+def test_import_building_the_index(benchmark, export, tmp_path):
+    n, _, nograph, _ = export
+    benchmark.group = f"bulk load {n // 1000}k"
+    _load(benchmark, tmp_path, nograph, n, rounds=3 if n <= 10_000 else 1)
+
+
 def test_import_encoding_codes_again(benchmark, export, tmp_path):
-    n, _, bare = export
+    n, _, _, bare = export
     benchmark.group = f"bulk load {n // 1000}k"
     _load(benchmark, tmp_path, bare, n, rounds=3 if n <= 10_000 else 1)

@@ -443,12 +443,18 @@ class Memory:
         ``path`` (None: standard output); see :mod:`fastmem.core.transfer`. ``vectors`` includes
         everything a model derived (embeddings, structural codes, window and statement
         vectors, base64), so an import with the same model embeds, parses and encodes
-        nothing: a bulk load. Returns the number of lines written."""
+        nothing: a bulk load. An export of the whole store with ``vectors`` to a file also
+        writes its vector index graph beside it (``<path>.hnsw``, named in the header), which
+        an import into an empty store loads instead of building the index; keep the two files
+        together (without it the import builds the index, with the same answers). Returns the
+        number of lines written."""
         return self._read.export_jsonl(path, scope=scope, vectors=vectors)
 
     def import_jsonl(self, path: str | os.PathLike, *, progress: bool | None = None) -> int:
         """Rebuild memories from an export (see :meth:`export_jsonl`); ids are kept when this
-        store is empty. Returns the number of memories imported."""
+        store is empty, and the index graph the export carries is loaded when it is the one its
+        header describes and holds exactly the imported vectors. Returns the number of
+        memories imported."""
         return self._write.import_jsonl(path, progress=progress)
 
     def forget(self, memory_id: int) -> None:

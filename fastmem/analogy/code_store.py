@@ -23,7 +23,7 @@ import numpy as np
 from .. import kernels as K
 from ..reader.extract import EVENTS_VERSION, Triple, events_from_triples
 from ..util.progress import bar
-from .codes import VERB_KEY, CodeStats, StructQuery, StructureEncoder, event_counts
+from .codes import VERB_KEY, CodeStats, StructQuery, StructureEncoder, SumsAhead, count_events, event_counts
 from .mapping import VerbBits
 from .postings import TermIndex, term_hashes
 
@@ -39,6 +39,9 @@ SLOT_SCOPE_OWN_STATS = 4096
 #: standard deviation of a handful say nothing): it borrows the store's, so a new user's first
 #: memories can already rhyme. Equal to the slot's own minimum store size (``min_store``).
 SCOPE_OWN_MIN = 8
+#: A write of at least this many codes begins their statistics on a thread while its
+#: transaction goes on (:meth:`fastmem.analogy.codes.CodeStats.ahead`): a bulk load's.
+AHEAD_MIN = 1024
 #: Scopes whose codes are kept between turns (at most 4 MB each).
 SCOPE_CACHE = 8
 
@@ -72,6 +75,8 @@ class StructuralChanges:
     codes: list[tuple[int, np.ndarray, int, np.ndarray]] = field(default_factory=list)  # (id, int8 code, n, hashes)
     df: dict[str, int] = field(default_factory=dict)
     removed: list[tuple[int, np.ndarray, int]] = field(default_factory=list)  # (id, int8 code, n terms)
+    #: the statistics of ``codes`` begun on a thread (a bulk write: :data:`AHEAD_MIN` codes)
+    ahead: SumsAhead | None = None
 
 
 class StructureIndex:
@@ -319,9 +324,23 @@ class StructureIndex:
         ``stored``: its code as this encoder made it already (an import), used as given."""
         self.stage_many(db, [mid], [events], pending, None if stored is None else [stored])
 
+    def begin_sums(self, events: Sequence[list], stored: Sequence[StoredCode | None] | None) -> SumsAhead | None:
+        """For a bulk load whose codes are all given (an import's): their statistics begun
+        now, on a thread, before its transaction (:meth:`stage_many` takes them with
+        ``ahead=``). None when it is not one (fewer than :data:`AHEAD_MIN` codes, or one is to
+        be computed)."""
+        if stored is None:
+            return None
+        codes = [c for evs, c in zip(events, stored) if evs]  # the codes stage_many counts, in its order
+        if len(codes) < AHEAD_MIN or any(c is None or len(c.q8) != 2 * self.dim for c in codes):
+            return None
+        return self.stats.ahead(np.stack([np.frombuffer(c.q8, np.int8) for c in codes]),
+                                self.encoder.scale(np.asarray([c.nterms for c in codes])))
+
     def stage_many(self, db: apsw.Connection, ids: Sequence[int], events: Sequence[list], pending: StructuralChanges,
-                   stored: Sequence[StoredCode | None] | None = None) -> None:
-        """:meth:`stage` for a batch (one statement per table)."""
+                   stored: Sequence[StoredCode | None] | None = None, ahead: SumsAhead | None = None) -> None:
+        """:meth:`stage` for a batch (one statement per table). ``ahead``: the statistics of
+        these codes begun before (:meth:`begin_sums`)."""
         ev_rows, code_rows = [], []
         for i, (mid, evs) in enumerate(zip(ids, events)):
             if not evs:
@@ -333,8 +352,12 @@ class StructureIndex:
             q8, hashes = np.frombuffer(code.q8, np.int8), np.frombuffer(code.terms, np.int64)
             code_rows.append((mid, self.dim, code.q8, code.nterms, code.terms))
             pending.codes.append((mid, q8, code.nterms, hashes))
-            for w, c in event_counts(evs).items():
-                pending.df[w] = pending.df.get(w, 0) + c
+        count_events(pending.df, events)
+        if ahead is not None and not pending.removed and pending.ahead is None and ahead.rows == len(pending.codes):
+            pending.ahead = ahead
+        elif len(pending.codes) >= AHEAD_MIN and not pending.removed and pending.ahead is None:
+            pending.ahead = self.stats.ahead(np.stack([c[1] for c in pending.codes]),
+                                             self.encoder.scale(np.asarray([c[2] for c in pending.codes])))
         db.executemany("INSERT OR REPLACE INTO events(memory_id, events) VALUES (?,?)", ev_rows)
         db.executemany("INSERT OR REPLACE INTO codes(memory_id, dim, code, nterms, terms) VALUES (?,?,?,?,?)",
                        code_rows)
@@ -380,7 +403,11 @@ class StructureIndex:
             self.terms.remove(ids.tolist())
         if pending.codes:
             ids = np.asarray([c[0] for c in pending.codes], np.int64)
-            self.stats.add(ids, np.stack([c[1] for c in pending.codes]), self.encoder.scale(np.asarray([c[2] for c in pending.codes])))
+            if pending.ahead is not None and pending.ahead.usable(self.stats, len(ids)):  # summed on its thread
+                self.stats.add(ids, None, None, ahead=pending.ahead)
+            else:
+                self.stats.add(ids, np.stack([c[1] for c in pending.codes]),
+                               self.encoder.scale(np.asarray([c[2] for c in pending.codes])))
             self.terms.add_many([c[0] for c in pending.codes], [c[3] for c in pending.codes])
         self._changes += len(pending.codes) + len(pending.removed)
 

@@ -156,7 +156,9 @@ def _store_commands(add) -> None:
     p.add_argument("--scope", default=None)
     p.add_argument("--vectors", action="store_true",
                    help="include what the models derived: embeddings, structural codes, window and statement "
-                        "vectors (an import with the same model embeds, parses and encodes nothing)")
+                        "vectors (an import with the same model embeds, parses and encodes nothing); a whole "
+                        "store's export to a file also writes its index graph beside it (OUT.hnsw), which an "
+                        "import into an empty store loads instead of building")
     p = add("import", cmd_import, "rebuild memories from an export")
     p.add_argument("file")
 

@@ -233,7 +233,9 @@ class Reading:
                      vectors: bool = False) -> int:
         check_scope(scope)
         with self.e.reading():
-            return T.write_lines(T.export_lines(self.e, scope=scope, vectors=vectors), path)
+            to_file = path not in (None, "-")
+            graph = f"{os.fspath(path)}.hnsw" if to_file and vectors and scope is None else None
+            return T.write_lines(T.export_lines(self.e, scope=scope, vectors=vectors, graph_path=graph), path)
 
     # -- chunks and categories -------------------------------------------------------------
     def expand(self, chunk_id: int) -> list[Record]:

@@ -59,14 +59,20 @@ class Transaction:
         for sc in dict.fromkeys(each):
             self._scoped.append((sc, [i for i, x in zip(ids, each) if x == sc]))
 
-    def added_early(self, ids: Sequence[int], vecs: np.ndarray, scope: str | Sequence[str]) -> None:
+    def added_early(self, ids: Sequence[int], vecs: np.ndarray, scope: str | Sequence[str],
+                    graph: tuple[str, dict] | None = None) -> None:
         """:meth:`added` for a bulk load: the vector index begins adding now, on a thread,
         while the transaction goes on (the owner's lock keeps every search out until it
-        ends); the vectors count from the COMMIT, and are withdrawn after a rollback."""
+        ends); the vectors count from the COMMIT, and are withdrawn after a rollback.
+        ``graph``: ``(path, description)`` of an index graph an export carries (an import into
+        an empty store), loaded instead of built when it is that export's
+        (:meth:`fastmem.derived.ann.VectorIndex.begin_adopt`)."""
         ids = [int(i) for i in ids]
         self.added(ids, None, scope)
         if ids:
-            self._staged.append(self._owner.index.begin_add(np.asarray(ids, np.int64), vecs))
+            index = self._owner.index
+            self._staged.append(index.begin_add(np.asarray(ids, np.int64), vecs) if graph is None
+                                else index.begin_adopt(np.asarray(ids, np.int64), vecs, *graph))
 
     def discard(self) -> None:
         """After a rollback: what began early is withdrawn (nothing else was applied)."""

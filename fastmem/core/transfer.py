@@ -11,11 +11,20 @@ rebuilds the same store: facts are written as given (no re-parse), events as giv
 structural codes), the model-derived parts reused when the model (and for codes, the encoder's
 version and dimension) matches, else computed again; ids kept when the target store is empty.
 An import of such an export embeds, parses and encodes nothing: a bulk load.
+
+An export of a whole store with vectors to a file also writes the store's vector index graph
+beside it (``<export>.hnsw``, hnswlib's own file; the header's ``index_graph`` names it with
+its size, SHA-256, label count, model and build parameters). An import into an empty store
+loads that graph instead of building one when the file is the one described and holds exactly
+the imported memories with their vectors; otherwise (a missing or changed file, another
+model or parameters, a store that is not empty, an export to standard output) it builds the
+index as before. The graph is only a cache of the vectors: the answers are the same either way.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import os
 import sys
@@ -33,15 +42,24 @@ from ..models.embedder import encode_with_windows
 from ..reader import standing as S
 from ..util.text import from_epoch
 
-__all__ = ["export_lines", "parse_export", "restore", "write_lines"]
+__all__ = ["export_lines", "graph_beside", "parse_export", "restore", "write_lines"]
 
-def export_lines(e, *, scope: str | None = None, vectors: bool = False) -> Iterator[dict]:
-    """The export of the store of engine ``e`` (:class:`fastmem.core.engine.Engine`) as JSON-able dicts (header first); see the module docstring."""
+def export_lines(e, *, scope: str | None = None, vectors: bool = False,
+                 graph_path: str | None = None) -> Iterator[dict]:
+    """The export of the store of engine ``e`` (:class:`fastmem.core.engine.Engine`) as
+    JSON-able dicts (header first); see the module docstring. ``graph_path``: where the
+    vector index graph is written for an export of the whole store with vectors (its header
+    then describes it)."""
     db = e.db
     where, args = ("WHERE m.scope=?", (scope,)) if scope is not None else ("", ())
     n = db.execute(f"SELECT count(*) FROM memories m {where}", args).fetchone()[0]
-    yield {"fastmem_export": 1, "model": e.embedder.model_id, "dim": e.embedder.dim, "hrr_dim": e.hrr_dim,
-           "structure_version": StructureEncoder.version, "memories": n, "scope": scope}
+    header = {"fastmem_export": 1, "model": e.embedder.model_id, "dim": e.embedder.dim, "hrr_dim": e.hrr_dim,
+              "structure_version": StructureEncoder.version, "memories": n, "scope": scope}
+    if graph_path is not None and vectors and scope is None:
+        graph = e.index.export_graph(graph_path)
+        if graph is not None:
+            header["index_graph"] = graph
+    yield header
     chunk_rows = {r[0]: r[1:] for r in db.execute("SELECT memory_id, version, summarizer FROM chunks")}
     standing = ST.exported(db, vectors=vectors)
     derived = _derived(db, e.hrr_dim) if vectors else None
@@ -166,11 +184,23 @@ def write_lines(lines: Iterable[dict], path: str | os.PathLike | None) -> int:
     return n
 
 
-def restore(e, header: dict, mems: list[dict], aliases: list[dict], cats: list[dict], *, progress=None) -> int:
+def graph_beside(header: dict, export_path: str | os.PathLike) -> tuple[str, dict] | None:
+    """``(path, description)`` of the index graph an export's header names, when its file is
+    beside the export (the name only: a header never points elsewhere)."""
+    graph = header.get("index_graph")
+    if not isinstance(graph, dict) or not isinstance(graph.get("file"), str):
+        return None
+    path = os.path.join(os.path.dirname(os.path.abspath(export_path)), os.path.basename(graph["file"]))
+    return (path, graph) if os.path.isfile(path) else None
+
+
+def restore(e, header: dict, mems: list[dict], aliases: list[dict], cats: list[dict], *, progress=None,
+            graph: tuple[str, dict] | None = None) -> int:
     """Write an export's memories, chunks, aliases and categories into the store of engine ``e`` (see the module
     docstring) in one transaction: a failure anywhere leaves the store as it was (the vectors
-    an import must compute are computed first, outside it). Returns the number of memories
-    written."""
+    an import must compute are computed first, outside it). ``graph``: the export's index
+    graph (:func:`graph_beside`), loaded instead of built where it fits. Returns the number of
+    memories written."""
     from ..storage import memories as R
     from ..util.text import check_text, to_epoch
     from ..write import commit as C
@@ -185,19 +215,22 @@ def restore(e, header: dict, mems: list[dict], aliases: list[dict], cats: list[d
     standing, windows = _standing(e, mems, same_model), _windows(e, mems, same_model)
     scope = [r.get("scope") or "" for r in mems]
     bulk = len(mems) >= BULK_THREADS_MIN  # the index is built while the rows are written
+    prep = _prepared(e, header, mems, vecs, standing, windows, same_model)
+    sums = e.structure.begin_sums(prep.events, prep.codes)  # on a thread from now
     with e.transaction() as tx:
         db = tx.db
         keep_ids = R.count(db, None, None) == 0
         if bulk and keep_ids:  # the ids are the export's: the index build starts now
-            tx.added_early([r["id"] for r in mems], vecs, scope)
-        prep = _prepared(e, header, mems, vecs, standing, windows, same_model)
+            carried = graph if same_model and all("vector" in r for r in mems) else None
+            tx.added_early([r["id"] for r in mems], vecs, scope, graph=carried)
         ids, pending = C.commit(db, prep, scope=scope, source=[r.get("source") for r in mems],
                                 meta_json=[json.dumps(r.get("meta") or {}) for r in mems],
                                 at=[to_epoch(r.get("at")) for r in mems], speaker=[r.get("speaker") for r in mems],
                                 model_id=e.embedder.model_id, structure=e.structure,
                                 ids=[r["id"] for r in mems] if keep_ids else None,
                                 times=[(r.get("created") or 0, r.get("updated") or 0) for r in mems],
-                                on_ids=(lambda got: tx.added_early(got, vecs, scope)) if bulk and not keep_ids else None)
+                                on_ids=(lambda got: tx.added_early(got, vecs, scope)) if bulk and not keep_ids else None,
+                                sums=sums)
         _restore_usage(db, mems, ids)
         new_id = {r["id"]: mid for r, mid in zip(mems, ids)}
         _restore_chunks(db, mems, new_id)
@@ -217,6 +250,8 @@ def _vectors(e, mems: list[dict], same_model: bool, progress) -> np.ndarray:
     time with a progress bar."""
     from ..util.progress import bar
 
+    if same_model and (whole := _all_vectors(mems, e.embedder.dim)) is not None:
+        return whole
     vecs = [vector_of(r, e.embedder.dim) if same_model else None for r in mems]
     todo = [i for i, v in enumerate(vecs) if v is None]
     b = bar(len(todo), "embedding", progress) if todo else None
@@ -229,6 +264,24 @@ def _vectors(e, mems: list[dict], same_model: bool, progress) -> np.ndarray:
     if b:
         b.close()
     return np.stack(vecs).astype(np.float32) if vecs else np.zeros((0, e.embedder.dim), np.float32)
+
+
+def _all_vectors(mems: list[dict], dim: int) -> np.ndarray | None:
+    """Every record's exported vector decoded in one call (an export's usual case: each one
+    unpadded base64 of ``dim`` float32, the same bytes as decoding them one by one); None
+    when one is missing or not exactly that (they are then read one at a time)."""
+    size = 4 * dim
+    if not mems or size % 3:
+        return None
+    want = size // 3 * 4
+    texts = [r.get("vector") for r in mems]
+    if not all(isinstance(t, str) and len(t) == want for t in texts):
+        return None
+    try:
+        raw = binascii.a2b_base64("".join(texts), strict_mode=True)
+    except (binascii.Error, ValueError):
+        return None
+    return np.frombuffer(raw, np.float32).reshape(len(mems), dim).copy()
 
 
 def _prepared(e, header: dict, mems: list[dict], vecs: np.ndarray, standing, windows, same_model: bool):

@@ -26,6 +26,7 @@ from ..passes.summarize import Extractive, Summarizer
 from ..recall.channels import CHANNELS
 from ..results import Category, ConsolidationReport, Recall
 from ..storage import marks as MK
+from ..util import gcpause
 from ..util.text import check_str, check_text, to_epoch
 from ..write import commit as C
 from ..write.checks import check_batch, check_kinds, check_speaker, check_speakers, encode_meta, encode_metas, kinds_for
@@ -99,12 +100,14 @@ class Writing:
 
     def import_jsonl(self, path: str | os.PathLike, *, progress: bool | None = None) -> int:
         self.e.check_open()
-        try:
-            with open(path, encoding="utf-8") as fh:
-                header, mems, aliases, cats = T.parse_export(fh)
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from exc
-        return T.restore(self.e, header, mems, aliases, cats, progress=progress)
+        with gcpause.paused():  # a bulk load frees what it allocates by reference count
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    header, mems, aliases, cats = T.parse_export(fh)
+            except OSError as exc:
+                raise InvalidInput(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from exc
+            return T.restore(self.e, header, mems, aliases, cats, progress=progress,
+                             graph=T.graph_beside(header, path))
 
     # -- for hosts that run the models elsewhere --------------------------------------------
     def prepare(self, texts: Sequence[str], *, triples=None, progress: bool | None = None) -> Prepared:

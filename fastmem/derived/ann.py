@@ -9,6 +9,7 @@ the SQLite commit and the index save never loses a memory from recall.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -19,7 +20,7 @@ import numpy as np
 
 from ..models.exitgate import native
 
-__all__ = ["VectorIndex"]
+__all__ = ["VectorIndex", "GRAPH_CHECK"]
 
 
 #: A scope of at most this many memories is searched exactly (a matrix product over its own
@@ -82,6 +83,8 @@ class VectorIndex:
         self._deleted: set[int] = set()  # labels marked deleted (hnswlib keeps them, hidden)
         #: Why the last open rebuilt the index (None when it was loaded).
         self.rebuilt_because: str | None = None
+        #: The index graph file an import loaded as this index (None: built or opened here).
+        self.carried_from: str | None = None
         self.params = {"M": M, "ef_construction": ef_construction, "ef": ef, "seed": seed}
         self._index: hnswlib.Index | None = None
         self._label_cache: tuple[int, set[int]] | None = None
@@ -227,12 +230,66 @@ class VectorIndex:
         nothing searches the index between the start and the end."""
         ids = np.asarray(ids, np.int64)
         vecs = np.asarray(vecs, np.float32)
+        self._reserve(len(ids))
+        return StagedAdd(self, ids, vecs)
+
+    def _reserve(self, n: int) -> None:
+        """Room for ``n`` more labels."""
         idx = self._index
-        need = idx.get_current_count() + len(ids)
+        need = idx.get_current_count() + n
         with native():
             if need > idx.get_max_elements():
                 idx.resize_index(max(need, int(idx.get_max_elements() * 1.5)))
-        return StagedAdd(self, ids, vecs)
+
+    def begin_adopt(self, ids: np.ndarray, vecs: np.ndarray, path: str, meta: dict) -> "StagedAdd":
+        """:meth:`begin_add` for an import that carries the index graph of the store it came
+        from (:meth:`export_graph`): the thread loads that file instead of building, when it
+        is the one the export describes (size, SHA-256, parameters) and holds exactly these
+        labels with these vectors; otherwise it builds as :meth:`begin_add` does. The loaded
+        graph replaces this index at :meth:`StagedAdd.finish` (only an import into an empty
+        store asks)."""
+        if self.live or not self._adoptable(meta, len(ids)):
+            return self.begin_add(ids, vecs)
+        return StagedAdd(self, np.asarray(ids, np.int64), np.asarray(vecs, np.float32), graph=(path, meta))
+
+    def _adoptable(self, meta: dict, n: int) -> bool:
+        want = {"model_id": self.model_id, "dim": self.dim, "space": "ip", "count": n,
+                "M": self.params["M"], "ef_construction": self.params["ef_construction"]}
+        return all(meta.get(k) == v for k, v in want.items())
+
+    def export_graph(self, path: str) -> dict | None:
+        """Write the index (hnswlib's own file) to ``path`` for an export that carries it, and
+        return what the export's header records of it (the file's name, size and SHA-256, the
+        label count, the model and the build parameters an import must share); None, and no
+        file, when the index has deleted labels (an import then builds its own)."""
+        if self._index is None or self._deleted or not self.live:
+            return None
+        with native():
+            self._index.save_index(path)
+        return {"file": os.path.basename(path), "bytes": os.path.getsize(path), "sha256": _sha256(path),
+                "count": int(self._index.get_current_count()), "model_id": self.model_id, "dim": self.dim,
+                "space": "ip", "M": self.params["M"], "ef_construction": self.params["ef_construction"]}
+
+    def _load_graph(self, path: str, meta: dict, ids: np.ndarray, vecs: np.ndarray) -> hnswlib.Index | None:
+        """The carried graph of :meth:`begin_adopt`, or None when it is not exactly the one
+        described, of these labels and (on a sample of :data:`GRAPH_CHECK` rows) these vectors."""
+        try:
+            if os.path.getsize(path) != meta.get("bytes") or _sha256(path) != meta.get("sha256"):
+                return None
+            idx = hnswlib.Index(space="ip", dim=self.dim)
+            with native():
+                idx.load_index(path, max_elements=max(1024, len(ids)))
+            if idx.get_current_count() != len(ids) or not np.array_equal(
+                    np.sort(np.asarray(idx.get_ids_list(), np.int64)), np.sort(ids)):
+                return None
+            pick = np.random.default_rng(0).choice(len(ids), min(GRAPH_CHECK, len(ids)), replace=False)
+            if not np.array_equal(np.asarray(idx.get_items(ids[pick]), np.float32), vecs[pick]):
+                return None
+            idx.set_ef(self.params["ef"])
+            idx.set_num_threads(1)
+            return idx
+        except Exception:  # unreadable: only a cache, built instead
+            return None
 
     def update(self, ids: np.ndarray, vecs: np.ndarray) -> None:
         """Replace the vectors of these labels (added when absent, revived when deleted)."""
@@ -389,17 +446,35 @@ class VectorIndex:
         self.dirty = 0
 
 
+#: Rows of a carried index graph whose vectors are compared with the imported ones.
+GRAPH_CHECK = 64
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 class StagedAdd:
     """Vectors being added to a :class:`VectorIndex` on a thread while their transaction
     runs (see :meth:`VectorIndex.begin_add`): a bulk load's index build overlaps its SQL
-    writes. Exactly one of :meth:`finish` or :meth:`withdraw` ends it."""
+    writes; or, given ``graph`` (:meth:`VectorIndex.begin_adopt`), a carried index graph
+    loaded instead when it checks out. Exactly one of :meth:`finish` or :meth:`withdraw`
+    ends it."""
 
     #: Vectors added per hnswlib call (between calls the thread count can change).
     SLICE = 4096
 
-    def __init__(self, index: VectorIndex, ids: np.ndarray, vecs: np.ndarray) -> None:
+    def __init__(self, index: VectorIndex, ids: np.ndarray, vecs: np.ndarray,
+                 graph: tuple[str, dict] | None = None) -> None:
         self.index, self.ids, self.vecs = index, ids, vecs
         self.error: BaseException | None = None
+        self._graph = graph
+        #: the carried graph, loaded (None: built here, or not yet)
+        self.adopted: hnswlib.Index | None = None
         self._caller_done = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fastmem-index-add", daemon=True)
@@ -408,6 +483,11 @@ class StagedAdd:
     def _run(self) -> None:
         cores = os.cpu_count() or 1
         try:
+            if self._graph is not None:
+                self.adopted = self.index._load_graph(*self._graph, self.ids, self.vecs)
+                if self.adopted is not None:
+                    return
+                self.index._reserve(len(self.ids))  # not the carried graph: built as begin_add does
             for start in range(0, len(self.ids), self.SLICE):
                 if self._stop.is_set():  # withdrawn: the rest is never added
                     break
@@ -426,7 +506,10 @@ class StagedAdd:
         self._caller_done.set()
         self._thread.join()
         ix = self.index
-        if self.error is not None:
+        if self.adopted is not None:  # an import into an empty store: the graph is the index
+            ix._index, ix._deleted, ix._label_cache, ix._sample = self.adopted, set(), None, None
+            ix.live, ix.carried_from = 0, self._graph[0]
+        elif self.error is not None:
             ix._add_raw(self.ids, self.vecs)
         if ix._deleted:
             ix._deleted.difference_update(int(x) for x in self.ids)
@@ -439,6 +522,9 @@ class StagedAdd:
         revived if the same ids are added again)."""
         self._stop.set()
         self._thread.join()
+        if self.adopted is not None:  # loaded beside the index, never part of it
+            self.adopted = None
+            return
         ix = self.index
         have = ix._labels()
         for label in self.ids.tolist():

@@ -25,13 +25,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..results import Triple
 from ..util.text import STOPWORDS, prefix_speaker
 
 __all__ = ["FIRST", "SECOND", "GROUP", "THIRD", "POSSESSIVE", "NEVER", "Turn", "resolve", "resolve_facts",
-           "is_pronoun", "never_a_node", "ASSISTANTS", "DEFAULT_SPEAKER"]
+           "resolve_fixed", "is_pronoun", "never_a_node", "ASSISTANTS", "DEFAULT_SPEAKER"]
 
 FIRST = frozenset({"i", "me", "my", "mine", "myself"})
 SECOND = frozenset({"you", "your", "yours", "yourself", "yourselves", "ya", "u"})
@@ -166,9 +166,35 @@ def resolve(triples: Sequence[Triple], turn: Turn) -> list[Triple]:
         if key in seen:
             continue
         seen.add(key)
-        out.append(replace(t, subject=s[0], subject_type=s[1], object=o[0], object_type=o[1],
-                           subject_raw=t.subject_raw or t.subject, object_raw=t.object_raw or t.object))
+        out.append(Triple(s[0], t.relation, o[0], s[1], o[1], t.subject_raw or t.subject, t.object_raw or t.object))
     return out
+
+
+def _turn_word(name: str) -> bool:
+    """Whether :func:`_end` reads the turn for ``name``: a pronoun, or a possessive before a noun."""
+    words = name.split()
+    if not words:
+        return False
+    low = name.strip().lower()
+    return (low in FIRST or low in GROUP or low in SECOND or low in THIRD
+            or (len(words) > 1 and words[0].lower() in POSSESSIVE))
+
+
+def _needs_turn(t: Triple) -> bool:
+    return _turn_word(t.subject) or _turn_word(t.object)
+
+
+#: A turn for facts that read none (:func:`_needs_turn` false for all of them).
+_ANY_TURN = Turn("", None)
+
+
+def resolve_fixed(facts: Sequence[list[Triple] | None]) -> list[list[Triple]] | None:
+    """:func:`resolve_facts` for a batch none of whose facts reads its turn (no end is a
+    pronoun or begins with a possessive: an import's facts, resolved when first written):
+    the same result for any turn, made without the store. None when one does read it."""
+    if any(_needs_turn(t) for ts in facts for t in ts or ()):
+        return None
+    return [resolve(ts or [], _ANY_TURN) for ts in facts]
 
 
 def _speaker_of(speaker: str | None, text: str) -> str | None:
@@ -193,12 +219,22 @@ def resolve_facts(db, ids: Sequence[int], facts: Sequence[list[Triple]], write=N
     before it come from the store. Only what was said before a memory counts (its source's
     last :data:`SOURCE_WINDOW` memories), whether those were written in this batch or an
     earlier one: a store reads the same however its writes were batched, one turn at a time
-    included. ``write(id, facts)`` stores a memory's resolved facts before the next one is
-    resolved; what the next one sees of it is then read back from the store, as a later batch
-    would read it (canonical names, as written); without ``write`` it is carried in memory."""
+    included. ``write(ids, facts)`` stores resolved facts before the next memory is
+    resolved; what the next one sees of them is then read back from the store, as a later batch
+    would read it (canonical names, as written); without ``write`` it is carried in memory.
+
+    A batch none of whose facts has an end that depends on its turn (a pronoun or a possessive
+    head: an import's facts, resolved when first written) reads nothing of the store: its facts
+    resolve the same for any turn, and ``write`` gets them all at once."""
     ids = [int(i) for i in ids]
     if not any(facts):
         return [list(f or []) for f in facts]
+    got = resolve_fixed(facts)
+    if got is not None:
+        if write is not None:
+            order = sorted(range(len(ids)), key=ids.__getitem__)  # new nodes made in the memories' order
+            write([ids[i] for i in order], [got[i] for i in order])
+        return got
     rows = {mid: (text, speaker, source) for mid, text, speaker, source in db.execute(
         "SELECT id, text, speaker, source FROM memories WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps(ids),))}
@@ -214,7 +250,7 @@ def resolve_facts(db, ids: Sequence[int], facts: Sequence[list[Triple]], write=N
                     frozenset(said) | {speaker})
         got = resolve(triples or [], turn)
         if write is not None:
-            write(mid, got)
+            write([mid], [got])
         if source is not None:  # what this memory says, for the next ones of its source
             said_now = _stored_mentions(db, [mid])[mid] if write is not None else _mentions(got)
             history.setdefault(source, []).append((mid, _speaker_of(given, text), said_now))

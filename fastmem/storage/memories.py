@@ -25,18 +25,44 @@ def _each(x, n: int) -> list:
     return list(x) if isinstance(x, (list, tuple)) else [x] * n
 
 
+#: A batch of at least this many rows gets its FTS rows in one statement after the rows
+#: (:func:`insert`): SQLite's per-row trigger costs about 4x as much as the same FTS rows
+#: written at once (3,940 chat turns: 0.13 s against 0.035 s).
+FTS_AT_ONCE_MIN = 256
+
+
 def insert(db: apsw.Connection, texts: Sequence[str], *, scope, source, meta_json, at, speaker, ids, now: float,
            times=None) -> list[int]:
     """The memories' rows (FTS rows by trigger); returns their ids. ``scope``, ``source``,
     ``meta_json`` and ``speaker`` one value for all or one per text; ``ids`` asks for these ids
-    (a restore); ``times``: per text ``(created, updated)`` (an import's), else both ``now``."""
+    (a restore); ``times``: per text ``(created, updated)`` (an import's), else both ``now``.
+
+    A batch of :data:`FTS_AT_ONCE_MIN` rows or more, on a store whose only insert trigger on
+    ``memories`` is the FTS one, is written with the connection's triggers off and its FTS
+    rows then added in one statement, in the same order: the same keyword index."""
     n = len(texts)
     scopes_, sources, metas, speakers = _each(scope, n), _each(source, n), _each(meta_json, n), _each(speaker, n)
-    return [r[0] for r in db.executemany(
-        "INSERT INTO memories(id, text, scope, source, created, updated, meta, at, speaker) "
-        "VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",
-        [(None if ids is None else ids[i], text, scopes_[i], sources[i], *(times[i] if times is not None else (now, now)),
-          metas[i], None if at is None else at[i], speakers[i]) for i, text in enumerate(texts)])]
+    rows = [(None if ids is None else ids[i], text, scopes_[i], sources[i], *(times[i] if times is not None else (now, now)),
+             metas[i], None if at is None else at[i], speakers[i]) for i, text in enumerate(texts)]
+    sql = ("INSERT INTO memories(id, text, scope, source, created, updated, meta, at, speaker) "
+           "VALUES (?,?,?,?,?,?,?,?,?) RETURNING id")
+    if n < FTS_AT_ONCE_MIN or _insert_triggers(db) != ["memories_ai"]:
+        return [r[0] for r in db.executemany(sql, rows)]
+    db.config(apsw.SQLITE_DBCONFIG_ENABLE_TRIGGER, 0)
+    try:
+        got = [r[0] for r in db.executemany(sql, rows)]
+    finally:
+        db.config(apsw.SQLITE_DBCONFIG_ENABLE_TRIGGER, 1)
+    db.execute("INSERT INTO memories_fts(rowid, text) SELECT m.id, m.text FROM json_each(?) j "
+               "JOIN memories m ON m.id=j.value ORDER BY j.key", (json.dumps(got),))
+    return got
+
+
+def _insert_triggers(db: apsw.Connection) -> list[str]:
+    """The triggers that fire on an insert into ``memories``."""
+    return sorted(name for name, sql in db.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type='trigger' AND tbl_name='memories'")
+        if " INSERT ON " in " ".join(sql.upper().split()))
 
 
 def exists(db: apsw.Connection, mid: int) -> bool:

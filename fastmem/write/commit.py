@@ -44,14 +44,14 @@ def _insert_rows(db, texts: Sequence[str], *, scope, source, meta_json, at, spea
 
 
 def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, structure: StructureIndex,
-                    pending: StructuralChanges) -> None:
+                    pending: StructuralChanges, sums=None) -> None:
     """Embeddings, graph facts (their pronouns resolved with what the store knows of each
     turn: :mod:`fastmem.reader.who`), events, codes and word counts of memories whose rows
     exist."""
     V.put(db, ids, prep.vecs, model_id)
     known: dict = {}  # (name, type) -> node, for the whole batch
-    resolve_facts(db, ids, prep.facts, write=lambda mid, got: G.add_facts_many(db, [mid], [got], names=known))
-    structure.stage_many(db, ids, prep.events, pending, prep.codes)
+    resolve_facts(db, ids, prep.facts, write=lambda mids, got: G.add_facts_many(db, mids, got, names=known))
+    structure.stage_many(db, ids, prep.events, pending, prep.codes, ahead=sums)
     structure.write_df(db, pending.df)
     if prep.windows is not None:
         X.write(db, [(mid, w) for mid, w in zip(ids, prep.windows) if w is not None])
@@ -62,7 +62,7 @@ def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, struc
 
 def commit(db, prep: Prepared, *, scope, source, meta_json, model_id: str, structure: StructureIndex,
            at: Sequence[float | None] | None = None, ids: Sequence[int] | None = None,
-           speaker=None, times=None, on_ids=None) -> tuple[list[int], StructuralChanges]:
+           speaker=None, times=None, on_ids=None, sums=None) -> tuple[list[int], StructuralChanges]:
     """Write a prepared batch inside the caller's transaction (``db``); returns the new ids and
     the structural changes to apply (:meth:`StructureIndex.apply`) once it has committed.
 
@@ -70,13 +70,14 @@ def commit(db, prep: Prepared, *, scope, source, meta_json, model_id: str, struc
     per text); ``ids`` asks for these ids (a restore), otherwise the store assigns them;
     ``times`` gives each text's ``(created, updated)`` (a restore), otherwise now.
     ``on_ids(ids)`` is called as soon as the ids are known (a bulk load starts its index
-    build)."""
+    build); ``sums``: the codes' statistics begun before the transaction
+    (:meth:`StructureIndex.begin_sums`)."""
     pending = StructuralChanges()
     ids = _insert_rows(db, prep.texts, scope=scope, source=source, meta_json=meta_json, at=at, speaker=speaker,
                        ids=ids, now=time.time(), times=times)
     if on_ids is not None:
         on_ids(ids)
-    _insert_derived(db, ids, prep, model_id, structure, pending)
+    _insert_derived(db, ids, prep, model_id, structure, pending, sums)
     return ids, pending
 
 

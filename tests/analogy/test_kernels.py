@@ -115,6 +115,53 @@ def test_code_stats_equal_brute_force_through_adds_and_removes(ops, d):
         assert cs.n == len(live) and cs.id_sum == sum(live)
 
 
+@pytest.mark.parametrize("rows", [17, 300, 20_000])  # one block of the product, and three (BLOCK = 8192)
+def test_sums_begun_on_a_thread_are_the_sums_an_add_makes_to_the_last_bit(rows):
+    """A bulk load's statistics begun on a thread (CodeStats.ahead) are taken only when nothing
+    changed the sums meanwhile, and are then bit for bit what add() computes."""
+    from fastmem.analogy.codes import CodeStats
+
+    rng = np.random.default_rng(rows)
+    d = 97
+    first = K.quantize(rng.uniform(0, 2 * np.pi, (40, d)))
+    q8, scale = K.quantize(rng.uniform(0, 2 * np.pi, (rows, d))), rng.uniform(1, 3, rows)
+    ids = np.arange(100, 100 + rows)
+    plain, early = CodeStats(d), CodeStats(d)
+    for cs in (plain, early):
+        cs.add(np.arange(1, 41), first, 2.0)
+    ahead = early.ahead(q8, scale)
+    plain.add(ids, q8, scale)
+    assert ahead.usable(early, rows)
+    early.add(ids, None, None, ahead=ahead)
+    assert np.array_equal(plain.s, early.s) and np.array_equal(plain.m, early.m)
+    assert (plain.n, plain.id_sum) == (early.n, early.id_sum)
+    # begun, then the sums changed (another write): not taken, add() computes them itself
+    late = CodeStats(d)
+    stale = late.ahead(q8, scale)
+    late.add(np.arange(1, 41), first, 2.0)
+    assert not stale.usable(late, rows) and not stale.usable(CodeStats(d), rows)
+    late.add(ids, q8, scale, ahead=stale)
+    assert np.array_equal(plain.s, late.s) and np.array_equal(plain.m, late.m)
+
+
+def test_word_counts_of_a_batch_equal_those_counted_one_memory_at_a_time():
+    """count_events (a bulk write's word counts, counted in one pass) against event_counts
+    added one memory at a time: the same counts, new words in the same order."""
+    from fastmem.analogy.codes import count_events, event_counts
+
+    verbs = ["have", "be", "emit", "not_absorb", "heat", "go", "make", "carry"]
+    rng = np.random.default_rng(5)
+    batch = [[(str(rng.choice(verbs)), [f"s{rng.integers(6)}"], [f"o{rng.integers(9)}"] * int(rng.integers(0, 3)))
+              for _ in range(int(rng.integers(0, 5)))] for _ in range(200)]
+    want = {"earlier": 3}
+    for events in batch:
+        for w, c in event_counts(events).items():
+            want[w] = want.get(w, 0) + c
+    got = {"earlier": 3}
+    count_events(got, batch)
+    assert list(got.items()) == list(want.items())
+
+
 def test_z_stats_empty_store():
     assert K.z_stats(np.ones(6), np.zeros(6), np.zeros((6, 6)), 0) == (0.0, 0.0)
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import apsw
 import pytest
 
 import fastmem
@@ -22,8 +23,6 @@ def test_not_a_store_is_reported(tmp_path):
 def test_a_failed_commit_leaves_no_transaction_open(tmp_path):
     """Regression: the transaction depth went back to 0 before COMMIT, so a COMMIT that failed
     (here a deferred foreign key) left the transaction open and every later write failed."""
-    import apsw
-
     from fastmem.storage.store import Store
 
     store = Store(str(tmp_path / "s.db"))
@@ -69,3 +68,41 @@ def test_writer_process_while_this_process_reads(db_path):
         hits = reader.recall("who keeps the lighthouse", k=3, record=False).hits
         assert any("Ingrid" in h.text for h in hits)
         assert len(reader) == 202
+
+
+def test_a_large_batch_gets_the_same_keyword_index_as_rows_written_a_few_at_a_time(tmp_path):
+    """A batch of FTS_AT_ONCE_MIN rows or more writes its FTS rows in one statement after the
+    rows (the per-row trigger off): the keyword index answers exactly as the trigger's, and a
+    later row, update and delete still go through the triggers."""
+    from fastmem.storage import memories as R
+    from fastmem.storage.store import Store
+
+    words = "harbour lantern keeper storm ferry gull tide rope anchor fog bell cliff".split()
+    texts = [f"{words[i % 12]} {words[(i * 5) % 12]} note {i} about the {words[(i * 7) % 12]}s" for i in range(300)]
+    assert len(texts) >= R.FTS_AT_ONCE_MIN
+    rows = dict(scope="", source=None, meta_json="{}", at=None, speaker=None, ids=None, now=1.0)
+    stores = [Store(str(tmp_path / "once.db")), Store(str(tmp_path / "few.db"))]
+    with stores[0].atomic() as db:
+        ids_once = R.insert(db, texts, **rows)
+    ids_few = []
+    for start in range(0, len(texts), 10):
+        with stores[1].atomic() as db:
+            ids_few += R.insert(db, texts[start : start + 10], **rows)
+    assert ids_once == ids_few == list(range(1, 301))
+    for st in stores:
+        with st.atomic() as db:
+            db.execute("UPDATE memories SET text='a storm over the lighthouse' WHERE id=7")
+            db.execute("DELETE FROM memories WHERE id=8")
+            R.insert(db, ["one more gull by the lighthouse"], **rows)
+
+    def hits(st, q):
+        return st.db.execute("SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ? "
+                             "ORDER BY rank, rowid", (q,)).fetchall()
+
+    for q in ("storm", "lantern OR keeper", "gull AND lighthouse", "note", "anchors", "lighthouse"):
+        assert hits(stores[0], q) == hits(stores[1], q), q
+    assert [r for r, _ in hits(stores[0], "lighthouse")] == [7, 301]
+    for st in stores:
+        assert R.text_index_problem(st.db) is None
+        assert st.db.config(apsw.SQLITE_DBCONFIG_ENABLE_TRIGGER, -1) == 1  # triggers on again
+        st.close()

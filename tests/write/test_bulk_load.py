@@ -63,6 +63,7 @@ def test_an_import_of_derived_rows_gives_the_same_store_without_a_model(exported
         monkeypatch.setattr(b, "extractor", None)  # nothing to parse either
         monkeypatch.setattr(b.internals.structure.encoder, "encode", refuse)
         n = b.import_jsonl(path)
+        carried = b.internals.index.carried_from
         monkeypatch.undo()
     with fastmem.Memory(src) as a, fastmem.Memory(dst) as b:
         assert n == len(a) == len(b)
@@ -81,11 +82,47 @@ def test_an_import_of_derived_rows_gives_the_same_store_without_a_model(exported
         sa, sb = a.internals.structure.stats, b.internals.structure.stats
         assert sa.n == sb.n and np.allclose(sa.s, sb.s, atol=1e-9) and np.allclose(sa.m, sb.m, atol=1e-9)
         assert b.internals.index.live == len(b)
+        for q in ("snippets", "sister OR database", "cake AND middle"):  # the keyword index, row for row
+            fts = "SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank, rowid"
+            assert a.internals.db.execute(fts, (q,)).fetchall() == b.internals.db.execute(fts, (q,)).fetchall(), q
         for q in QUESTIONS:
             ra, rb = a.recall(q, k=5, record=False), b.recall(q, k=5, record=False)
             assert [h.id for h in ra.hits] == [h.id for h in rb.hits], q
             assert [s.id for s in ra.standing] == [s.id for s in rb.standing], q
             assert (ra.analogy and ra.analogy.id) == (rb.analogy and rb.analogy.id), q
+        assert b.check().ok
+    # the export carried the source's index graph and the import took it as its index
+    header = json.loads(open(path, encoding="utf-8").readline())
+    assert header["index_graph"]["file"] == "all.jsonl.hnsw" and header["index_graph"]["count"] == n
+    assert carried == path + ".hnsw"
+
+
+@pytest.mark.parametrize("damage", ["changed", "missing"])
+def test_an_import_whose_index_graph_is_changed_or_missing_builds_its_own(exported, damage):
+    """The carried graph is only a cache: a file that is not the one the header describes (a
+    flipped byte) or no file at all, and the import builds the index from the vectors, with
+    the same answers."""
+    src, original, d = exported
+    path = str(d / f"{damage}.jsonl")
+    shutil.copy(original, path)
+    header = json.loads(open(path, encoding="utf-8").readline())
+    header_graph = d / header["index_graph"]["file"]
+    graph = d / f"{damage}.graph"
+    if damage == "changed":
+        raw = bytearray(header_graph.read_bytes())
+        raw[len(raw) // 2] ^= 0x01
+        graph.write_bytes(bytes(raw))
+    lines = open(path, encoding="utf-8").read().splitlines(keepends=True)
+    header["index_graph"]["file"] = graph.name
+    lines[0] = json.dumps(header) + "\n"
+    open(path, "w", encoding="utf-8").writelines(lines)
+    dst = str(d / f"{damage}.db")
+    with fastmem.Memory(dst) as b:
+        n = b.import_jsonl(path)
+        assert n == len(b) and b.internals.index.live == n and b.internals.index.carried_from is None
+    with fastmem.Memory(src) as a, fastmem.Memory(dst) as b:
+        for q in QUESTIONS:
+            assert [h.id for h in a.recall(q, k=5, record=False).hits] == [h.id for h in b.recall(q, k=5, record=False).hits]
         assert b.check().ok
 
 
