@@ -11,7 +11,7 @@ import threading
 from .embedder import LOAD_LOCK
 from .exitgate import drain_first, native
 
-__all__ = ["load_spacy", "load_spacy_in_background", "spacy_loaded"]
+__all__ = ["ensure_cpu_ops", "load_spacy", "load_spacy_in_background", "spacy_loaded"]
 
 _NLP = None
 _NLP_LOCK = threading.Lock()
@@ -80,3 +80,23 @@ def load_spacy_in_background() -> None:
 def spacy_loaded() -> bool:
     """Whether the pipeline is in memory (a parse now pays no load)."""
     return _NLP is not None
+
+
+_OPS = threading.local()
+
+
+def ensure_cpu_ops() -> None:
+    """Give the calling context thinc's CPU backend once per thread. thinc keeps it in a
+    context variable; a worker thread that runs each call in a fresh copy of its caller's
+    context (anyio's, under the MCP server) has none, and every layer the parser builds then
+    looks for it again, trying to import two optional backends each time (about 4% of a
+    loaded server's CPU). The backend is the one thinc's own look-up picks."""
+    from thinc.api import get_ops, set_current_ops
+    from thinc.backends import context_ops
+
+    if context_ops.get() is not None:
+        return
+    ops = getattr(_OPS, "ops", None)
+    if ops is None:
+        ops = _OPS.ops = get_ops("cpu")
+    set_current_ops(ops)

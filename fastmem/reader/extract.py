@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..models.exitgate import native
-from ..models.parser import load_spacy, load_spacy_in_background, spacy_loaded
+from ..models.parser import ensure_cpu_ops, load_spacy, load_spacy_in_background, spacy_loaded
 from ..results import Triple
 from ..util.text import strip_label
 from .canon import canon_relation, fold_name, normalise_type
@@ -249,6 +249,7 @@ class SpacyExtractor:
         """Parsed docs; one text goes through ``nlp()`` directly (``pipe``'s batching costs
         about a millisecond, a quarter of a short turn's parse)."""
         nlp = self.nlp
+        ensure_cpu_ops()
         texts = [strip_label(t) for t in texts]  # a transcript's "Name:" label is not part of what it says
         if len(texts) == 1:
             with native():  # the parser runs BLIS without the GIL (see fastmem.models.exitgate)
