@@ -56,7 +56,7 @@ from pydantic import Field
 
 from .errors import FastmemError, InvalidInput, NotFound
 from .integrations import analogy_metadata, standing_metadata, tool_hit
-from .serving import LOCAL_HOSTS, TOKEN_MIN, check_token
+from .serving import LOCAL_HOSTS, TOKEN_MIN, check_token, one_blas_thread
 
 __all__ = ["LOCAL_HOSTS", "TOKEN_MIN", "build_server", "check_token", "serve"]
 
@@ -425,6 +425,7 @@ def serve(path: str, *, transport: str = "stdio", host: str = "127.0.0.1", port:
         print(f"fastmem mcp: serving {path} on {host}:{port}; every request needs the bearer token", file=sys.stderr)
     import fastmem
 
+    one_blas_thread()
     if transport == "http":
         quiet_closed_streams()
     mem = fastmem.Memory(path, progress=False)

@@ -22,7 +22,7 @@ from starlette.routing import Route
 import fastmem
 
 from ..errors import FastmemError, InvalidInput, NotFound
-from ..serving import LOCAL_HOSTS, check_token
+from ..serving import LOCAL_HOSTS, check_token, one_blas_thread
 from ..util.text import check_str
 
 __all__ = ["create_app", "serve", "COOKIE"]
@@ -378,6 +378,7 @@ def serve(path: str, *, host: str = "127.0.0.1", port: int = 8777, scope: str | 
 
     import fastmem
 
+    one_blas_thread()
     with fastmem.Memory(path, progress=False) as mem:
         threading.Thread(target=fastmem.warmup, kwargs={"models": True, "kernels": False}, daemon=True,
                          name="fastmem-ui-warmup").start()

@@ -270,3 +270,21 @@ def test_a_remote_bind_needs_a_bearer_token_and_refuses_requests_without_it(tmp_
     assert token.encode() not in out + err  # never logged
     with fastmem.Memory(db) as m:
         assert m.count() == 1
+
+
+def test_a_server_process_runs_numpys_blas_on_one_thread(tmp_path):
+    """The servers set one BLAS thread before they serve: OpenBLAS's workers spin after each
+    product a call shares with them, and under a stream of calls they took a core (16 clients
+    on 2 cores: 36 -> 49 calls/s). Checked in a fresh process, as ``fastmem mcp`` starts."""
+    code = (
+        "import fastmem.mcp_server as S, threadpoolctl\n"
+        "served = []\n"
+        "S.build_server = lambda *a, **k: type('X', (), {'run': lambda self, *a, **k: served.append(1)})()\n"
+        f"S.serve({str(tmp_path / 'm.db')!r}, transport='stdio')\n"
+        "blas = [d for d in threadpoolctl.threadpool_info() if d['user_api'] == 'blas']\n"
+        "print(served, len(blas) > 0, sorted({d['num_threads'] for d in blas}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[1] True [1]"  # served; every BLAS loaded (numpy's, scipy's): 1 thread
