@@ -453,8 +453,9 @@ class Memory:
     def import_jsonl(self, path: str | os.PathLike, *, progress: bool | None = None) -> int:
         """Rebuild memories from an export (see :meth:`export_jsonl`); ids are kept when this
         store is empty, and the index graph the export carries is loaded when it is the one its
-        header describes and holds exactly the imported vectors. Returns the number of
-        memories imported."""
+        header describes and holds exactly the imported vectors (hnswlib reads it without
+        checking its structure: delete the ``.hnsw`` beside an export you do not trust). Returns
+        the number of memories imported."""
         return self._write.import_jsonl(path, progress=progress)
 
     def forget(self, memory_id: int) -> None:
