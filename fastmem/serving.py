@@ -29,7 +29,7 @@ def one_blas_thread() -> None:
     OpenBLAS's worker threads spin for a while after each product they share: under a steady
     stream of calls they never sleep. Measured on this 2-core machine (``bench/load_mcp.py``,
     5,000 memories): one client 36 calls/s either way, the server on 1.78 cores with the
-    default threads and 0.89 with one; 16 clients 36 -> 49 calls/s. ONNX Runtime and spaCy
+    default threads and 0.89 with one; 16 clients 32.5 -> 46.5 calls/s. ONNX Runtime and spaCy
     keep their own threads. A library does not change its host's BLAS threads: an agent
     backend that serves recalls from many threads can do the same (``OPENBLAS_NUM_THREADS=1``,
     or this function)."""

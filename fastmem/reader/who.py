@@ -173,11 +173,7 @@ def resolve(triples: Sequence[Triple], turn: Turn) -> list[Triple]:
 def _turn_word(name: str) -> bool:
     """Whether :func:`_end` reads the turn for ``name``: a pronoun, or a possessive before a noun."""
     words = name.split()
-    if not words:
-        return False
-    low = name.strip().lower()
-    return (low in FIRST or low in GROUP or low in SECOND or low in THIRD
-            or (len(words) > 1 and words[0].lower() in POSSESSIVE))
+    return bool(words) and (is_pronoun(name) or (len(words) > 1 and words[0].lower() in POSSESSIVE))
 
 
 def _needs_turn(t: Triple) -> bool:
