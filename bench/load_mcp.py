@@ -1,6 +1,6 @@
 """Load held: ``fastmem mcp --transport http`` on loopback under concurrent clients.
 
-    python bench/load_mcp.py [--clients 16] [--seconds 120] [--size 100000] [--writers 4] [--hermes]
+    python bench/load_mcp.py [--clients 16] [--seconds 120] [--size 100000] [--workers 2] [--writers 4] [--hermes]
 
 A fresh copy of the cached scale store (``test_bench_scale.py``; 100k memories by default) is
 served over streamable HTTP with a bearer token. Each client holds its own MCP session and
@@ -182,6 +182,7 @@ def main() -> int:
     ap.add_argument("--writer-rate", type=float, default=0.0,
                     help="writes a second per writer process (0: as fast as the store lets it)")
     ap.add_argument("--hermes", action="store_true", help="a process running the hermes provider meanwhile")
+    ap.add_argument("--workers", type=int, default=1, help="server processes (fastmem mcp --workers)")
     ap.add_argument("--warm", type=float, default=90.0,
                     help="seconds the writer and hermes processes get to load their models before the clock")
     ap.add_argument("--role", nargs=4, help=argparse.SUPPRESS)  # writer|hermes PATH K START:END:OUT[:RATE]
@@ -207,7 +208,8 @@ def main() -> int:
     port = _free_port()
     log = open(os.path.join(work, "server.log"), "w+")  # a file: a pipe nobody reads would block the server
     proc = subprocess.Popen([sys.executable, "-m", "fastmem", "mcp", "--db", path, "--transport", "http",
-                             "--port", str(port), "--token-file", os.path.join(work, "token")],
+                             "--port", str(port), "--token-file", os.path.join(work, "token"),
+                             "--workers", str(a.workers)],
                             stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     lat = {"recall": [], "remember": []}
     written, errors = [], []
@@ -295,7 +297,7 @@ def main() -> int:
     server_errors = [line for line in log.read().splitlines() if "ERROR" in line or "Traceback" in line]
     log.close()
     shutil.rmtree(work, ignore_errors=True)
-    print(f"{a.clients} clients, {a.writers} writer processes"
+    print(f"{a.clients} clients, {a.workers} server process{'es' if a.workers > 1 else ''}, {a.writers} writer processes"
           + (f" ({a.writer_rate:g} writes/s each)" if a.writers and a.writer_rate else "")
           + (", the hermes provider in another" if a.hermes else "") + f", {wall:.0f} s, {a.size} memories at the start")
     print("| tool | calls | errors | p50 ms | p99 ms |")

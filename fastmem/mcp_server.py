@@ -56,7 +56,7 @@ from pydantic import Field
 
 from .errors import FastmemError, InvalidInput, NotFound
 from .integrations import analogy_metadata, standing_metadata, tool_hit
-from .serving import LOCAL_HOSTS, TOKEN_MIN, check_token, one_blas_thread
+from .serving import LOCAL_HOSTS, TOKEN_MIN, check_token, listen, one_blas_thread, run_workers, signals_ready
 
 __all__ = ["LOCAL_HOSTS", "TOKEN_MIN", "build_server", "check_token", "serve"]
 
@@ -181,22 +181,25 @@ class _Tenant:
 
 
 def build_server(memory, *, scope: str | None = None, read_only: bool = False, name: str = "fastmem",
-                 host: str = "127.0.0.1", port: int = 8765):
+                 host: str = "127.0.0.1", port: int = 8765, stateless: bool = False):
     """The MCP server (the SDK's ``FastMCP``; ``MCPServer`` from mcp 2) for an open
     :class:`fastmem.Memory`.
 
     The caller owns ``memory`` (and closes it after the server stops). ``scope`` confines
     every tool to one tenant; ``read_only`` leaves out the tools that write; ``host`` and
-    ``port`` are the HTTP transport's.
+    ``port`` are the HTTP transport's. ``stateless``: the HTTP transport keeps no session
+    between requests (any of several server processes can answer any request; no tool of
+    fastmem's needs a session).
     """
     if scope is not None and (not isinstance(scope, str) or len(scope) > 200):
         raise InvalidInput("scope must be a str of at most 200 characters")
     t = _Tenant(memory, scope, bool(read_only))
     if _SDK2:  # pragma: no cover - the extra pins 1.x
         server = _Server(name, instructions=t.instructions, version=_version(), log_level="WARNING")
-        server.fastmem_http = {"host": host, "port": port}
+        server.fastmem_http = {"host": host, "port": port, "stateless_http": stateless}
     else:
-        server = _Server(name, instructions=t.instructions, host=host, port=port, log_level="WARNING")
+        server = _Server(name, instructions=t.instructions, host=host, port=port, log_level="WARNING",
+                         stateless_http=stateless)
     _reading_tools(server, t)
     if not read_only:
         _writing_tools(server, t)
@@ -401,16 +404,30 @@ def _resources(server, t: _Tenant) -> None:
 
 def serve(path: str, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
           scope: str | None = None, read_only: bool = False, allow_remote: bool = False,
-          token: str | None = None) -> None:
+          token: str | None = None, workers: int = 1) -> None:
     """Open the store at ``path`` and serve it until the client goes (stdio) or the process is
     stopped (HTTP); the store is closed (index and statistics saved) on the way out.
 
     ``token``: the bearer token every HTTP request must carry (required with a non-loopback
     ``host``, which also needs ``allow_remote``; see the module docstring). The models load
     on a background thread from the start, so the first call waits less.
+
+    ``workers`` (HTTP only, POSIX): serve from this many processes, each with its own open
+    store on the same file and its own models (about 650 MB each), all accepting on one
+    socket. One process is bound by Python's global lock at about 1.2 cores; on a machine with
+    more cores, more processes serve more calls (README, "Serving many agents"). The transport
+    is then stateless (any process answers any request: no MCP session is kept between
+    requests, which none of fastmem's tools needs); a write made through one process is seen
+    by the next call to any other (each catches up with the file before it reads). This
+    process only holds the socket and restarts a worker that dies; SIGTERM or SIGINT stops
+    them all.
     """
     if transport not in ("stdio", "http"):
         raise InvalidInput(f"transport must be 'stdio' or 'http', not {transport!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InvalidInput(f"workers must be an int of at least 1, not {workers!r}")
+    if workers > 1 and transport != "http":
+        raise InvalidInput("several workers serve the http transport (a stdio client talks to one process)")
     if token is not None:
         check_token(token)
         if transport != "http":
@@ -423,6 +440,15 @@ def serve(path: str, *, transport: str = "stdio", host: str = "127.0.0.1", port:
             raise InvalidInput(f"binding {host} needs a bearer token: put one in a file and pass --token-file FILE "
                                "(or set FASTMEM_MCP_TOKEN)")
         print(f"fastmem mcp: serving {path} on {host}:{port}; every request needs the bearer token", file=sys.stderr)
+    if workers > 1:
+        _serve_workers(path, workers, host=host, port=port, scope=scope, read_only=read_only, token=token)
+        return
+    _serve_one(path, transport=transport, host=host, port=port, scope=scope, read_only=read_only, token=token)
+
+
+def _serve_one(path: str, *, transport: str, host: str, port: int, scope: str | None, read_only: bool,
+               token: str | None, sock=None) -> None:
+    """One server process on ``path`` (``sock``: a listening socket it shares with others)."""
     import fastmem
 
     one_blas_thread()
@@ -432,11 +458,11 @@ def serve(path: str, *, transport: str = "stdio", host: str = "127.0.0.1", port:
     warm = threading.Thread(target=_warm, args=(mem,), name="fastmem-mcp-warmup", daemon=True)
     warm.start()
     try:
-        server = build_server(mem, scope=scope, read_only=read_only, host=host, port=port)
+        server = build_server(mem, scope=scope, read_only=read_only, host=host, port=port, stateless=sock is not None)
         if transport == "stdio":
             server.run("stdio")
-        elif token is not None:
-            _serve_http(server, host, port, token)
+        elif token is not None or sock is not None:
+            _serve_http(server, host, port, token, sock)
         elif _SDK2:  # pragma: no cover - the extra pins 1.x
             server.run("streamable-http", host=host, port=port)
         else:
@@ -445,13 +471,47 @@ def serve(path: str, *, transport: str = "stdio", host: str = "127.0.0.1", port:
         mem.close()
 
 
-def _serve_http(server, host: str, port: int, token: str) -> None:
-    """The SDK's streamable-HTTP app behind :class:`_BearerAuth`, on uvicorn (as the SDK runs
-    it), without an access log."""
+def _serve_workers(path: str, workers: int, *, host: str, port: int, scope: str | None, read_only: bool,
+                   token: str | None) -> None:
+    """``workers`` processes serving ``path`` over HTTP on one socket (see :func:`serve`)."""
+    import fastmem
+
+    fastmem.Memory(path, progress=False).close()  # the file opens (created, upgraded) once, before the workers
+    sock = listen(host, port)
+    print(f"fastmem mcp: {workers} worker processes serving {path} on http://{host}:{sock.getsockname()[1]}/mcp",
+          file=sys.stderr)
+    try:
+        rc = run_workers(workers, lambda i: _serve_one(path, transport="http", host=host, port=port, scope=scope,
+                                                       read_only=read_only, token=token, sock=sock),
+                         name="fastmem mcp")
+    finally:
+        sock.close()
+    if rc:
+        raise SystemExit(rc)
+
+
+def _serve_http(server, host: str, port: int, token: str | None, sock=None) -> None:
+    """The SDK's streamable-HTTP app (behind :class:`_BearerAuth` when there is a token) on
+    uvicorn, as the SDK runs it, without an access log; on ``sock`` when given."""
     import uvicorn
 
-    app = _BearerAuth(server.streamable_http_app(), token)
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)).run()
+    app = server.streamable_http_app()
+    if token is not None:
+        app = _BearerAuth(app, token)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    if sock is None:
+        uvicorn.Server(config).run()
+        return
+
+    class WorkerServer(uvicorn.Server):
+        """uvicorn in a worker process: the stop signals the worker held back while it loaded
+        are delivered once uvicorn's own handlers are installed (at startup)."""
+
+        async def startup(self, sockets=None) -> None:
+            signals_ready()
+            await super().startup(sockets=sockets)
+
+    WorkerServer(config).run(sockets=[sock])
 
 
 def _warm(mem) -> None:

@@ -181,6 +181,9 @@ def _tool_commands(add) -> None:
                    help="stdio (the client starts the server) or streamable HTTP")
     _server_options(p, 8765, "FASTMEM_MCP_TOKEN", "http: ")
     p.add_argument("--read-only", action="store_true", help="offer no tool that writes; recalls are not recorded")
+    p.add_argument("--workers", type=int, default=1,
+                   help="http: serve from this many processes on one port (each loads the models, ~650 MB; the "
+                        "transport is then stateless); one process uses about 1.2 cores (default 1)")
     p = add("ui", cmd_ui, "a local web app to look inside the store: recall and why, each memory, health")
     _server_options(p, 8777, "FASTMEM_UI_TOKEN", "")
     p.add_argument("--read-only", action="store_true", help="show no control that writes; refuse every change")

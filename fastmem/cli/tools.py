@@ -48,10 +48,14 @@ def cmd_mcp(a) -> int:
         raise UsageError(f"fastmem mcp: {exc}") from None
     if a.token_file and a.transport != "http":
         raise UsageError("fastmem mcp: --token-file is for --transport http (stdio has no network side)")
+    if a.workers != 1 and a.transport != "http":
+        raise UsageError("fastmem mcp: --workers is for --transport http (a stdio client talks to one process)")
+    if a.workers < 1:
+        raise UsageError(f"fastmem mcp: --workers must be at least 1, not {a.workers}")
     # FASTMEM_MCP_TOKEN: the http transport's only
     token = _server_token(a, "FASTMEM_MCP_TOKEN", "a bearer token") if a.transport == "http" else None
     mcp_server.serve(_db(a), transport=a.transport, host=a.host, port=a.port, scope=a.scope,
-                     read_only=a.read_only, allow_remote=a.allow_remote, token=token)
+                     read_only=a.read_only, allow_remote=a.allow_remote, token=token, workers=a.workers)
     return 0
 
 

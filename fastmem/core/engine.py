@@ -212,8 +212,11 @@ class Engine:
         self.seq, changed = self.store.changes_since(self.seq)
         V.catch_up(self.db, self.index, changed["vec"])
         self.index.seq = self.seq
-        code = changed["code"]  # new memories' codes are added; anything else is read again
-        if code is None or not (self.structure.catch_up(code) if code else self.structure.in_sync()):
+        # new memories' codes are added; anything else is read again. Every change of a code
+        # is in the log (by trigger), so a commit that logged none (a recall's usage rows, a
+        # feedback) changed none: no count of the codes table (a scan of every code) is needed
+        code = changed["code"]
+        if code is None or (code and not self.structure.catch_up(code)):
             self.structure.load()
         self.structure.seq = self.seq
         self.ledger.load()

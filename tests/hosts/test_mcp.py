@@ -288,3 +288,75 @@ def test_a_server_process_runs_numpys_blas_on_one_thread(tmp_path):
                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[1] True [1]"  # served; every BLAS loaded (numpy's, scipy's): 1 thread
+
+
+def _children(pid):
+    """Pids of the processes whose parent is ``pid`` (Linux /proc)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as fh:
+                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return sorted(out)
+
+
+def _until(cond, seconds, what):
+    deadline = time.monotonic() + seconds
+    while not cond():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.2)
+
+
+def test_several_worker_processes_serve_one_store_and_a_dead_worker_is_started_again(tmp_path):
+    """``--workers 2``: two processes accept on one port, each with its own store connection;
+    what one worker writes the other finds; a worker killed is replaced; SIGTERM stops all of
+    them cleanly with every write kept."""
+    import signal
+
+    assert subprocess.run([sys.executable, "-m", "fastmem", "mcp", "--db", str(tmp_path / "x.db"), "--workers", "2"],
+                          capture_output=True, text=True, timeout=60, env=_env()).returncode == 2  # stdio: one process
+    db = str(tmp_path / "m.db")
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "fastmem", "mcp", "--db", db, "--transport", "http",
+                             "--port", str(port), "--workers", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        _wait_for_port(proc, port)
+        _until(lambda: len(_children(proc.pid)) == 2, 60, "two worker processes")
+        first = _children(proc.pid)
+
+        async def clients(n, tag):
+            return await asyncio.gather(*(_remember_and_recall(
+                url, f"Note {tag}{i}: the locker code of crew {tag}{i} is {tag}{i}-orchid-{i}.",
+                f"locker code of crew {tag}{i}") for i in range(n)))
+
+        for i, got in enumerate(asyncio.run(asyncio.wait_for(clients(6, "a"), 240))):
+            assert f"a{i}-orchid-{i}" in got["hits"][0]["text"]
+        os.kill(first[0], signal.SIGKILL)
+        _until(lambda: len(_children(proc.pid)) == 2 and first[0] not in _children(proc.pid), 60,
+               "the killed worker started again")
+        for i, got in enumerate(asyncio.run(asyncio.wait_for(clients(4, "b"), 240))):
+            assert f"b{i}-orchid-{i}" in got["hits"][0]["text"]
+        workers = _children(proc.pid)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    err = proc.stderr.read().decode()
+    assert proc.returncode == 0, err[-2000:]
+    assert "worker 0 exited" in err or "worker 1 exited" in err, err[-2000:]
+    assert "Traceback" not in err, err[-2000:]
+    assert not any(os.path.exists(f"/proc/{w}") and _children(proc.pid) for w in workers)
+    with fastmem.Memory(db) as m:  # every write of both workers, the killed one's included
+        assert m.count() == 10
+        for tag, n in (("a", 6), ("b", 4)):
+            for i in range(n):
+                assert f"{tag}{i}-orchid-{i}" in m.recall(f"locker code of crew {tag}{i}", k=1, record=False).hits[0].text
