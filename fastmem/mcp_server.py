@@ -196,10 +196,10 @@ def build_server(memory, *, scope: str | None = None, read_only: bool = False, n
     t = _Tenant(memory, scope, bool(read_only))
     if _SDK2:  # pragma: no cover - the extra pins 1.x
         server = _Server(name, instructions=t.instructions, version=_version(), log_level="WARNING")
-        server.fastmem_http = {"host": host, "port": port, "stateless_http": stateless}
+        server.fastmem_http = {"host": host, "port": port, "stateless_http": stateless, "json_response": stateless}
     else:
         server = _Server(name, instructions=t.instructions, host=host, port=port, log_level="WARNING",
-                         stateless_http=stateless)
+                         stateless_http=stateless, json_response=stateless)
     _reading_tools(server, t)
     if not read_only:
         _writing_tools(server, t)
