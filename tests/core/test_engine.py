@@ -54,6 +54,34 @@ def test_another_connections_new_memories_are_added_not_reloaded(tmp_path, monke
         assert rep.ok, rep.problems
 
 
+def test_another_connections_recall_and_feedback_read_no_code_again(tmp_path, monkeypatch):
+    """A commit elsewhere that changed no code (a recall's usage rows, a feedback) costs this
+    process no pass over the codes: every code change is in the change log by trigger, so
+    none logged means none made. (It counted and summed every code to check its statistics
+    after each such commit: 2-3 ms at 5k memories, growing with the store, paid by every
+    call of a server worker while the others recalled.) What the other process changed is
+    still seen: the use weight its feedback set."""
+    from fastmem.analogy.code_store import StructureIndex
+
+    db = str(tmp_path / "m.db")
+    checks, loads = [], []
+    real_sync, real_load = StructureIndex.in_sync, StructureIndex.load
+    monkeypatch.setattr(StructureIndex, "in_sync", lambda self: (checks.append(1), real_sync(self))[1])
+    monkeypatch.setattr(StructureIndex, "load", lambda self: (loads.append(1), real_load(self))[1])
+    with fastmem.Memory(db, min_store=2) as a, fastmem.Memory(db, min_store=2) as b:
+        ids = a.remember_many(noise_texts(20) + ["Bob sold his boat to a fisherman in June."])
+        b.recall("apple", k=1, analogy=False)
+        before = (len(checks), len(loads))
+        a.recall("Who sold a boat?", k=3)  # usage rows
+        b.recall("a fisherman", k=3, analogy=False)
+        a.feedback(ids[-1], engaged=True)
+        hits = b.recall("Who sold a boat?", k=3, analogy=False).hits
+        assert (len(checks), len(loads)) == before
+        assert hits[0].id == ids[-1] and b.usage(ids[-1])["engaged"] == 1  # a's feedback is seen
+        rep = b.check()
+        assert rep.ok, rep.problems
+
+
 def test_the_engine_is_the_one_owner_of_a_stores_state(tmp_path):
     """Memory.internals is the engine; the slot's settings are one object under the names of
     Memory's keywords, checked on every change (a bad value changes nothing)."""
