@@ -415,7 +415,7 @@ def serve(path: str, *, transport: str = "stdio", host: str = "127.0.0.1", port:
     ``workers`` (HTTP only, POSIX): serve from this many processes, each with its own open
     store on the same file and its own models (about 650 MB each), all accepting on one
     socket. One process is bound by Python's global lock at about 1.2 cores; on a machine with
-    more cores, more processes serve more calls (README, "Serving many agents"). The transport
+    more cores, more processes serve more calls (README: the load runs). The transport
     is then stateless (any process answers any request: no MCP session is kept between
     requests, which none of fastmem's tools needs); a write made through one process is seen
     by the next call to any other (each catches up with the file before it reads). This

@@ -90,7 +90,12 @@ def run_workers(n: int, target, *, name: str = "fastmem", restart_window: float 
 
     def start(i):
         p = ctx.Process(target=_worker, args=(target, i), name=f"{name}-worker-{i}", daemon=False)
-        p.start()
+        held = {getattr(signal, s) for s in _STOP_SIGNALS}
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)  # the child starts with them held back too
+        try:
+            p.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
         return p
 
     def stop(signum, frame):

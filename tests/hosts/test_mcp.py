@@ -354,9 +354,25 @@ def test_several_worker_processes_serve_one_store_and_a_dead_worker_is_started_a
     assert proc.returncode == 0, err[-2000:]
     assert "worker 0 exited" in err or "worker 1 exited" in err, err[-2000:]
     assert "Traceback" not in err, err[-2000:]
-    assert not any(os.path.exists(f"/proc/{w}") and _children(proc.pid) for w in workers)
+    assert not [w for w in workers if os.path.exists(f"/proc/{w}")]  # every worker stopped with it
     with fastmem.Memory(db) as m:  # every write of both workers, the killed one's included
         assert m.count() == 10
         for tag, n in (("a", 6), ("b", 4)):
             for i in range(n):
                 assert f"{tag}{i}-orchid-{i}" in m.recall(f"locker code of crew {tag}{i}", k=1, record=False).hits[0].text
+
+
+def test_workers_that_keep_dying_stop_their_supervisor_with_an_error():
+    """A worker that cannot start (a bad store, a port in use) is started again a few times,
+    then the supervisor gives up with exit status 1 instead of looping for ever; forking is
+    refused while another thread runs (a fork copies only the calling thread)."""
+    code = ("import os, sys\nfrom fastmem.serving import run_workers\n"
+            "sys.exit(run_workers(2, lambda i: os._exit(3), max_restarts=3, restart_window=60))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert "exited 3; starting it again" in out.stderr and "stopping" in out.stderr
+    code = ("import threading, time\nfrom fastmem.serving import run_workers\n"
+            "threading.Thread(target=time.sleep, args=(3,), daemon=True).start()\n"
+            "run_workers(2, print)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and "holds no other thread" in out.stderr
