@@ -219,7 +219,7 @@ class Engine:
         if code is None or (code and not self.structure.catch_up(code)):
             self.structure.load()
         self.structure.seq = self.seq
-        self.ledger.load()
+        self.ledger.catch_up(changed["use"])  # the weights other processes changed (None: all)
         self.scopes.reset()
         self.pipeline.reset()
 

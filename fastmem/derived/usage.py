@@ -28,6 +28,7 @@ conversations), so weights follow many conversations, never one long one.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -154,6 +155,23 @@ class Ledger:
             mid: (w, e, i)
             for mid, w, e, i in self.db.execute("SELECT memory_id, weight, engaged, ignored FROM usage WHERE engaged>0 OR ignored>0")
         }
+
+    def catch_up(self, mids) -> None:
+        """Read the weights of ``mids`` again (other connections changed them: the change
+        log's ``'use'`` part); None: every weight (:meth:`load`). The same weights as a
+        :meth:`load`, without a pass over every usage row."""
+        if mids is None:
+            self.load()
+            return
+        if not mids:
+            return
+        mids = sorted(int(m) for m in mids)
+        for mid in mids:
+            self.weights.pop(mid, None)
+        for mid, w, e, i in self.db.execute(
+                "SELECT memory_id, weight, engaged, ignored FROM usage WHERE memory_id IN (SELECT value FROM json_each(?)) "
+                "AND (engaged>0 OR ignored>0)", (json.dumps(mids),)):
+            self.weights[mid] = (w, e, i)
 
     def carry_over(self, db, ids, counts) -> None:
         """Engagement counted elsewhere (an import from another system), inside the caller's

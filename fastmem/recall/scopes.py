@@ -6,6 +6,14 @@ import apsw
 
 __all__ = ["Scopes"]
 
+#: The distinct scopes, one index seek each on ``memories_scope`` (a plain DISTINCT walks the
+#: whole index: 3.2 ms at 100k memories, paid after every other process's commit; this 0.01)
+_SCOPES = """
+WITH RECURSIVE s(v) AS (
+    SELECT (SELECT min(scope) FROM memories)
+    UNION ALL SELECT (SELECT min(scope) FROM memories WHERE scope > s.v) FROM s WHERE s.v IS NOT NULL)
+SELECT v FROM s WHERE v IS NOT NULL"""
+
 
 class Scopes:
     """Which memories belong to a scope, for filters that cannot join on the table (the
@@ -19,7 +27,7 @@ class Scopes:
 
     def reset(self) -> None:
         self._cache.clear()
-        self._known = {r[0] for r in self.db.execute("SELECT DISTINCT scope FROM memories")}
+        self._known = {r[0] for r in self.db.execute(_SCOPES)}
 
     def allowed(self, scope: str | None) -> set[int] | None:
         """The ids of ``scope`` (a set the vector index can count and test), or None when no

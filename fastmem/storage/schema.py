@@ -239,7 +239,7 @@ def _m12_change_log(db: apsw.Connection) -> None:
         CREATE TABLE change_log(
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
             memory_id INTEGER NOT NULL,
-            part TEXT NOT NULL              -- 'vec' (embeddings) or 'code' (structural codes)
+            part TEXT NOT NULL              -- 'vec' (embeddings) or 'code' (structural codes); 'use' since m19
         );
         {triggers}
         ALTER TABLE hrr_stats ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;  -- the log as of the saved sums
@@ -327,6 +327,20 @@ def _m18_raw_ends(db: apsw.Connection) -> None:
     )
 
 
+def _m19_use_log(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        -- a change of a memory's use weight (feedback, an outcome, a repair) or of its usage
+        -- row's existence goes into the change log as part 'use': other processes read only
+        -- those weights again (a recall's surfaced counts change no weight and log nothing)
+        CREATE TRIGGER usage_log_u AFTER UPDATE OF engaged, ignored, weight ON usage BEGIN
+            INSERT INTO change_log(memory_id, part) VALUES (new.memory_id, 'use'); END;
+        CREATE TRIGGER usage_log_d AFTER DELETE ON usage BEGIN
+            INSERT INTO change_log(memory_id, part) VALUES (old.memory_id, 'use'); END;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -346,5 +360,6 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("edge_postings", _m16_edge_postings),
     ("ingest_log", _m17_ingest_log),
     ("raw_ends", _m18_raw_ends),
+    ("use_log", _m19_use_log),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -314,17 +314,17 @@ class Store:
 
     def changes_since(self, seq: int) -> tuple[int, dict[str, set[int]]]:
         """Memories whose derived rows other connections changed after ``seq``, by part
-        (``'vec'``, ``'code'``), and the newest sequence number; this connection's own
-        commits (:attr:`own`) are left out and forgotten. With ``seq`` older than what the log
+        (``'vec'``, ``'code'``, ``'use'``: use weights), and the newest sequence number; this
+        connection's own commits (:attr:`own`) are left out and forgotten. With ``seq`` older than what the log
         keeps (see :meth:`trim_log`), the parts come back as None: catch up on everything."""
         last = self.log_seq()
-        out: dict[str, set[int]] = {"vec": set(), "code": set()}
+        out: dict[str, set[int]] = {"vec": set(), "code": set(), "use": set()}
         if last <= seq:
             self.own.clear()
             return last, out
         if seq < self.trimmed_to():
             self.own.clear()
-            return last, {"vec": None, "code": None}  # type: ignore[dict-item]
+            return last, {"vec": None, "code": None, "use": None}  # type: ignore[dict-item]
         own = sorted(self.own)
         for q, mid, part in self.db.execute("SELECT seq, memory_id, part FROM change_log WHERE seq>? AND seq<=?",
                                             (seq, last)):
