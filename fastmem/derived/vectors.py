@@ -43,8 +43,9 @@ def stored_vectors(db: apsw.Connection, ids: np.ndarray, dim: int) -> np.ndarray
 def open_index(db: apsw.Connection, index: VectorIndex, progress: bool | None) -> str:
     """Load ``index`` and reconcile it with the table, or build it (with a progress bar).
     Returns ``'loaded'`` or ``'rebuilt'``."""
-    ids = np.fromiter(itertools.chain.from_iterable(db.execute("SELECT memory_id FROM embeddings ORDER BY memory_id")),
-                      np.int64)
+    # from the (model, id) index, not the table (whose rows carry the vectors), sorted here
+    ids = np.sort(np.fromiter(itertools.chain.from_iterable(
+        db.execute("SELECT memory_id FROM embeddings")), np.int64))
     b = None
     if not (index.path and os.path.exists(index.path)):
         b = bar(len(ids), "building vector index", progress)
@@ -88,8 +89,16 @@ def catch_up(db: apsw.Connection, index: VectorIndex, changed=()) -> None:
 
 
 def other_models(db: apsw.Connection, embedder: Embedder) -> list[str]:
-    """Models other than ``embedder``'s that made some of the stored vectors."""
-    return [m for m, in db.execute("SELECT DISTINCT model FROM embeddings") if m != embedder.model_id]
+    """Models other than ``embedder``'s that made some of the stored vectors (one index seek
+    each: a DISTINCT over the table read every vector)."""
+    return [m for m, in db.execute(_MODELS) if m != embedder.model_id]
+
+
+_MODELS = """
+WITH RECURSIVE s(v) AS (
+    SELECT (SELECT min(model) FROM embeddings)
+    UNION ALL SELECT (SELECT min(model) FROM embeddings WHERE model > s.v) FROM s WHERE s.v IS NOT NULL)
+SELECT v FROM s WHERE v IS NOT NULL"""
 
 
 def model_mismatch(path: str, embedder: Embedder, other: list[str]) -> ModelMismatch:

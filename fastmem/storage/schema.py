@@ -327,7 +327,7 @@ def _m18_raw_ends(db: apsw.Connection) -> None:
     )
 
 
-def _m19_use_log(db: apsw.Connection) -> None:
+def _m19_use_log(db: apsw.Connection) -> None:  # and the embeddings' (model, id) index
     db.execute(
         """
         -- a change of a memory's use weight (feedback, an outcome, a repair) or of its usage
@@ -337,6 +337,9 @@ def _m19_use_log(db: apsw.Connection) -> None:
             INSERT INTO change_log(memory_id, part) VALUES (new.memory_id, 'use'); END;
         CREATE TRIGGER usage_log_d AFTER DELETE ON usage BEGIN
             INSERT INTO change_log(memory_id, part) VALUES (old.memory_id, 'use'); END;
+        -- the vectors' models and ids without reading the vectors (an open lists both: a scan
+        -- of the table read every 1.5 KB vector, 1.5 GB at a million memories)
+        CREATE INDEX embeddings_model ON embeddings(model, memory_id);
         """
     )
 
