@@ -173,7 +173,9 @@ class VectorIndex:
         """Make the live labels equal ``db_ids``: add the missing (vectors from ``fetch``),
         mark the stale deleted. Returns whether anything changed."""
         idx = self._index
-        db_ids = np.unique(np.asarray(db_ids, np.int64))  # sorted (a no-op pass when they are)
+        db_ids = np.asarray(db_ids, np.int64)
+        if len(db_ids) > 1 and not np.all(db_ids[1:] > db_ids[:-1]):  # already sorted and unique: the
+            db_ids = np.unique(db_ids)  # usual open (np.unique hashes them anyway: 0.94 s at 1M)
         have = np.sort(self.labels())
         if np.array_equal(have, db_ids):  # the usual open: the saved index is the table's
             self.live = len(db_ids)
