@@ -143,18 +143,18 @@ _STOP_SIGNALS = ("SIGTERM", "SIGINT")
 
 
 def _worker(target, i: int) -> None:
-    """A worker's first step: SIGTERM and SIGINT are held back (blocked) until its server has
-    installed its own handlers (:func:`signals_ready`), then delivered to them. A stop asked
-    for while the worker loads its store and models would otherwise hit the handlers it
-    inherited from the supervisor, or an exception raised at an arbitrary point of the
-    loading (a library may catch it), and the worker would go on to serve forever. After the
-    server's own handlers are gone, SIGTERM ends the worker by SystemExit (closing its store)."""
+    """A worker's first step. SIGTERM and SIGINT arrive held back (blocked across the fork by
+    :func:`run_workers`) and stay so until its server has installed its own handlers
+    (:func:`signals_ready`), then are delivered to them. A stop asked for while the worker
+    loads its store and models would otherwise hit the handlers it inherited from the
+    supervisor, or an exception raised at an arbitrary point of the loading (a library may
+    catch it), and the worker would go on to serve forever. After the server's own handlers
+    are gone, SIGTERM ends the worker by SystemExit (closing its store)."""
     import signal
 
     def _exit(signum, frame):
         raise SystemExit(0)
 
-    signal.pthread_sigmask(signal.SIG_BLOCK, {getattr(signal, s) for s in _STOP_SIGNALS})
     signal.signal(signal.SIGTERM, _exit)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
