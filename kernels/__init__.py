@@ -1,7 +1,7 @@
 """Kernels for phase-vector HRR (FHRR), imported as ``fastmem.kernels``: plain NumPy for atoms
 and for everything a single write or a recall runs (:mod:`.plain`: encoding, quantising,
 statistics, similarities, postings scores), so that neither imports Numba; Numba (:mod:`.hrr`)
-for the algebra and for the postings' faster twins, used once a process has loaded it
+for the algebra and for the term scores' faster twin, used once a process has loaded it
 (:func:`fastmem.warmup`, a long-running backend).
 
 Kernels take and return arrays; no I/O, no classes, no mutable globals. Every kernel has a
@@ -29,8 +29,7 @@ __all__ = [
     "compiled_loaded",
     "dequantize",
     "permute",
-    "postings_csr",
-    "postings_csr_sorted",
+    "postings_of",
     "quantize",
     "sim",
     "sim_many",
@@ -47,13 +46,13 @@ __all__ = [
 
 
 _PLAIN = frozenset({"Q8_SCALE", "atom", "atoms", "bundle", "bundle_weighted", "dequantize", "permute",
-                    "postings_csr_sorted", "quantize", "sims_q8_many", "stats_add", "stats_remove",
+                    "postings_of", "quantize", "sims_q8_many", "stats_add", "stats_remove",
                     "term_scores_bincount", "to_unit", "z_stats"})
 
 
 def compiled_loaded() -> bool:
     """Whether this process has loaded the Numba kernels (it wrote, or warmed up). Kernels
-    with a NumPy twin (the postings build, the term scores) use the compiled one then, and
+    with a NumPy twin (the term scores) use the compiled one then, and
     the NumPy one in a process that only reads (a command-line recall), where loading Numba
     would cost more than the work."""
     import sys

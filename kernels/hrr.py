@@ -1,6 +1,6 @@
-"""FHRR kernels compiled by Numba: bind/unbind, phase similarity and the term postings (their
-build and the candidate scores, which have NumPy twins in :mod:`.plain` for processes that
-have not loaded Numba). What a single write runs (bundle, quantize, the statistics update) is
+"""FHRR kernels compiled by Numba: bind/unbind, phase similarity and the term postings'
+candidate scores (which have a NumPy twin in :mod:`.plain` for processes that have not loaded
+Numba; the postings' build is one NumPy sort there). What a single write runs (bundle, quantize, the statistics update) is
 in :mod:`.plain`, so that a one-shot process never loads Numba.
 
 Shapes: D is the code dimension (phases), N the number of stored codes. ``u`` denotes the
@@ -142,24 +142,6 @@ def term_scores(starts, ends, rows, weights, estarts, eends, erows, eweights, al
     return out_rows, out_scores
 
 
-@nb.njit(cache=True)
-def postings_csr(term_of, row_of, n_terms):
-    """CSR postings from (term number, row) pairs: ``indptr`` (n_terms + 1,) and the rows of
-    each term in the order given (a counting sort, O(pairs))."""
-    indptr = np.zeros(n_terms + 1, np.int64)
-    for i in range(term_of.shape[0]):
-        indptr[term_of[i] + 1] += 1
-    for t in range(n_terms):
-        indptr[t + 1] += indptr[t]
-    fill = indptr[:-1].copy()
-    rows = np.empty(term_of.shape[0], np.int64)
-    for i in range(term_of.shape[0]):
-        t = term_of[i]
-        rows[fill[t]] = row_of[i]
-        fill[t] += 1
-    return indptr, rows
-
-
 def warmup(*, parallel: bool = False) -> None:
     """Compile every kernel on tiny inputs (Numba caches them on disk: a later process only
     loads them). ``parallel`` is accepted for compatibility: no kernel is multi-threaded now
@@ -171,7 +153,7 @@ def warmup(*, parallel: bool = False) -> None:
     unbind(v, v)
     sim(a, a)
     sim_many(a, v)
-    indptr, rows = postings_csr(np.zeros(2, np.int64), np.arange(2, dtype=np.int64), 1)
+    indptr, rows = np.asarray([0, 2], np.int64), np.arange(2, dtype=np.int64)
     e = np.zeros(0, np.int64)
     term_scores(indptr[:-1], indptr[1:], rows, np.ones(1), e, e, e, np.zeros(0), np.ones(2, np.bool_), np.zeros(2), 0.5)
     from .nn import bias_gelu_  # the embedder's large-batch activation

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 __all__ = ["Q8_SCALE", "TWO_PI", "atom", "atoms", "bundle", "bundle_weighted", "dequantize", "permute",
-           "postings_csr_sorted", "quantize", "sims_q8_many", "stats_add", "stats_remove", "term_scores_bincount",
+           "postings_of", "quantize", "sims_q8_many", "stats_add", "stats_remove", "term_scores_bincount",
            "to_unit", "z_stats"]
 
 TWO_PI = 2.0 * math.pi
@@ -157,14 +157,19 @@ def sims_q8_many(codes: np.ndarray, qus: np.ndarray) -> np.ndarray:
     return q @ codes.astype(np.float32).T
 
 
-def postings_csr_sorted(term_of: np.ndarray, row_of: np.ndarray, n_terms: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`fastmem.kernels.hrr.postings_csr` by a stable sort: the same ``indptr`` and rows,
-    O(pairs log pairs) (2M pairs: 0.42 s against the counting sort's 0.11 s), for a process
-    that has not loaded Numba (which costs ~1 s to load)."""
-    term_of = np.asarray(term_of, np.int64)
-    indptr = np.zeros(n_terms + 1, np.int64)
-    np.cumsum(np.bincount(term_of, minlength=n_terms), out=indptr[1:])
-    return indptr, np.asarray(row_of, np.int64)[np.argsort(term_of, kind="stable")]
+def postings_of(hashes: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR postings from ``(term hash, row)`` pairs: the sorted distinct hashes ``keys``,
+    ``indptr`` (len(keys) + 1,) and each term's rows in the order given, by one stable sort
+    (O(pairs log pairs) whatever the number of distinct terms: 6.9M pairs in about 1.2 s, where
+    ``np.unique(..., return_inverse=True)`` and a counting sort took 2.3-3.4 s)."""
+    hashes = np.asarray(hashes, np.int64)
+    rows = np.asarray(rows, np.int64)
+    order = np.argsort(hashes, kind="stable")
+    ordered = hashes[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if len(ordered) else order[:0]
+    indptr = np.empty(len(starts) + 1, np.int64)
+    indptr[:-1], indptr[-1] = starts, len(ordered)
+    return ordered[starts], indptr, rows[order]
 
 
 # -- store-wide statistics -------------------------------------------------------------------

@@ -68,6 +68,8 @@ class TermIndex:
         self._slot: dict[int, int] = {}  # memory id -> its live slot
         self._next = 0
         self._acc = np.zeros(0)  # scratch of the Numba term_scores
+        #: Counts every change of the contents (what a saved copy is compared with).
+        self.version = 0
 
     @property
     def n(self) -> int:
@@ -93,19 +95,49 @@ class TermIndex:
 
     def build(self, ids: np.ndarray, hashes: Sequence[np.ndarray]) -> None:
         """Replace the index with these memories' terms (one pass, no per-term Python)."""
-        ids = np.asarray(ids, np.int64)
         counts = np.fromiter((len(h) for h in hashes), np.int64, len(hashes))
         flat = np.concatenate(list(hashes)) if len(hashes) else np.zeros(0, np.int64)
+        self.build_flat(ids, flat, counts)
+
+    def build_flat(self, ids: np.ndarray, flat: np.ndarray, counts: np.ndarray) -> None:
+        """:meth:`build` from every memory's hashes one after the other (``flat``) and how many
+        each has (``counts``, in the order of ``ids``)."""
+        ids = np.asarray(ids, np.int64)
         slots = np.arange(len(ids), dtype=np.int64)
-        self._set_base(flat, np.repeat(slots, counts))
+        self._set_base(np.asarray(flat, np.int64), np.repeat(slots, counts))
+        self._fill(ids)
+
+    def _fill(self, ids: np.ndarray) -> None:
+        """Slots ``0..len(ids)-1`` hold ``ids``, all alive; no delta."""
         self._delta, self._delta_n = {}, 0
         self.alive = np.zeros(0, np.bool_)
         self._mid = np.zeros(0, np.int64)
         self._room(len(ids))
         self.alive[: len(ids)] = True
         self._mid[: len(ids)] = ids
-        self._slot = dict(zip(ids.tolist(), slots.tolist()))
+        self._slot = dict(zip(ids.tolist(), range(len(ids))))
         self._next = len(ids)
+        self.version += 1
+
+    @classmethod
+    def from_postings(cls, keys: np.ndarray, indptr: np.ndarray, rows: np.ndarray, ids: np.ndarray) -> TermIndex:
+        """An index of the postings :meth:`postings_of_live` gave (slot ``i`` is ``ids[i]``)."""
+        ti = cls()
+        ti._csr, ti._raw, ti._base_n = (keys, indptr, rows), None, len(rows)
+        ti._fill(np.asarray(ids, np.int64))
+        return ti
+
+    def postings_of_live(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(keys, indptr, rows, ids)``: the live memories' postings as one CSR base whose slot
+        ``i`` is memory ``ids[i]`` (the delta and forgotten slots folded in first)."""
+        if self._delta_n or not self.alive[: self._next].all():
+            self.merge()
+        keys, indptr, rows = self._base()
+        return keys, indptr, rows, self._mid[: self._next].copy()
+
+    def live_ids(self) -> np.ndarray:
+        """The memories in the index (in no particular order)."""
+        return self._mid[: self._next][self.alive[: self._next]]
 
     def _set_base(self, flat: np.ndarray, rows: np.ndarray) -> None:
         self._raw, self._csr, self._base_n = (flat, rows), None, len(flat)
@@ -113,12 +145,7 @@ class TermIndex:
     def _base(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The base postings ``(keys, indptr, rows)``, built now if they are not yet."""
         if self._csr is None:
-            flat, rows = self._raw
-            keys, term_of = np.unique(flat, return_inverse=True)
-            # the counting sort where this process writes, a NumPy sort in one that only reads
-            build = K.postings_csr if K.compiled_loaded() else K.postings_csr_sorted
-            indptr, sorted_rows = build(term_of.astype(np.int64).ravel(), rows, len(keys))
-            self._csr, self._raw = (keys, indptr, sorted_rows), None
+            self._csr, self._raw = K.postings_of(*self._raw), None
         return self._csr
 
     def add(self, mid: int, hashes: np.ndarray) -> None:
@@ -143,6 +170,7 @@ class TermIndex:
         self.alive[slot] = True
         self._mid[slot] = mid
         self._slot[mid] = slot
+        self.version += 1
         if self._delta_n > max(self.MERGE_MIN, self.MERGE_SHARE * self._base_n):
             self.merge()
 
@@ -172,6 +200,7 @@ class TermIndex:
             slot = self._slot.pop(int(mid), None)
             if slot is not None:
                 self.alive[slot] = False
+                self.version += 1
 
     def merge(self, extra: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """Fold the delta (and ``extra`` ``(hashes, slots)`` pairs) into a new base, dropping
@@ -193,15 +222,7 @@ class TermIndex:
         renumber = np.full(self._next, -1, np.int64)
         renumber[live] = np.arange(len(live))
         self._set_base(flat[keep], renumber[rows[keep]])
-        mids = self._mid[live]
-        self._delta, self._delta_n = {}, 0
-        self.alive = np.zeros(0, np.bool_)
-        self._mid = np.zeros(0, np.int64)
-        self._room(len(live))
-        self.alive[: len(live)] = True
-        self._mid[: len(live)] = mids
-        self._slot = dict(zip(mids.tolist(), range(len(live))))
-        self._next = len(live)
+        self._fill(self._mid[live])
 
     def query(self, hashes: np.ndarray, weights: np.ndarray, threshold: float, limit: int,
               allowed: set[int] | frozenset[int] | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -174,7 +174,11 @@ def test_term_scores_match_reference(n_rows, n_terms):
     pairs = sorted(set(zip(term_of.tolist(), row_of.tolist())))  # a row has a term once
     t_arr = np.asarray([p[0] for p in pairs], np.int64)
     r_arr = np.asarray([p[1] for p in pairs], np.int64)
-    indptr, rows = K.postings_csr(t_arr, r_arr, n_terms)
+    keys, indptr, rows = K.postings_of(t_arr, r_arr)
+    assert keys.tolist() == sorted({t for t, _ in pairs})
+    full = np.zeros(n_terms + 1, np.int64)  # term numbers as hashes: an empty term gets an empty segment
+    full[keys + 1] = np.diff(indptr)
+    indptr = np.cumsum(full)
     for t in range(n_terms):
         assert sorted(rows[indptr[t]:indptr[t + 1]].tolist()) == sorted(r for tt, r in pairs if tt == t)
     q = rnd.choice(n_terms, size=min(5, n_terms), replace=False)
@@ -260,13 +264,17 @@ def test_a_write_and_a_recall_in_a_fresh_process_import_no_numba(tmp_path):
         assert m.check().ok, m.check()
 
 
-@pytest.mark.parametrize("n_rows,n_terms", [(0, 3), (1, 1), (500, 40), (5000, 300)])
-def test_postings_by_sort_equal_the_counting_sort(n_rows, n_terms):
-    rnd = np.random.default_rng(n_rows)
-    term_of = rnd.integers(0, n_terms, size=4 * n_rows).astype(np.int64)
-    row_of = rnd.integers(0, max(n_rows, 1), size=4 * n_rows).astype(np.int64)
-    a, b = K.postings_csr(term_of, row_of, n_terms), K.postings_csr_sorted(term_of, row_of, n_terms)
-    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+@pytest.mark.parametrize("n_pairs,n_terms", [(0, 3), (1, 1), (2000, 40), (20000, 3000)])
+def test_postings_hold_each_terms_rows_in_the_order_given(n_pairs, n_terms):
+    rnd = np.random.default_rng(n_pairs)
+    hashes = rnd.integers(-2**62, 2**62, size=n_terms)[rnd.integers(0, n_terms, size=n_pairs)]
+    rows = rnd.integers(0, 10**6, size=n_pairs)
+    keys, indptr, got = K.postings_of(hashes, rows)
+    want: dict[int, list[int]] = {}
+    for h, r in zip(hashes.tolist(), rows.tolist()):
+        want.setdefault(h, []).append(r)
+    assert keys.tolist() == sorted(want) and indptr[0] == 0 and indptr[-1] == n_pairs
+    assert {k: got[indptr[i]:indptr[i + 1]].tolist() for i, k in enumerate(keys.tolist())} == want
 
 
 @pytest.mark.parametrize("shape", [(0, 7), (1, 1), (33, 1536)])
