@@ -8,7 +8,7 @@ DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
 DATA = os.environ.get("FASTMEM_DATA", os.path.abspath(DATA))
 #: Large bench stores are built once and kept here, keyed by what makes them valid.
 CACHE = os.environ.get("FASTMEM_BENCH_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "fastmem-bench"))
-_SIDECARS = ("", ".hnsw", ".hnsw.json")
+_SIDECARS = ("", ".hnsw", ".hnsw.json", ".terms")
 
 
 def cache_key(kind: str, n: int) -> str:

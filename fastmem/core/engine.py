@@ -74,7 +74,8 @@ class Engine:
         try:
             self.embedder: Embedder = resolve_embedder(embedder, self.db)
             self.hrr_dim = self._stored_dim(hrr_dim)
-            self.structure = StructureIndex(self.db, StructureEncoder(self.hrr_dim, embed=self.embedder.encode))
+            self.structure = StructureIndex(self.db, StructureEncoder(self.hrr_dim, embed=self.embedder.encode),
+                                            terms_path=None if self.path.startswith(":") else self.path + ".terms")
             self.slot = AnalogySlot(self.db, self.structure, slot, verb_vectors=self.embedder.encode,
                                     ranker=resolve_ranker(ranker),
                                     sample_vectors=lambda: self.index.sample(SURFACE_SAMPLE))
@@ -158,12 +159,23 @@ class Engine:
         with self.lock:  # not beside a verb's transaction on the shared connection
             self.sync()  # the saved index and sums then say which log position they include
             self.index.save()
-            with self.writing() as db:
-                # sums unchanged since they were read or saved: not rewritten (a read-only
-                # command saved 8 MB at close), unless the log trim would outdate the stored row
-                if not self.structure.stats_stored(self.store.log_seq() - LOG_KEEP):
-                    self.structure.save_stats(db)
-                self.store.trim_log(db, LOG_KEEP)
+            staged = None
+            try:
+                with self.writing() as db:
+                    self.sync()  # no other commit can land now: what is saved is the store's at its seq
+                    # sums unchanged since they were read or saved: not rewritten (a read-only
+                    # command saved 8 MB at close), unless the log trim would outdate the stored row
+                    if not self.structure.stats_stored(self.store.log_seq() - LOG_KEEP):
+                        self.structure.save_stats(db)
+                    if self.structure.terms_save_due():  # a large store's postings, named in the same commit
+                        staged, token = self.structure.stage_terms()
+                        self.store.set_setting("terms_file", token)
+                    self.store.trim_log(db, LOG_KEEP)
+                if staged:
+                    self.structure.publish_terms(staged)
+            finally:
+                if staged and os.path.exists(staged):  # the commit failed: the store does not name it
+                    os.remove(staged)
 
     def save_stats_if_due(self) -> None:
         """Persist the structural statistics every so many changes (in a transaction of their

@@ -94,7 +94,7 @@ def _store(n: int, folder: str) -> tuple[str, float]:
     path = os.path.join(folder, f"bench-{n}-schema{SCHEMA_VERSION}-struct{StructureEncoder.version}.db")
     if os.path.exists(path + ".done"):
         return path, 0.0
-    for s in ("", ".hnsw", ".hnsw.json", "-wal", "-shm"):
+    for s in ("", ".hnsw", ".hnsw.json", ".terms", "-wal", "-shm"):
         if os.path.exists(path + s):
             os.remove(path + s)
     all_texts = texts(n)

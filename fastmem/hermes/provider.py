@@ -160,7 +160,7 @@ class FastmemProvider(MemoryProvider):
             return []
         if home in path.parents:
             return []
-        return [str(p) for p in (path, Path(f"{path}.hnsw"), Path(f"{path}.hnsw.json")) if p.exists()]
+        return [str(p) for p in (path, Path(f"{path}.hnsw"), Path(f"{path}.hnsw.json"), Path(f"{path}.terms")) if p.exists()]
 
     # -- life cycle ------------------------------------------------------------------------
     def initialize(self, session_id: str, **kwargs) -> None:
