@@ -24,9 +24,9 @@ import numpy as np
 from .. import kernels as K
 from ..reader.extract import EVENTS_VERSION, Triple, events_from_triples
 from ..util.progress import bar
+from . import postings_file
 from .codes import VERB_KEY, CodeStats, StructQuery, StructureEncoder, SumsAhead, count_events, event_counts
 from .mapping import VerbBits
-from . import postings_file
 from .postings import TermIndex, term_hashes
 
 __all__ = ["StoredCode", "stored_code", "StructureIndex", "StructuralChanges"]

@@ -159,6 +159,8 @@ class Engine:
         with self.lock:  # not beside a verb's transaction on the shared connection
             self.sync()  # the saved index and sums then say which log position they include
             self.index.save()
+            if self.structure.terms_save_due():  # fold and sort them before taking the write lock
+                self.structure.terms.postings_of_live()
             staged = None
             try:
                 with self.writing() as db:
