@@ -169,6 +169,14 @@ _HE_SHE = {"he", "him", "she", "her"}
 _UNDERSTOOD_I = object()
 
 
+def _clause(tok) -> bool:
+    """Whether a subject is a clause, not a thing: a verb with arguments of its own ("*Taking*
+    care of ourselves is vital", "*Being* a mom is awesome", "*starting* a business has its ups
+    and downs"). Its head word alone would stand for the whole activity in a fact ("Taking, be,
+    vital"); a bare gerund ("Painting looks like a great outlet") is a thing and stays."""
+    return tok.pos_ in ("VERB", "AUX") and any(c.dep_ not in ("cc", "conj", "punct") for c in tok.children)
+
+
 def _first_person_left_out(verb, depth: int = 0) -> bool:
     """A sentence that starts with its verb in the past or in "gonna / wanna / gotta" form,
     with no subject: chat's "Went camping last week", "Gonna continue my studies" (and a verb
@@ -375,6 +383,7 @@ class SpacyExtractor:
             subs, passive = self._subjects(verb)
             if not subs and _first_person_left_out(verb):
                 subs = [_UNDERSTOOD_I]  # "Went camping with the kids", "Gonna continue my studies"
+            subs = [x for x in subs if x is _UNDERSTOOD_I or not _clause(x)]
             if not subs:
                 continue
             neg = any(c.dep_ == "neg" for c in verb.children)
