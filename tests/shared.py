@@ -18,6 +18,21 @@ WORDS = (
 ).split()
 
 
+#: Short narratives of distinct structures (a move, an acquisition, a harvest, a repair...), for
+#: stores the analogy slot must find a rhyme in.
+NARRATIVES = [
+    "My neighbour Lena moved from Lisbon to Berlin in May and found a flat near the river.",
+    "Acme Corporation bought Widget Inc last year and kept its founders as managers.",
+    "The gardener planted tomatoes in March, watered them daily and harvested them in August.",
+    "Bob repaired the old bicycle and sold it to a student in town.",
+    "The committee approved the budget after a long debate on Tuesday.",
+    "Maria baked bread for the neighbours and delivered it by bike.",
+    "The storm flooded the valley and the villagers rebuilt the bridge.",
+    "Tom wrote a novel about sailors and published it in the spring.",
+    "The startup hired ten engineers and opened an office in Lisbon.",
+]
+
+
 def noise_texts(n, seed=1):
     rnd = random.Random(seed)
     return [" ".join(rnd.choice(WORDS) for _ in range(9)) + f" note {i}." for i in range(n)]

@@ -160,7 +160,8 @@ class FastmemProvider(MemoryProvider):
             return []
         if home in path.parents:
             return []
-        return [str(p) for p in (path, Path(f"{path}.hnsw"), Path(f"{path}.hnsw.json"), Path(f"{path}.terms")) if p.exists()]
+        side = (Path(f"{path}.hnsw"), Path(f"{path}.hnsw.json"), Path(f"{path}.terms"))  # caches beside the store
+        return [str(p) for p in (path, *side) if p.exists()]
 
     # -- life cycle ------------------------------------------------------------------------
     def initialize(self, session_id: str, **kwargs) -> None:

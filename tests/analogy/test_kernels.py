@@ -12,6 +12,7 @@ from numpy.testing import assert_allclose
 
 import fastmem
 from fastmem import kernels as K
+from tests.shared import NARRATIVES
 
 DIMS = [3, 97, 1024]
 NS = [0, 1, 77]
@@ -242,15 +243,7 @@ def test_a_write_and_a_recall_in_a_fresh_process_import_no_numba(tmp_path):
     code and statistics are the ones a process with Numba loaded would keep."""
     db = str(tmp_path / "s.db")
     with fastmem.Memory(db, progress=False) as m:
-        m.remember_many(["My neighbour Lena moved from Lisbon to Berlin in May and found a flat near the river.",
-                         "Acme Corporation bought Widget Inc last year and kept its founders as managers.",
-                         "The gardener planted tomatoes in March, watered them daily and harvested them in August.",
-                         "Bob repaired the old bicycle and sold it to a student in town.",
-                         "The committee approved the budget after a long debate on Tuesday.",
-                         "Maria baked bread for the neighbours and delivered it by bike.",
-                         "The storm flooded the valley and the villagers rebuilt the bridge.",
-                         "Tom wrote a novel about sailors and published it in the spring.",
-                         "The startup hired ten engineers and opened an office in Lisbon."])
+        m.remember_many(NARRATIVES)
     code = ("import sys, fastmem\n"
             f"with fastmem.Memory({db!r}) as m:\n"
             "    m.remember('The baker Ines moved from Faro to Lyon in April and rented a shop by the station.')\n"

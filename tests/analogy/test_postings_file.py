@@ -9,17 +9,9 @@ import pytest
 
 import fastmem
 from fastmem.analogy import code_store
+from tests.shared import NARRATIVES
 
-TEXTS = [
-    "My neighbour Lena moved from Lisbon to Berlin in May and found a flat near the river.",
-    "Acme Corporation bought Widget Inc last year and kept its founders as managers.",
-    "The gardener planted tomatoes in March, watered them daily and harvested them in August.",
-    "Bob repaired the old bicycle and sold it to a student in town.",
-    "The committee approved the budget after a long debate on Tuesday.",
-    "Maria baked bread for the neighbours and delivered it by bike.",
-    "The storm flooded the valley and the villagers rebuilt the bridge.",
-    "Tom wrote a novel about sailors and published it in the spring.",
-    "The startup hired ten engineers and opened an office in Lisbon.",
+TEXTS = NARRATIVES + [
     "The baker Ines moved from Faro to Lyon in April and rented a shop by the station.",
 ]
 TURN = "My cousin Ana moved from Porto to Madrid in June and rented a room by the park."
