@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["Hit", "Analogy", "Recall", "Record", "Standing", "Entity", "Fact", "Category", "ConsolidationReport",
+__all__ = ["Hit", "Analogy", "Recall", "Record", "Standing", "Entity", "Fact", "Category", "ConsolidationReport", "DeriveFailure",
            "CheckReport", "Problem", "Triple"]
 
 
@@ -156,13 +156,32 @@ class Problem:
     repairable: bool = True
 
 
+@dataclass(frozen=True)
+class DeriveFailure:
+    """A part of a memory that could not be derived (:mod:`fastmem.write.guard`): the memory is
+    stored without it. ``part``: ``"reading"`` (facts, events and standing statement),
+    ``"facts"``, ``"structure"`` or ``"all"`` (nothing but the text and keyword row); ``error``
+    and ``message``: the exception's; ``reader``: the fastmem and reader version that failed;
+    ``at``: when (unix seconds)."""
+
+    memory_id: int
+    part: str
+    error: str
+    message: str
+    reader: str
+    at: float
+
+
 @dataclass
 class CheckReport:
-    """``ok`` when nothing is wrong (after repairs, when asked for)."""
+    """``ok`` when nothing is wrong (after repairs, when asked for). ``failed`` lists the
+    memories whose derivation failed (a state, like pending, not damage: ``ok`` does not count
+    it)."""
 
     problems: list[Problem] = field(default_factory=list)
     repaired: list[Problem] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    failed: list[DeriveFailure] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

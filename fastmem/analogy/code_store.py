@@ -404,21 +404,32 @@ class StructureIndex:
                                 self.encoder.scale(np.asarray([c.nterms for c in codes])))
 
     def stage_many(self, db: apsw.Connection, ids: Sequence[int], events: Sequence[list], pending: StructuralChanges,
-                   stored: Sequence[StoredCode | None] | None = None, ahead: SumsAhead | None = None) -> None:
+                   stored: Sequence[StoredCode | None] | None = None, ahead: SumsAhead | None = None,
+                   failed=None) -> None:
         """:meth:`stage` for a batch (one statement per table). ``ahead``: the statistics of
-        these codes begun before (:meth:`begin_sums`)."""
-        ev_rows, code_rows = [], []
+        these codes begun before (:meth:`begin_sums`). ``failed(i, exc)``: a memory whose code
+        cannot be made is left without events and code and reported (None: raise)."""
+        ev_rows, code_rows, counted = [], [], []
         for i, (mid, evs) in enumerate(zip(ids, events)):
             if not evs:
                 continue
-            ev_rows.append((mid, json.dumps(evs)))  # (verb, subjects, objects); tuples store as lists
             code = None if stored is None else stored[i]
             if code is None or len(code.q8) != 2 * self.dim:
-                code = stored_code(self.encoder, evs)
+                try:
+                    code = stored_code(self.encoder, evs)
+                except Exception as exc:
+                    if failed is None:
+                        raise
+                    failed(i, exc)
+                    continue
+                if code is None:  # events that make no term: nothing to encode
+                    continue
+            ev_rows.append((mid, json.dumps(evs)))  # (verb, subjects, objects); tuples store as lists
             q8, hashes = np.frombuffer(code.q8, np.int8), np.frombuffer(code.terms, np.int64)
             code_rows.append((mid, self.dim, code.q8, code.nterms, code.terms))
             pending.codes.append((mid, q8, code.nterms, hashes))
-        count_events(pending.df, events)
+            counted.append(evs)
+        count_events(pending.df, counted)
         if ahead is not None and not pending.removed and pending.ahead is None and ahead.rows == len(pending.codes):
             pending.ahead = ahead
         elif len(pending.codes) >= AHEAD_MIN and not pending.removed and pending.ahead is None:

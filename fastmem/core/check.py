@@ -8,6 +8,10 @@
   (re-embedded);
 * ``pending``    - memories committed before their derived parts (``remember_many(wait=False)``)
   are a state, not damage: counted in ``counts["pending"]``; ``repair`` derives them;
+* ``failed``     - memories a part of whose derivation failed (:mod:`fastmem.write.guard`: stored
+  without their facts, events or code, or with nothing but their text) are a state too: listed
+  in ``failed`` (one :class:`~fastmem.results.DeriveFailure` per memory and part) and counted in
+  ``counts["failed"]``; ``repair`` derives them again;
 * ``index``      - the hnswlib labels are exactly the stored vectors' ids, and their vectors
   are the stored ones (a sample of 256; every one with ``repair``) (reconciled or rebuilt);
 * ``graph``      - no entity without a fact or category, no alias or edge to a missing entity
@@ -29,7 +33,8 @@ from ..derived import graph as G
 from ..derived import usage as U
 from ..derived.vectors import stored_vectors
 from ..passes import chunks as CH
-from ..results import CheckReport, Problem
+from ..results import CheckReport, DeriveFailure, Problem
+from ..storage import failures as F
 from ..storage import memories as R
 
 __all__ = ["Problem", "CheckReport", "check"]
@@ -48,7 +53,8 @@ def _fts(e) -> list[Problem]:
 def _embeddings(e) -> list[Problem]:
     out = []
     missing = e.db.execute("SELECT count(*) FROM memories WHERE id NOT IN (SELECT memory_id FROM embeddings) "
-                             "AND id NOT IN (SELECT memory_id FROM pending)").fetchone()[0]
+                           "AND id NOT IN (SELECT memory_id FROM pending) "
+                           "AND id NOT IN (SELECT memory_id FROM derive_failures WHERE part='all')").fetchone()[0]
     if missing:
         out.append(Problem("embeddings", f"{missing} memories have no vector and are not pending"))
     bad = e.db.execute("SELECT count(*) FROM embeddings WHERE model<>? OR dim<>? OR length(vec)<>?",
@@ -186,6 +192,10 @@ def check(e, *, repair: bool = False, parts=None) -> CheckReport:
                   for t in ("memories", "embeddings", "pending", "nodes", "edges", "codes", "chunks", "categories")}
     if repair and rep.counts["pending"]:
         e.derive_until(None)
+    if repair and F.count(e.db):
+        e.rederive_failed()
+    rep.failed = [DeriveFailure(*r) for r in F.listed(e.db)]
+    rep.counts["failed"] = len({f.memory_id for f in rep.failed})
     for part in parts or CHECKS:
         found = _index(e, full=repair) if part == "index" else CHECKS[part](e)
         if found and repair and all(p.repairable for p in found):

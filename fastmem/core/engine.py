@@ -36,12 +36,13 @@ from ..derived.usage import Ledger
 from ..errors import InvalidInput
 from ..models.combine import Combiner
 from ..models.embedder import Embedder, resolve_embedder
-from ..reader.extract import Extractor, parse_texts, parse_turns
+from ..reader.extract import Extractor, parse_texts
 from ..recall.fusion import FUSIONS
 from ..recall.pipeline import RecallPipeline
 from ..recall.scopes import Scopes
 from ..storage.store import Store
 from ..write import commit as C
+from ..write import guard
 from ..write.pending import BATCH, Finisher
 from ..write.prepare import Prepared, prepare
 from .transaction import Transaction
@@ -68,7 +69,7 @@ class Engine:
         self.background = bool(derive_in_background)
         #: the turns that recalls from several threads hand the analogy slot, parsed together
         #: and outside the lock (:mod:`fastmem.models.combine`)
-        self.turn_parse = Combiner(lambda texts: parse_turns(self.extractor, list(texts)))
+        self.turn_parse = Combiner(lambda texts: guard.turns(self.extractor, list(texts)))
         self.store = Store(self.path, durable=durable, progress=progress)
         self.db = self.store.db
         try:
@@ -291,8 +292,11 @@ class Engine:
             self.rebuild_index(progress=progress)
 
     def rebuild_structure(self, reparse: bool, progress: bool | None) -> int:
-        """Recompute every structural code and the word counts (see :meth:`fastmem.Memory.rebuild_structure`)."""
+        """Recompute every structural code and the word counts (see :meth:`fastmem.Memory.rebuild_structure`);
+        with ``reparse``, memories whose derivation failed are derived again first."""
         self.check_open()
+        if reparse:
+            self.rederive_failed()
         with self.lock:
             return self.structure.rebuild(self.writing, self.parser(), reparse=reparse, progress=progress)
 
@@ -304,11 +308,15 @@ class Engine:
             self.finisher.poke()
             return None
         self.finisher.wait(timeout)
-        return self.derive_until(None)
+        done = self.derive_until(None)
+        self.rederive_failed()
+        return done
 
     def derive_until(self, stop) -> int:
         """Derive pending memories, :data:`fastmem.write.pending.BATCH` at a time, until none is left
-        (or ``stop`` is set); the models run outside the lock."""
+        (or ``stop`` is set); the models run outside the lock. No memory blocks the others: a
+        batch that fails is halved until the memory that fails is alone, and that one leaves
+        pending with its failure recorded (:func:`fastmem.write.commit.give_up`)."""
         done, last = 0, 0
         while stop is None or not stop.is_set():
             with self.lock:
@@ -319,14 +327,73 @@ class Engine:
             if not rows:
                 break
             last = rows[-1][0]
-            prep = prepare([r[1] for r in rows], [r[2] for r in rows], self.embedder, self.extractor, False)
+            done += self._derive_rows(rows)
+        return done
+
+    def _derive_rows(self, rows) -> int:
+        """Derive these pending rows ``(id, text, triples)``; see :meth:`derive_until`."""
+        def run(part):
+            prep = prepare([r[1] for r in part], [r[2] for r in part], self.embedder, self.extractor, False)
             with self.lock:
                 if self.closed:
-                    break
+                    return 0
                 with self.transaction() as tx:
-                    ids, vecs, changes = C.commit_pending(tx.db, [r[0] for r in rows], prep,
+                    ids, vecs, changes = C.commit_pending(tx.db, [r[0] for r in part], prep,
                                                           model_id=self.embedder.model_id, structure=self.structure)
                     tx.structure(changes)
                     tx.revectored(ids, vecs)
-            done += len(ids)
-        return done
+            return len(ids)
+
+        def alone(row, exc):
+            failure = guard.caught(guard.PART_ALL, exc)
+            with self.lock:
+                if not self.closed:
+                    with self.transaction() as tx:
+                        C.give_up(tx.db, row[0], row[1], failure)
+            guard.warn(guard.Failures({0: [failure]}), 1)
+
+        return _in_halves(rows, run, alone)
+
+    def rederive_failed(self, ids=None) -> int:
+        """Derive again the memories whose derivation failed (of ``ids`` when given; pending
+        ones are left to :meth:`derive_until`), :data:`fastmem.write.pending.BATCH` at a time;
+        returns how many are now whole. One that fails again keeps its record."""
+        with self.lock:
+            self.check_open()
+            self.sync()
+            rows = C.failed_rows(self.db, ids)
+
+        def run(part):
+            texts = [t for _, t in part]
+            prep = prepare(texts, [None] * len(part), self.embedder, self.extractor, False)
+            with self.lock:
+                if self.closed:
+                    return 0
+                with self.transaction() as tx:
+                    got, vecs, changes = C.rederive(tx.db, [mid for mid, _ in part], texts, prep,
+                                                    model_id=self.embedder.model_id, structure=self.structure)
+                    tx.structure(changes)
+                    tx.revectored(got, vecs)
+            return len(got)
+
+        for start in range(0, len(rows), BATCH):
+            _in_halves(rows[start : start + BATCH], run, lambda row, exc: None)
+        with self.lock:
+            self.sync()
+            return len(rows) - len(C.failed_rows(self.db, [mid for mid, _ in rows]))
+
+
+def _in_halves(rows: list, run, alone) -> int:
+    """``run(rows)`` (returns how many it did); when it raises, each half the same way, down to
+    one row, for which ``alone(row, exc)`` is called instead. Errors of the file or the machine
+    (:data:`fastmem.write.guard.FATAL`) are raised."""
+    try:
+        return run(rows)
+    except guard.FATAL:
+        raise
+    except Exception as exc:
+        if len(rows) == 1:
+            alone(rows[0], exc)
+            return 0
+    half = len(rows) // 2
+    return _in_halves(rows[:half], run, alone) + _in_halves(rows[half:], run, alone)

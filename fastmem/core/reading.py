@@ -23,13 +23,14 @@ from ..errors import InvalidInput, NotFound
 from ..models.embedder import encode_queries, encode_query
 from ..passes import categories as CAT
 from ..passes import chunks as CH
-from ..reader.extract import parse_turn, parse_turns
+from ..reader.extract import parse_turn
 from ..recall.arrange import ORDERS
 from ..recall.channels import CHANNELS
 from ..results import Analogy, Category, Entity, Fact, Recall, Record
 from ..storage import marks as MK
 from ..storage import memories as R
 from ..util.text import check_query, check_str, check_text
+from ..write import guard
 from . import transfer as T
 from .args import check_id, check_int, check_scope
 
@@ -95,7 +96,7 @@ class Reading:
         # the slot's parse of the turns, before the lock: several turns in one batch, one turn
         # with the turns of other threads' recalls that arrive meanwhile
         t1 = time.perf_counter()
-        parsed = None if not slot else (parse_turns(self.e.extractor, list(queries)) if len(queries) > 1
+        parsed = None if not slot else (guard.turns(self.e.extractor, list(queries)) if len(queries) > 1
                                         else [self.e.turn_parse(queries[0])])
         parse_ms = (time.perf_counter() - t1) * 1e3 / max(len(queries), 1)
         out = []

@@ -187,8 +187,9 @@ def _first_person_left_out(verb, depth: int = 0) -> bool:
     first = next((t for t in verb.sent if not t.is_punct and t.pos_ != "INTJ" and t.dep_ != "advmod"), None)
     if first is None:
         return False
-    if first.i == verb.i:
-        return verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN")
+    if first.i == verb.i:  # "Loved by millions is a song ...": an auxiliary after it, not a fragment
+        return (verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN")
+                and not any(c.dep_ in ("aux", "auxpass") and c.i > verb.i for c in verb.children))
     return first.lower_ in ("gon", "gonna", "wanna", "gotta") and verb.head.i == first.i
 
 
@@ -618,6 +619,9 @@ class SpacyExtractor:
         if s is _UNDERSTOOD_I:
             ot, oty = self._span(self._referent(o))
             return Triple("I", rel, ot, "person", oty, "(I, understood)", None)
+        if o is _UNDERSTOOD_I:  # a passive's agent swap: "Hired by Google last week!" -> (Google, hire, I)
+            st, sty = self._span(self._referent(s))
+            return Triple(st, rel, "I", sty, "person", None, "(I, understood)")
         s2, o2 = self._referent(s), self._referent(o)
         st, sty = self._span(s2)
         ot, oty = self._span(o2)

@@ -25,6 +25,7 @@ from ..derived.vectors import ids_json
 from ..derived.windows import WindowIndex
 from ..results import Hit, Recall
 from ..util.text import content_words, from_epoch, singular
+from ..write.guard import FATAL
 from . import arrange as A
 from . import channels as C
 from .channels import CHANNELS, ChannelSpec, TurnQuery, channel
@@ -155,19 +156,34 @@ class RecallPipeline:
                      f"{self.slot.settings.min_store})"
                      if not slot else "")
         if slot:
-            got, t["parse"] = parsed() if parsed is not None else (None, 0.0)
-            t3 = time.perf_counter()
-            members = self.scopes.allowed(scope)
-            sturn = self.slot.prepare(query, extractor, z_min, got, members)
-            t["parse"] += sturn.parse_ms
-            an, an_reason = self.slot.pick_explained(sturn, vec, scope=scope, session=session, z_min=z_min, surface_labels=labels,
-                                recall_ids=[m for m, _ in ranked[: self.slot.settings.surface_exclude or 0]],
-                                n_live=self.index.live if members is None else len(members),
-                                weights=weights, members=members)
-            t["analogy"] = (time.perf_counter() - t3) * 1e3 - sturn.parse_ms
+            try:  # a turn the reader cannot read still gets its hits; the slot says why it is silent
+                an, an_reason = self._analogy(query, vec, extractor, parsed, t, scope=scope, session=session,
+                                              z_min=z_min, labels=labels, ranked=ranked, weights=weights)
+            except FATAL:
+                raise
+            except Exception as exc:
+                an, an_reason = None, f"the turn's structure could not be read ({type(exc).__name__}: {exc})"
         stood = self.standing.match(vec, frozenset(singular(content_words(query))), scope=scope,
                                     members=self.scopes.allowed(scope), k=standing) if standing else []
         return Recall(query, tuple(hits), an, t, grounding, tuple(stood), an_reason)
+
+    def _analogy(self, query: str, vec, extractor, parsed, t: dict, *, scope, session, z_min, labels, ranked,
+                 weights):
+        """The analogy slot for one turn: ``(analogy or None, reason)``; its parse and own time in ``t``."""
+        got, t["parse"] = parsed() if parsed is not None else (None, 0.0)
+        if isinstance(got, Exception):  # the guarded parse of several turns (fastmem.write.guard.turns)
+            raise got
+        t3 = time.perf_counter()
+        members = self.scopes.allowed(scope)
+        sturn = self.slot.prepare(query, extractor, z_min, got, members)
+        t["parse"] += sturn.parse_ms
+        an, an_reason = self.slot.pick_explained(sturn, vec, scope=scope, session=session, z_min=z_min,
+                                                 surface_labels=labels,
+                                                 recall_ids=[m for m, _ in ranked[: self.slot.settings.surface_exclude or 0]],
+                                                 n_live=self.index.live if members is None else len(members),
+                                                 weights=weights, members=members)
+        t["analogy"] = (time.perf_counter() - t3) * 1e3 - sturn.parse_ms
+        return an, an_reason
 
     def _long_prior(self, found: dict[str, C.Channel]) -> dict[str, dict[int, float]]:
         """The length prior of the memories the shared-word channels found

@@ -344,6 +344,24 @@ def _m19_use_log(db: apsw.Connection) -> None:  # and the embeddings' (model, id
     )
 
 
+def _m20_derive_failures(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        -- the parts of memories that could not be derived (fastmem.storage.failures): the memory
+        -- is stored with the rest; deriving it again clears its rows
+        CREATE TABLE derive_failures(
+            memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            part TEXT NOT NULL,         -- 'reading' (facts, events, standing), 'facts', 'structure', 'all'
+            error TEXT NOT NULL,        -- the exception's name
+            message TEXT NOT NULL,
+            reader TEXT NOT NULL,       -- the reader's version that failed
+            at REAL NOT NULL,
+            PRIMARY KEY(memory_id, part)
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -364,5 +382,6 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("ingest_log", _m17_ingest_log),
     ("raw_ends", _m18_raw_ends),
     ("use_log", _m19_use_log),
+    ("derive_failures", _m20_derive_failures),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

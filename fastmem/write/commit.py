@@ -28,10 +28,13 @@ from ..derived import windows as X
 from ..reader import standing as S
 from ..reader.who import resolve_facts
 from ..results import Triple
+from ..storage import failures as F
 from ..storage import memories as R
+from . import guard
 from .prepare import Prepared
 
-__all__ = ["commit", "commit_rows", "commit_pending", "pending_rows", "forget", "update", "KEEP"]
+__all__ = ["commit", "commit_rows", "commit_pending", "pending_rows", "forget", "update", "KEEP", "failed_rows",
+           "rederive", "give_up"]
 
 
 def _insert_rows(db, texts: Sequence[str], *, scope, source, meta_json, at, speaker, ids, now: float,
@@ -45,19 +48,43 @@ def _insert_rows(db, texts: Sequence[str], *, scope, source, meta_json, at, spea
 
 def _insert_derived(db, ids: Sequence[int], prep: Prepared, model_id: str, structure: StructureIndex,
                     pending: StructuralChanges, sums=None) -> None:
-    """Embeddings, graph facts (their pronouns resolved with what the store knows of each
-    turn: :mod:`fastmem.reader.who`), events, codes and word counts of memories whose rows
-    exist."""
+    """Embeddings, then the rest of each memory's derived parts (:func:`_derive_parts`) for
+    memories whose rows exist."""
     V.put(db, ids, prep.vecs, model_id)
-    known: dict = {}  # (name, type) -> node, for the whole batch
-    resolve_facts(db, ids, prep.facts, write=lambda mids, got: G.add_facts_many(db, mids, got, names=known))
-    structure.stage_many(db, ids, prep.events, pending, prep.codes, ahead=sums)
+    _derive_parts(db, ids, prep, structure, pending, sums)
     structure.write_df(db, pending.df)
+
+
+def _derive_parts(db, ids: Sequence[int], prep: Prepared, structure: StructureIndex, pending: StructuralChanges,
+                  sums=None, *, announce: bool = True) -> None:
+    """Graph facts (their pronouns resolved with what the store knows of each turn:
+    :mod:`fastmem.reader.who`), events, codes, word counts, windows and standing statements of
+    memories whose rows exist (the word counts are left in ``pending.df`` for the caller to
+    write). A memory whose facts or code cannot be made is written without them
+    (:mod:`fastmem.write.guard`); every failure, the read's included, is recorded with it and
+    (with ``announce``) logged."""
+    failed = guard.Failures(prep.failures)
+    known: dict = {}  # (name, type) -> node, for the whole batch
+
+    def batch(_):
+        resolve_facts(db, ids, prep.facts, write=lambda mids, got: G.add_facts_many(db, mids, got, names=known))
+
+    def one(j):  # after a failed batch: its own savepoint, no node of the rolled-back batch
+        resolve_facts(db, [ids[j]], [prep.facts[j]], write=lambda mids, got: G.add_facts_many(db, mids, got))
+
+    if any(prep.facts):
+        guard.each(sorted(range(len(ids)), key=ids.__getitem__), batch, one, failed, guard.PART_FACTS, db)
+    structure.stage_many(db, ids, prep.events, pending, prep.codes, ahead=sums,
+                         failed=lambda j, exc: failed.add(j, guard.PART_STRUCTURE, exc))
     if prep.windows is not None:
         X.write(db, [(mid, w) for mid, w in zip(ids, prep.windows) if w is not None])
     if prep.standing is not None:  # a host's kind= (written with the row) is kept
         ST.write(db, [(mid, *st) for mid, st in zip(ids, prep.standing) if st is not None and st[0] is not None],
                  replace=False)
+    if failed:
+        F.record(db, failed.rows(ids))
+        if announce:
+            guard.warn(failed, len(ids))
 
 
 def commit(db, prep: Prepared, *, scope, source, meta_json, model_id: str, structure: StructureIndex,
@@ -106,6 +133,16 @@ def pending_rows(db, limit: int, after: int = 0) -> list[tuple[int, str, list[Tr
     ``triples`` None where they are to be extracted."""
     return [(mid, text, None if ts is None else [Triple(*t) for t in ts])
             for mid, text, ts in R.pending_rows(db, limit, after)]
+
+
+def give_up(db, mid: int, text: str, failure: guard.Failure) -> None:
+    """A pending memory that cannot be derived at all leaves pending, its failure recorded: it
+    keeps its text and keyword row; deriving it again (``derive_pending``) retries it. Nothing
+    happens when it is no longer pending with ``text`` (another process finished or changed it)."""
+    if R.pending_texts(db, [mid]).get(mid) != text:
+        return
+    R.drop_pending(db, [mid])
+    F.record(db, [(mid, failure.part, failure.error, failure.message, failure.reader)])
 
 
 def commit_pending(db, ids: Sequence[int], prep: Prepared, *, model_id: str,
@@ -163,10 +200,7 @@ def update(db, mid: int, *, text: str | None, prep: Prepared | None, meta_json: 
         fields["speaker"] = speaker
     if text is not None:
         fields["text"] = text
-        nodes = G.drop_facts(db, mid)
-        ST.drop(db, mid)
-        X.drop(db, mid)
-        structure.stage_forget(db, mid, pending, delete=True)
+        nodes = _drop_derived(db, mid, structure, pending)
     R.set_fields(db, mid, fields)
     if text is not None and prep is None:  # derived later: the memory is pending again
         V.drop(db, mid)
@@ -175,13 +209,54 @@ def update(db, mid: int, *, text: str | None, prep: Prepared | None, meta_json: 
     elif text is not None:
         V.put(db, [mid], prep.vecs[:1], model_id)
         R.drop_pending(db, [mid])  # derived now, from the new text
-        if prep.facts[0]:
-            G.add_facts(db, mid, resolve_facts(db, [mid], prep.facts[:1])[0])
         G.drop_orphans(db, nodes)
-        structure.stage(db, mid, prep.events[0], pending)
-        if prep.standing is not None and prep.standing[0] is not None:
-            ST.write(db, [(mid, *prep.standing[0])])
-        if prep.windows is not None and prep.windows[0] is not None:
-            X.write(db, [(mid, prep.windows[0])])
+        _derive_parts(db, [mid], prep.subset([0]), structure, pending)
     structure.write_df(db, pending.df)
     return pending
+
+
+def _drop_derived(db, mid: int, structure: StructureIndex, pending: StructuralChanges, *,
+                  standing: bool = True) -> list[int]:
+    """Take away a memory's facts, standing statement (unless ``standing`` is False), windows,
+    events, code and failure records (its text is read again); returns the nodes its facts
+    named (orphans to drop once the new facts are in)."""
+    nodes = G.drop_facts(db, mid)
+    if standing:
+        ST.drop(db, mid)
+    X.drop(db, mid)
+    F.clear(db, [mid])
+    structure.stage_forget(db, mid, pending, delete=True)
+    return nodes
+
+
+def failed_rows(db, ids: Sequence[int] | None = None) -> list[tuple[int, str]]:
+    """``(id, text)`` of memories with a recorded failure that are not pending (of ``ids`` when
+    given), by id: what :func:`rederive` reads again."""
+    want = F.failed_ids(db)
+    if ids is not None:
+        keep = {int(i) for i in ids}
+        want = [i for i in want if i in keep]
+    pending = set(R.pending_texts(db, want)) if want else set()
+    return [(mid, R.row(db, mid)["text"]) for mid in want if mid not in pending]
+
+
+def rederive(db, ids: Sequence[int], texts: Sequence[str], prep: Prepared, *, model_id: str,
+             structure: StructureIndex) -> tuple[list[int], np.ndarray, StructuralChanges]:
+    """Derive again memories whose derivation failed, inside the caller's transaction: those of
+    ``ids`` whose text is still ``texts`` get new vectors, facts, events, codes and statements
+    from ``prep`` (their failure records cleared, new ones recorded; a standing statement
+    already stored, a host's ``kind=`` among them, is kept). Returns the ids done, their vectors
+    and the structural changes."""
+    pending = StructuralChanges()
+    now = {mid: R.row(db, mid)["text"] for mid in ids if R.exists(db, mid)}
+    keep = [j for j, mid in enumerate(ids) if now.get(mid) == texts[j]]
+    done = [int(ids[j]) for j in keep]
+    if not done:
+        return [], prep.vecs[:0], pending
+    part = prep.subset(keep)
+    nodes = [n for mid in done for n in _drop_derived(db, mid, structure, pending, standing=False)]
+    V.put(db, done, part.vecs, model_id)
+    _derive_parts(db, done, part, structure, pending, announce=False)  # logged when it first failed
+    structure.write_df(db, pending.df)
+    G.drop_orphans(db, nodes)
+    return done, part.vecs, pending

@@ -8,7 +8,7 @@ window vectors, computed without touching the store (no lock held). :func:`prepa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -16,9 +16,9 @@ from ..analogy.code_store import StoredCode, stored_code
 from ..analogy.codes import StructureEncoder
 from ..models.embedder import Embedder, checked, encode_with_windows
 from ..reader import standing as S
-from ..reader.extract import Extractor, Triple, analyse_texts, events_from_triples
+from ..reader.extract import Extractor, Triple, events_from_triples
 from ..util.progress import bar
-from . import workers
+from . import guard, workers
 from .checks import check_batch, check_kinds, check_speaker, check_speakers, encode_meta, kinds_for
 
 __all__ = ["Prepared", "prepare", "prepare_items", "CodeEncoder", "OVERLAP_MIN", "check_batch", "check_kinds", "check_speaker", "check_speakers",
@@ -42,6 +42,9 @@ class Prepared:
     #: per text, its structural code as stored (:class:`fastmem.analogy.code_store.StoredCode`,
     #: an import's: nothing to encode), or None to encode it from its events; None: all encoded
     codes: list | None = None
+    #: the parts that could not be derived, by position (:class:`fastmem.write.guard.Failures`;
+    #: the commit adds its own and records them with the memories)
+    failures: guard.Failures = field(default_factory=guard.Failures)
 
     def subset(self, keep: Sequence[int]) -> "Prepared":
         """The texts at positions ``keep``, with everything derived from them."""
@@ -49,7 +52,8 @@ class Prepared:
                         [self.events[j] for j in keep],
                         None if self.standing is None else [self.standing[j] for j in keep],
                         None if self.windows is None else [self.windows[j] for j in keep],
-                        None if self.codes is None else [self.codes[j] for j in keep])
+                        None if self.codes is None else [self.codes[j] for j in keep],
+                        self.failures.shifted(keep))
 
 
 #: From this many texts on, the parse runs on the parse thread while the model embeds (below
@@ -69,15 +73,18 @@ def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Ex
     events: list[list] = []
     found: list = []
     wins: list = []
+    failures = guard.Failures()
     for start in range(0, len(texts), step):
         part = list(texts[start : start + step])
         need = [j for j in range(len(part)) if given[start + j] is None]
         todo = [part[j] for j in need] if (need and extractor) else []
-        parsing = workers.submit(analyse_texts, extractor, todo) if len(todo) >= OVERLAP_MIN else None
+        parsing = workers.submit(guard.analyse, extractor, todo) if len(todo) >= OVERLAP_MIN else None
         part_vecs, part_wins = encode_with_windows(embedder, part)
         vecs[start : start + len(part)] = part_vecs
         wins.extend(part_wins)
-        got = parsing.result() if parsing is not None else (analyse_texts(extractor, todo) if todo else [])
+        got, failed = (parsing.result() if parsing is not None else guard.analyse(extractor, todo) if todo
+                       else ([], guard.Failures()))
+        failures.update({start + need[k]: v for k, v in failed.items()})
         ex = dict(zip(need, got))
         for j in range(len(part)):
             g = given[start + j]
@@ -90,7 +97,7 @@ def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Ex
     if b:
         b.close()
     return Prepared(list(texts), vecs, facts, events, _statements(texts, vecs, found, kinds, embedder),
-                    wins if any(w is not None for w in wins) else None)
+                    wins if any(w is not None for w in wins) else None, failures=failures)
 
 
 def _statements(texts, vecs, found: list, kinds, embedder: Embedder) -> list | None:

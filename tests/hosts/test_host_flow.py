@@ -265,6 +265,35 @@ def test_a_one_shot_chat_on_a_fresh_install_keeps_every_turn(tmp_path, monkeypat
         assert m.check().ok
 
 
+def test_a_one_shot_chat_after_unusual_pending_turns_leaves_nothing_pending(tmp_path, monkeypatch):
+    """Fifty turns written without waiting for the models, three of them sentences whose read
+    once raised (and then kept every later turn pending for good): a one-shot `hermes chat -q`
+    after them leaves nothing pending, and every turn is found."""
+    odd = ["Loved by millions is a song about a girl who leaves home.",
+           "Written by my aunt is a novel about a farmer who sells his land.",
+           "Raised by wolves is a show about two androids who raise children."]
+    with Stub(lambda req: {"content": "Noted."}) as stub:
+        home = _home(tmp_path, monkeypatch, stub.url)
+        turns = [f"User: note {i} about the garden shed and the {w}." for i, w in enumerate(["rake", "hose", "bench"] * 16)]
+        turns[5:5] = [f"User: {t}" for t in odd[:2]]
+        turns[30:30] = [f"User: {odd[2]}"]
+        with fastmem.Memory(str(home / "fastmem" / "memory.db"), derive_in_background=False) as m:
+            m.remember_many(turns[:50], scope="hermes", source="hermes:earlier", wait=False)
+            assert m.pending_count() == 50
+        env = {**os.environ, "HERMES_HOME": str(home)}
+        out = subprocess.run([str(HERMES), "chat", "-Q", "-q", odd[0]], capture_output=True, text=True,
+                             timeout=300, env=env)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert "Traceback" not in out.stderr
+    with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:
+        m.derive_pending()
+        assert m.pending_count() == 0 and m.count() == 52
+        rep = m.check()
+        assert rep.ok and rep.failed == []
+        for t in odd:
+            assert any(t in h.text for h in m.recall(t, k=3, scope="hermes", channels=("vector",)).hits)
+
+
 def _burn(stop):
     while not stop.is_set():
         pass
