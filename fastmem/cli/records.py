@@ -297,7 +297,7 @@ def cmd_check(a) -> int:
     with _open_existing(a) as m:
         rep = m.check(repair=a.repair)
     out = {"ok": rep.ok, "problems": [p.__dict__ for p in rep.problems], "repaired": [p.__dict__ for p in rep.repaired],
-           "counts": rep.counts}
+           "counts": rep.counts, "failed": [f.__dict__ for f in rep.failed]}
     if a.json:
         _out(out)
     else:
@@ -305,6 +305,11 @@ def cmd_check(a) -> int:
             print(f"repaired  {p.part}: {p.detail}")
         for p in rep.problems:
             print(f"PROBLEM   {p.part}: {p.detail}" + ("" if p.repairable else " (not repairable: restore a backup)"))
+        for f in rep.failed:
+            print(f"failed    m{f.memory_id} {f.part}: {f.error}: {f.message[:120]} ({f.reader})")
+        if rep.failed:
+            print(f"{rep.counts['failed']} memories stored without a part that could not be derived (listed above); "
+                  "--repair derives them again")
         pending = rep.counts.get("pending", 0)
         note = f" ({pending} memories pending: not derived yet, derived by the next process with the models)" \
             if pending else ""
