@@ -34,7 +34,7 @@ ANALOGY = True
 
 
 def run(m, qs: list[str], threads: int) -> tuple[float, list[float], list[tuple]]:
-    m.embedder._cache.clear()
+    m.admin.embedder._cache.clear()
     lat: list[float] = [0.0] * len(qs)
     ans: list[tuple] = [()] * len(qs)
 
@@ -91,7 +91,7 @@ def main() -> int:
                     lat = sorted(x for r in runs for x in r[1])
                     same = sum(x == y for x, y in zip(runs[-1][2], serial[c])) / len(qs)
                     comb = mems[c].embedder.combiner
-                    parse = mems[c].internals.turn_parse
+                    parse = mems[c].admin.engine.turn_parse
                     row = {"threads": n, "combine": c, "calls_per_s": round(len(qs) / wall, 1),
                            "p50_ms": round(lat[len(lat) // 2], 2), "p99_ms": round(lat[int(len(lat) * 0.99)], 2),
                            "same_as_serial": round(same, 4),

@@ -75,7 +75,7 @@ def main() -> int:
                 rows[name].append(_run(hermes, homes[name], f"My cousin number {i} moved to Oslo and bought a boat.",
                                        cache))
             with fastmem.Memory(str(homes["fastmem"] / "fastmem" / "memory.db"), progress=False) as m:
-                pending.append(m.pending_count())
+                pending.append(m.pending.count())
     tb = {name: _tracebacks(h) for name, h in homes.items()}
     with fastmem.Memory(str(homes["fastmem"] / "fastmem" / "memory.db"), progress=False) as m:
         stored = m.count()

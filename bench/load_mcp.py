@@ -275,7 +275,7 @@ def main() -> int:
     with fastmem.Memory(path, progress=False) as m:
         for r in extra["hermes"]:
             if "user" in r:
-                found = m.internals.db.execute("SELECT count(*) FROM memories WHERE scope='hermes' AND text IN (?, ?)",
+                found = m.admin.engine.db.execute("SELECT count(*) FROM memories WHERE scope='hermes' AND text IN (?, ?)",
                                      ("User: " + r["user"], "Assistant: " + r["reply"])).fetchone()[0]
                 turns_lost += found != 2
         for mid, text, marker in written:
@@ -288,7 +288,7 @@ def main() -> int:
                 lost += 1
                 if lost <= 3:
                     deep = {h.id: h.why for h in m.recall(marker, k=50, record=False, analogy=False).hits}
-                    pending = m.internals.db.execute("SELECT count(*) FROM pending WHERE memory_id=?", (mid,)).fetchone()[0]
+                    pending = m.admin.engine.db.execute("SELECT count(*) FROM pending WHERE memory_id=?", (mid,)).fetchone()[0]
                     print("lost:", mid, text, "| stored:", None if row is None else row.get("text"), "| hits:", hits,
                           "| pending:", pending, "| its why:", deep.get(mid), "| first's why:", deep.get(hits[0]) if hits else None)
             elif hits[0] != mid:  # a sibling load memory first: the run's own recalls moved use weights

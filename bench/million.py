@@ -44,7 +44,7 @@ def _export(base_path: str) -> str:
     out = base_path + ".export.jsonl"
     if not os.path.exists(out + ".done") or not _carries_graph(out):  # an export of before the graph travelled
         with fastmem.Memory(base_path, progress=False) as m:
-            m.export_jsonl(out, vectors=True)
+            m.admin.export_jsonl(out, vectors=True)
         open(out + ".done", "w").close()
     return out
 
@@ -90,7 +90,7 @@ def build(path: str, base_path: str, *, copies: int = COPIES, log=print) -> None
             t0 = time.perf_counter()
             n = _copy(export, k, part, seed=7)
             t1 = time.perf_counter()
-            m.import_jsonl(part, progress=False)
+            m.admin.import_jsonl(part, progress=False)
             t2 = time.perf_counter()
             log(f"copy {k}: {n} rows, written in {t1 - t0:.1f} s, loaded in {t2 - t1:.1f} s "
                 f"({n / (t2 - t1):.0f} rows/s); store {len(m)}")

@@ -64,7 +64,7 @@ def _load(benchmark, tmp_path, src, n, rounds):
         mems.append(m)
         return (m,), {}
 
-    benchmark.pedantic(lambda m: m.import_jsonl(src, progress=False), setup=setup, rounds=rounds)
+    benchmark.pedantic(lambda m: m.admin.import_jsonl(src, progress=False), setup=setup, rounds=rounds)
     for m in mems:
         assert len(m) == n
         m.close()

@@ -112,5 +112,5 @@ def test_provider(benchmark, stores, size, op):
             mem.remember(next(stores.texts), scope=stores.fast._ctx.scope, wait=False)
             return (), {}
 
-        benchmark.pedantic(mem.derive_pending, setup=setup, rounds=20)
+        benchmark.pedantic(mem.pending.derive, setup=setup, rounds=20)
     benchmark.extra_info["memories"] = stores.n

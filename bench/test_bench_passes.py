@@ -123,7 +123,7 @@ def test_propose_categories(benchmark, store_path, tmp_path):
         return (m,), {}
 
     try:
-        props = benchmark.pedantic(lambda m: m.propose_categories(), setup=setup, rounds=_rounds(n))
+        props = benchmark.pedantic(lambda m: m.categories.propose(), setup=setup, rounds=_rounds(n))
     finally:
         for m in runs:
             m.close()

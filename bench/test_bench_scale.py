@@ -127,7 +127,7 @@ def test_recall_new_query_onnx_spinning(benchmark, store):
     m, n, _ = store
     benchmark.group = f"recall {n // 1000}k"
     qs = iter(B.queries(400, seed=5 + n))
-    if not m.embedder.loaded or False not in E._ONNX:
+    if not m.admin.embedder.loaded or False not in E._ONNX:
         pytest.skip("the store's embedder does not run on ONNX Runtime")
     ours = E._ONNX[False]
     E._ONNX[False] = OnnxBert(model_dir(), spin=True)
@@ -141,7 +141,7 @@ def test_minilm_query_alone(benchmark, store):
     m, n, _ = store
     benchmark.group = f"recall {n // 1000}k"
     qs = iter(B.queries(400, seed=3 + n))
-    benchmark.pedantic(lambda: m.embedder.encode([next(qs)]), rounds=60, warmup_rounds=3)
+    benchmark.pedantic(lambda: m.admin.embedder.encode([next(qs)]), rounds=60, warmup_rounds=3)
 
 
 def test_recall_embedding_cached(benchmark, store):
@@ -172,18 +172,18 @@ def test_slot_stage(benchmark, store):
 
     prepared = []
     for q in B.queries(20, seed=6):
-        vec = m.embedder.encode([q])[0]
-        _, labels = vector(m.internals.index, vec, 40, None)
+        vec = m.admin.embedder.encode([q])[0]
+        _, labels = vector(m.admin.engine.index, vec, 40, None)
         r = m.recall(q, k=10, record=False, analogy=False)
-        turn = m.internals.slot.prepare(q, m.extractor, m.analogy_settings.z_min)
+        turn = m.admin.engine.slot.prepare(q, m.admin.extractor, m.analogy.settings.z_min)
         prepared.append((turn, vec, labels, [h.id for h in r.hits]))
     it = itertools.cycle(prepared)
     fired = []
 
     def one():
         turn, vec, labels, ids = next(it)
-        a = m.internals.slot.pick(turn, vec, scope=None, session=None, z_min=m.analogy_settings.z_min, surface_labels=labels,
-                        recall_ids=ids, n_live=m.internals.index.live, weights={})
+        a = m.admin.engine.slot.pick(turn, vec, scope=None, session=None, z_min=m.analogy.settings.z_min, surface_labels=labels,
+                        recall_ids=ids, n_live=m.admin.engine.index.live, weights={})
         fired.append(a is not None)
 
     benchmark.pedantic(one, rounds=100, warmup_rounds=5)
@@ -204,8 +204,8 @@ def test_embed_plus_parse_of_one(benchmark, store):
 
     def one():
         t = next(texts)
-        m.embedder.encode([t])
-        m.extractor.parse_many([t])
+        m.admin.embedder.encode([t])
+        m.admin.extractor.parse_many([t])
 
     benchmark.pedantic(one, rounds=40, warmup_rounds=2)
 
@@ -221,7 +221,7 @@ def test_remember_many_256(benchmark, store):
 def test_open(benchmark, store, tmp_path):
     m, n, work = store
     benchmark.group = f"open {n // 1000}k"
-    m.flush()
+    m.admin.flush()
     opened = []
 
     def one():
@@ -268,9 +268,9 @@ def bytes_per_memory(m, path) -> dict:
     """Bytes per memory on disk by where they go, text excluded (SQLite dbstat + the index)."""
     n = len(m)
     per: dict[str, int] = {}
-    for name, size in m.internals.db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
+    for name, size in m.admin.engine.db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
         per[name] = size
-    text = m.internals.db.execute("SELECT sum(length(CAST(text AS BLOB))) FROM memories").fetchone()[0] or 0
+    text = m.admin.engine.db.execute("SELECT sum(length(CAST(text AS BLOB))) FROM memories").fetchone()[0] or 0
     groups = {
         "vectors (sqlite)": ["embeddings"],
         "codes": ["codes", "hrr_stats"],
@@ -307,12 +307,12 @@ def test_analogy_candidates(benchmark, store):
 
     m, n, _ = store
     benchmark.group = f"analogy candidates {n // 1000}k"
-    st = m.internals.structure
-    sqs = [s for s in (st.query(parse_turn(m.extractor, q)[0]) for q in B.queries(200, seed=21)) if s is not None]
+    st = m.admin.engine.structure
+    sqs = [s for s in (st.query(parse_turn(m.admin.extractor, q)[0]) for q in B.queries(200, seed=21)) if s is not None]
     it = itertools.cycle(sqs)
-    benchmark.pedantic(lambda: m.internals.slot.candidates(next(it), 2.0), rounds=len(sqs), warmup_rounds=5)
+    benchmark.pedantic(lambda: m.admin.engine.slot.candidates(next(it), 2.0), rounds=len(sqs), warmup_rounds=5)
     if n >= 100_000:
-        rows = m.internals.db.execute("SELECT terms FROM codes").fetchall()
+        rows = m.admin.engine.db.execute("SELECT terms FROM codes").fetchall()
         big = TermIndex()
         big.build(np.arange(1, 10 * len(rows) + 1), [np.frombuffer(t, np.int64) for t, in rows] * 10)
         ts = []

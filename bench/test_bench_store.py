@@ -148,7 +148,7 @@ def test_recall_10k_query_embedding_included(benchmark, store10k, analogy):
 def test_query_embedding_alone(benchmark, store10k):
     benchmark.group = "recall 10k, embedding included"
     qs = iter(QUERIES * 4)
-    benchmark.pedantic(lambda: store10k.embedder.encode([next(qs) + " x"]), rounds=60, warmup_rounds=2)
+    benchmark.pedantic(lambda: store10k.admin.embedder.encode([next(qs) + " x"]), rounds=60, warmup_rounds=2)
 
 
 def test_recall_10k_recording_usage(benchmark, store10k):
@@ -189,10 +189,10 @@ def test_best_window_scan(benchmark, tmp_path, n_windows):
     v /= np.linalg.norm(v, axis=1, keepdims=True)
     with fastmem.Memory(str(tmp_path / "w.db"), extractor=None) as m:
         ids = m.remember_many([f"memory {i}" for i in range(n_windows // 5)], progress=False)
-        with m.transaction():
-            m.internals.db.executemany("INSERT INTO windows(memory_id, n, vecs) VALUES (?,?,?)",
+        with m.host.transaction():
+            m.admin.engine.db.executemany("INSERT INTO windows(memory_id, n, vecs) VALUES (?,?,?)",
                              [(mid, 5, v[5 * i : 5 * i + 5].tobytes()) for i, mid in enumerate(ids)])
-        w = WindowIndex(m.internals.db, 384)
+        w = WindowIndex(m.admin.engine.db, 384)
         q = v[0]
         w.best(q, 50)  # loaded once
         benchmark.pedantic(lambda: w.best(q, 50), rounds=30, warmup_rounds=2)

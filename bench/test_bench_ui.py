@@ -48,8 +48,8 @@ def test_page(benchmark, client, name):
     c, m, n = client
     benchmark.group = f"ui {n // 1000}k"
     renders = []
-    mid = m.newest(limit=1)[0]
-    ent = m.facts(mid)[0].subject if m.facts(mid) else "Porto"
+    mid = m.rows.newest(limit=1)[0]
+    ent = m.graph.facts(mid)[0].subject if m.graph.facts(mid) else "Porto"
     queries = itertools.cycle(B.queries(200, seed=21))
     url = {"home": lambda: "/", "recall": lambda: "/recall?q=" + next(queries), "memory": lambda: f"/memory/{mid}",
            "graph": lambda: f"/graph?name={ent}", "review": lambda: "/review", "use": lambda: "/use",

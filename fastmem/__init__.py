@@ -13,12 +13,13 @@ import importlib.util
 import sys
 
 from . import errors
-from .errors import FastmemError, InvalidInput, ModelMismatch, NotFound, StoreBusy, StoreCorrupt
+from .errors import FastmemDeprecationWarning, FastmemError, InvalidInput, ModelMismatch, NotFound, StoreBusy, StoreCorrupt
 
 # Everything else loads on first use (PEP 562), so ``import fastmem`` costs milliseconds and
 # loads no model, no parser and no compiler: a command that only lists a store stays fast.
 _LAZY = {
     "Memory": "memory",
+    "AnalogySettings": "analogy.slot",
     "Session": "derived.usage",
     "Hit": "results",
     "Analogy": "results",
@@ -98,6 +99,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Memory",
+    "AnalogySettings",
     "Session",
     "Hit",
     "Analogy",
@@ -115,13 +117,14 @@ __all__ = [
     "SCHEMA_VERSION",
     "errors",
     "FastmemError",
+    "FastmemDeprecationWarning",
     "InvalidInput",
     "NotFound",
     "StoreCorrupt",
     "StoreBusy",
     "ModelMismatch",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def warmup(*, models: bool = False, static: bool = False, kernels: bool = True) -> None:

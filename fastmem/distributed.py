@@ -150,9 +150,9 @@ class _Deriver:
 # -- commit ---------------------------------------------------------------------------------
 def commit_batch(mem, job: str, batch: int, prep, rows: dict) -> list[int] | None:
     """The commit step: one transaction of precomputed rows and the ``(job, batch)`` mark
-    (:meth:`fastmem.Memory.commit_prepared`). None (and nothing written) when this batch was
+    (:meth:`fastmem.Memory.host.commit_prepared`). None (and nothing written) when this batch was
     committed before."""
-    return mem.commit_prepared(prep, scope=rows["scope"], source=rows["source"], meta=rows["meta"], at=rows["at"],
+    return mem.host.commit_prepared(prep, scope=rows["scope"], source=rows["source"], meta=rows["meta"], at=rows["at"],
                                speaker=rows["speaker"], mark=(job, int(batch)))
 
 
@@ -317,7 +317,7 @@ def reembed(db: str, *, address: str | None = None, batch_size: int = BATCH, wor
         raise FileNotFoundError(f"no store at {db}")
     ray = _connect(address)
     with fastmem.Memory(db, progress=False, reembed=True) as mem:
-        rows = mem.texts()
+        rows = mem.rows.texts()
         if not rows:
             return 0
         ds = ray.data.from_items([{"id": i, "text": t} for i, t in rows])
@@ -327,10 +327,10 @@ def reembed(db: str, *, address: str | None = None, batch_size: int = BATCH, wor
         b = bar(len(rows), "re-embedding (ray)", progress)
         for part in out.iter_batches(batch_size=batch_size):
             vecs = np.stack([np.frombuffer(v, np.float32) for v in part["vec"]])
-            mem.write_vectors([int(i) for i in part["id"]], vecs)
+            mem.host.write_vectors([int(i) for i in part["id"]], vecs)
             if b:
                 b.update(len(part["id"]))
         if b:
             b.close()
-        mem.rebuild_index(progress=False)
+        mem.admin.rebuild_index(progress=False)
     return len(rows)

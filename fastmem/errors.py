@@ -7,7 +7,8 @@ built-in (``ValueError``/``TypeError``/``KeyError``) so generic handlers keep wo
 
 from __future__ import annotations
 
-__all__ = ["FastmemError", "InvalidInput", "NotFound", "StoreCorrupt", "ModelMismatch", "StoreBusy"]
+__all__ = ["FastmemError", "InvalidInput", "NotFound", "StoreCorrupt", "ModelMismatch", "StoreBusy",
+           "FastmemDeprecationWarning"]
 
 
 class FastmemError(Exception):
@@ -39,7 +40,7 @@ class ModelMismatch(FastmemError):
     """The store's vectors were made by another embedding model than the one given.
 
     Open with the original model, or call ``Memory(path, embedder=new, reembed=True)`` /
-    ``mem.reembed()`` to recompute every vector with the new model.
+    ``mem.admin.reembed()`` to recompute every vector with the new model.
     """
 
 
@@ -47,3 +48,9 @@ class StoreBusy(FastmemError):
     """Another process held the store's write lock for longer than the store waits
     (``Store(lock_wait_s=...)``, retried with backoff meanwhile). Nothing was written: try
     again, or find the process that keeps a write transaction open."""
+
+
+class FastmemDeprecationWarning(DeprecationWarning):
+    """A name that moved: it still works for this release; the message names its new place
+    (``CHANGELOG.md`` lists them all). Turn it into an error to find every use:
+    ``python -W error::fastmem.errors.FastmemDeprecationWarning``."""

@@ -248,7 +248,7 @@ def _reading_tools(server, t: _Tenant) -> None:
         """Explore: the memories whose structure (who does what to whom, in what order) is closest
         to `text`, however different their words. `z` is how far above the store's mean each
         one's alignment stands; `shared` lists the structure they have in common."""
-        return await _run(lambda: {"analogies": [_analogy(a) for a in mem.analogies(text, k=k, scope=t.scope)]})
+        return await _run(lambda: {"analogies": [_analogy(a) for a in mem.analogy.explore(text, k=k, scope=t.scope)]})
 
     @server.tool(annotations=_READ)
     async def graph(action: Annotated[Literal["entity", "neighbours", "path"], Field(
@@ -264,14 +264,14 @@ def _reading_tools(server, t: _Tenant) -> None:
         def work():
             if action == "entity":
                 return {"entities": [{"id": e.id, "name": e.name, "type": e.type, "aliases": list(e.aliases),
-                                      "facts": [_fact(f) for f in mem.entity_facts(e.id, limit=limit, scope=t.scope)]}
-                                     for e in mem.entity(name, scope=t.scope)]}
+                                      "facts": [_fact(f) for f in mem.graph.facts_about(e.id, limit=limit, scope=t.scope)]}
+                                     for e in mem.graph.entity(name, scope=t.scope)]}
             if action == "neighbours":
                 return {"neighbours": [{"name": e.name, "type": e.type, "distance": d}
-                                       for e, d in mem.neighbours(name, depth=depth, scope=t.scope)[:limit * 10]]}
+                                       for e, d in mem.graph.neighbours(name, depth=depth, scope=t.scope)[:limit * 10]]}
             if not other:
                 raise InvalidInput("path needs `other`: the second entity")
-            path = mem.relation_path(name, other, scope=t.scope)
+            path = mem.graph.path(name, other, scope=t.scope)
             return {"path": None if path is None else [_fact(f) for f in path]}
         return await _run(work)
 
@@ -338,7 +338,7 @@ def _writing_tools(server, t: _Tenant) -> None:
 
 def _store_tools(server, t: _Tenant) -> None:
     mem = t.mem
-    mine = (lambda status=None: mem.categories(status, scope=t.scope)) if t.scope is not None else mem.categories
+    mine = (lambda status=None: mem.categories.list(status, scope=t.scope)) if t.scope is not None else mem.categories
 
     @server.tool(annotations=_READ if t.read_only else _WRITE)
     async def categories(action: Annotated[Literal["list", "propose", "approve", "reject", "revert"], Field(
@@ -357,14 +357,14 @@ def _store_tools(server, t: _Tenant) -> None:
                 cats = mine(status)
             elif action == "propose":
                 t.writable("propose")
-                cats = mem.propose_categories(scope=t.scope)
+                cats = mem.categories.propose(scope=t.scope)
             else:
                 t.writable(action)
                 if id is None:
                     raise InvalidInput(f"{action} needs the category's `id`")
                 if id not in {c.id for c in mine()}:
                     raise NotFound(f"no category with id {id}")
-                cats = [getattr(mem, f"{action}_category")(id)]
+                cats = [getattr(mem.categories, action)(id)]
             return {"categories": [_category(c) for c in cats]}
         return await _run(work)
 
@@ -375,9 +375,9 @@ def _resources(server, t: _Tenant) -> None:
     @server.resource("fastmem://stats", name="stats", mime_type="application/json",
                      description="How many memories (of this server's scope), the model and the schema.")
     def stats() -> str:
-        out = {"memories": mem.count(scope=t.scope), "chunks": len(mem.chunks(scope=t.scope)),
-               "scope": t.scope, "read_only": t.read_only, "model": mem.embedder.model_id,
-               "dimensions": mem.embedder.dim, "schema_version": mem.stats()["schema_version"]}
+        out = {"memories": mem.count(scope=t.scope), "chunks": len(mem.chunks.list(scope=t.scope)),
+               "scope": t.scope, "read_only": t.read_only, "model": mem.admin.embedder.model_id,
+               "dimensions": mem.admin.embedder.dim, "schema_version": mem.admin.stats()["schema_version"]}
         return json.dumps(out)
 
     @server.resource("fastmem://memory/{id}", name="memory", mime_type="application/json",
@@ -390,8 +390,8 @@ def _resources(server, t: _Tenant) -> None:
             raise _NoResource(f"no memory with id {id!r}") from None
         out = {k: row[k] for k in ("id", "text", "scope", "source", "meta", "speaker")}
         out["at"] = None if row.get("at") is None else row["at"].isoformat()
-        out["facts"] = [_fact(f) for f in mem.facts(mid)]
-        out["usage"] = mem.usage(mid)
+        out["facts"] = [_fact(f) for f in mem.graph.facts(mid)]
+        out["usage"] = mem.use.counts(mid)
         return json.dumps(out, default=str)
 
     @server.prompt(name="use_memory", description="How to use fastmem's recall and its analogy in a reply.")
@@ -519,7 +519,7 @@ def _warm(mem) -> None:
         import fastmem
 
         fastmem.warmup(models=True)
-        if mem.pending_count():
-            mem.derive_pending()
+        if mem.pending.count():
+            mem.pending.derive()
     except Exception:  # pragma: no cover - a failed warm-up only costs the first call
         logger.warning("fastmem warm-up failed", exc_info=True)

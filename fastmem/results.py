@@ -57,7 +57,7 @@ class Analogy(Hit):
     """The analogy slot: a memory with the turn's structure in different words.
 
     Same fields as :class:`Hit`; ``score`` is the selection score (exact alignment times use
-    weight; from :meth:`fastmem.Memory.analogies` it is the z). ``why`` holds ``z`` (the
+    weight; from :meth:`fastmem.Memory.analogy.explore` it is the z). ``why`` holds ``z`` (the
     alignment in store standard deviations above the store's mean score for the turn),
     ``structural`` (the code's score against the turn), ``store_mean``/``store_std``,
     ``alignment`` (IDF-weighted sum of the structural terms shared with the turn),

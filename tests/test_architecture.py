@@ -6,7 +6,7 @@
 * Hosts (the hermes provider, the adapters, the MCP server, the web app, the Ray path, the
   command line) import only the front (``fastmem``), the public types and errors, the store-free
   helpers, the models and the public write-preparation API, and they never reach an underscore
-  name of another object nor the core's internals (``Memory.internals``, its connection, store,
+  name of another object nor the core's internals (``Memory.admin.engine``, its connection, store,
   indexes...).
 * No import cycle, no folder of more than 15 modules, no module over 500 lines of code, no
   function over 80.
@@ -37,6 +37,7 @@ LAYERS = [
     {"recall", "write"},
     {"passes"},
     {"core"},
+    {"parts"},
     {"memory"},
     {"__init__", "__main__", "serving", "distributed", "integrations", "hermes", "mcp_server", "ui", "evaluate", "cli"},
 ]
@@ -50,7 +51,7 @@ HOST_MAY_IMPORT = ("fastmem", "fastmem.errors", "fastmem.results", "fastmem.util
                    "fastmem.write.prepare", "fastmem.write.items", "fastmem.kernels", "fastmem.serving",
                    "fastmem.evaluate", "fastmem.memory")
 #: What a Memory holds inside, for the core's own modules, evaluations and tests only.
-CORE = {"internals", "db", "store", "index", "structure", "ledger", "scopes", "pipeline", "slot"}
+CORE = {"internals", "engine", "db", "store", "index", "structure", "ledger", "scopes", "pipeline", "slot"}
 #: Names that are something else in these modules (argparse's --db, a LangGraph op's index).
 OTHER = {("a", "db"), ("args", "db"), ("op", "index")}
 STDLIB = {"os", "sys"}
@@ -264,14 +265,15 @@ def test_services_hold_the_engine_only(tmp_path):
     from fastmem.core.writing import Writing
 
     with fastmem.Memory(str(tmp_path / "s.db"), extractor=None) as m:
-        for svc in (Reading(m.internals), Writing(m.internals)):
-            assert vars(svc) == {"e": m.internals}
+        for svc in (Reading(m.admin.engine), Writing(m.admin.engine)):
+            assert vars(svc) == {"e": m.admin.engine}
 
 
 #: The one module that writes each table (reads may join across tables for a scope filter;
 #: writes never cross). The schema module creates them and keeps the FTS rows by trigger.
 OWNERS = {
     "memories": "storage.memories", "memories_fts": "storage.memories", "pending": "storage.memories",
+    "derive_failures": "storage.failures",
     "ingest_log": "storage.marks", "settings": "storage.store", "change_log": "storage.store",
     "_fastmem_migrations": "storage.store",
     "embeddings": "derived.vectors", "windows": "derived.windows", "standing": "derived.standing",
@@ -332,14 +334,14 @@ def test_the_rules_see_a_planted_breach(tmp_path):
         "derived/graph.py": "",
         "passes/chunks.py": 'SQL = "UPDATE usage SET weight=1 WHERE memory_id=?"\n',  # writes another's table
         "cli/tools.py": "from ..core import engine\ndef f(mem):\n    with mem._lock:\n"
-                        "        return mem.internals.db.execute('SELECT 1')\n",
+                        "        return mem.admin.engine.db.execute('SELECT 1')\n",
         "core/engine.py": "from ..cli import tools\n",  # a cycle through a host (and upwards)
     })
     layers = _layer_breaches(root)
     assert any("models.embedder" in b for b in layers) and any("recall.pipeline" in b for b in layers)
     assert any("core.engine" in b for b in layers)
     assert _host_breaches(root) == ["fastmem.cli.tools:1 imports fastmem.core.engine"]
-    assert len(_attribute_breaches(root / "cli" / "tools.py")) == 3  # mem._lock, mem.internals, .db
+    assert len(_attribute_breaches(root / "cli" / "tools.py")) == 3  # mem._lock, mem.admin.engine, .db
     assert _cycles(root) == [["fastmem.cli.tools", "fastmem.core.engine"]]
     assert _owner_breaches(root) == ["fastmem.passes.chunks:1 writes usage (owner: derived.usage)"]
     assert not (ROOT.parent / "tests" / "_planted_breach.py").exists()

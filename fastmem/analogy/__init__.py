@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 
-_NAMES = {"AnalogySlot", "SlotSettings", "Turn", "SURFACE_RULES", "SURFACE_SAMPLE", "reason"}
+_NAMES = {"AnalogySlot", "AnalogySettings", "SlotSettings", "Turn", "SURFACE_RULES", "SURFACE_SAMPLE", "reason"}
 __all__ = sorted(_NAMES)
 
 

@@ -83,7 +83,7 @@ def default_ranker() -> Ranker | None:
 
 
 def resolve_ranker(choice) -> Ranker | None:
-    """``Memory(analogy_ranker=...)``: False (the hand-set rule), True (the shipped ranker) or a
+    """``AnalogySettings(ranker=...)``: False (the hand-set rule), True (the shipped ranker) or a
     :class:`Ranker`."""
     from ..errors import InvalidInput
 
@@ -96,4 +96,5 @@ def resolve_ranker(choice) -> Ranker | None:
         if r is None:
             raise InvalidInput("no fitted ranker is installed (fastmem eval proparalogy PATH --fit)")
         return r
-    raise InvalidInput(f"analogy_ranker must be True, False or a Ranker, not {choice!r}")
+    raise InvalidInput(f"the analogy ranker (AnalogySettings.ranker, formerly analogy_ranker) must be True, "
+                       f"False or a Ranker, not {choice!r}")

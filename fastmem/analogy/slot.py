@@ -32,7 +32,7 @@ Among the candidates that pass, the analogy is the most surprising mapping times
 weight; ``Analogy.why["reason"]`` says in one line which events and entities correspond,
 with the bits and the p-value.
 
-:meth:`AnalogySlot.explore` is ``Memory.analogies``: the structurally closest memories
+:meth:`AnalogySlot.explore` is ``Memory.analogy.explore``: the structurally closest memories
 without the surface condition, the gate or the session rules.
 """
 
@@ -57,9 +57,9 @@ from ..util.bounded import Bounded
 from .code_store import StructureIndex
 from .codes import StructQuery
 from .mapping import Mapper, Mapping
-from .ranker import features
+from .ranker import features, resolve_ranker
 
-__all__ = ["AnalogySlot", "Turn", "SURFACE_RULES", "reason"]
+__all__ = ["AnalogySlot", "AnalogySettings", "SlotSettings", "Turn", "SURFACE_RULES", "reason"]
 
 #: Sessions whose repeat window a process keeps.
 SESSIONS = 10_000
@@ -116,11 +116,69 @@ def reason(mp: Mapping, p: float) -> str:
 
 
 @dataclass
-class SlotSettings:
-    """The analogy slot's settings in one object, each under the name of its
-    :class:`fastmem.Memory` keyword (documented there): ``Memory(analogy_alpha=0.01)`` and
-    ``mem.analogy_settings.analogy_alpha = 0.01`` are the same setting. Every assignment is
-    checked (:class:`InvalidInput` names a bad value and changes nothing)."""
+class AnalogySettings:
+    """The analogy slot's settings in one value: ``Memory(path, analogy=AnalogySettings(...))``,
+    and live as ``mem.analogy.settings`` (``mem.analogy.settings.surface_rule = "recall"``).
+    Every assignment is checked (:class:`InvalidInput` names a bad value and changes nothing).
+    Measured effects of the defaults: ``docs/defaults.md``.
+
+    Parameters
+    ----------
+    analogy_alpha : float
+        The gate: a memory is shown only when the expected number of memories of the store
+        (or the scope) that would map onto the turn at least as well *by chance* (the E-value
+        of its structure mapping, see :mod:`fastmem.analogy`) is at most this. Lower it for
+        fewer, surer analogies; a bigger store needs more evidence by itself.
+    z_min : float
+        Stage 1's floor: a candidate's exact structural alignment with the turn, on the
+        store's score scale, at least this many standard deviations above the store's mean
+        score for the turn (a cheap filter before the structure mapping; not the gate).
+    surface_z : float
+        Surface condition: a memory whose embedding cosine to the turn is this many standard
+        deviations or more above the turn's mean cosine over the store (estimated on a sample
+        of the store's vectors) is the top of the turn's own surface neighbourhood (a
+        paraphrase, a retelling), never the analogy.
+    analogy_literal_max : float
+        Surface condition: a mapping whose corresponding roles are filled by the same nouns in
+        more than this share is literal similarity (the same things doing the same), not an
+        analogy.
+    surface_exclude, surface_fraction, surface_floor : int, float, float
+        See ``surface_rule``.
+    surface_max : float or None
+        Surface condition: a memory at this embedding cosine to the turn or above is a copy of
+        it, never its analogy. None: no ceiling.
+    surface_rule : {"band", "recall", "neighbours"}
+        What else "superficially different" excludes. ``"band"``: nothing beyond
+        ``surface_z``, ``surface_names`` and ``analogy_literal_max``. ``"recall"``: also the
+        first ``min(surface_exclude, ceil(surface_fraction * N))`` results of ordinary recall
+        for the turn, so the analogy never repeats one of them. ``"neighbours"``: also the
+        turn's nearest surface neighbours, as many at cosine >= ``surface_floor``.
+    surface_names : bool
+        A memory that mentions one of the turn's names (people, organisations, places,
+        products...; as the extractor reports them) is the same story in the same clothes,
+        never the analogy: an analogy shares relations, not what they are about.
+    analogy_repeat_window : int
+        An analogy is not surfaced again within this many turns of the same session.
+    analogy_rerank : int
+        How many stage-1 candidates (heaviest structural alignment first) that pass the
+        surface condition are compared by structure mapping.
+    min_store : int
+        The slot stays empty while fewer memories have structural codes.
+    analogy_min_units : int
+        The matched structure a fire needs besides its E-value (relation plus the roles both
+        events fill, summed over corresponding events): 3 = one full subject-relation-object
+        correspondence.
+    surface_objects : float
+        Surface condition: a memory whose objects (its common nouns, each matched to the
+        turn's most alike by embedding, averaged both ways) are more alike than this is the
+        same story in other words (a flat for an apartment, a physician for a doctor) or the
+        same things in another plot, never the analogy: an analogy maps different objects.
+    ranker : bool or Ranker
+        Opt in to the learned ranker (:mod:`fastmem.analogy.ranker`, fitted on ProPara-Logy
+        silver): among the candidates that pass the gate the most probable analog is shown,
+        and only when its probability reaches the ranker's threshold. ``True``: the shipped
+        one; False: the hand-set rule.
+    """
 
     analogy_alpha: float = 0.05
     z_min: float = 2.0
@@ -137,6 +195,7 @@ class SlotSettings:
     min_store: int = 8
     analogy_min_units: int = 3
     surface_objects: float = 0.8
+    ranker: object = False
 
     def __post_init__(self) -> None:
         self.checked()
@@ -149,7 +208,7 @@ class SlotSettings:
             value = getattr(replace(self, **{name: value}), name)
         object.__setattr__(self, name, value)
 
-    def checked(self) -> SlotSettings:
+    def checked(self) -> AnalogySettings:
         """Itself, once every setting is valid (:class:`InvalidInput` names the first that is not)."""
         if self.surface_rule not in SURFACE_RULES:
             raise InvalidInput(f"surface_rule must be one of {SURFACE_RULES}, not {self.surface_rule!r}")
@@ -164,10 +223,15 @@ class SlotSettings:
                 raise InvalidInput(f"{name} must be a number in {'(' if open_low else '['}{lo}, {hi}], got {v!r}")
             object.__setattr__(self, name, float(v))
         object.__setattr__(self, "surface_names", bool(self.surface_names))
+        resolve_ranker(self.ranker)  # raises InvalidInput for anything but True, False or a Ranker
         return self
 
 
-_SETTINGS = tuple(f.name for f in fields(SlotSettings))
+#: The name of :class:`AnalogySettings` before fastmem 0.2 (kept for a release).
+SlotSettings = AnalogySettings
+
+
+_SETTINGS = tuple(f.name for f in fields(AnalogySettings))
 
 
 class AnalogySlot:
@@ -181,20 +245,24 @@ class AnalogySlot:
     #: At most this many stage-1 candidates (heaviest alignment first) are read per turn.
     CANDIDATES = 256
 
-    def __init__(self, db: apsw.Connection, structure: StructureIndex, settings: SlotSettings | None = None, *,
-                 verb_vectors=None, ranker=None, sample_vectors=None) -> None:
+    def __init__(self, db: apsw.Connection, structure: StructureIndex, settings: AnalogySettings | None = None, *,
+                 verb_vectors=None, sample_vectors=None) -> None:
         #: the slot's settings, one object (each is also an attribute of the slot, settable live)
-        self.settings = (settings if settings is not None else SlotSettings()).checked()
+        self.settings = (settings if settings is not None else AnalogySettings()).checked()
         self.db = db
         self.structure = structure
         self.verb_vectors = verb_vectors
         self.sample_vectors = sample_vectors
         #: the structure mapping of the whole store's verb counts (explore, ties, features)
         self.mapper = Mapper(structure.verb_bits(), verb_vectors)
-        #: the learned ranker (:mod:`fastmem.analogy.ranker`); None: the most surprising mapping
-        self.ranker = ranker
         #: the last analogies of each session (at most SESSIONS sessions; an evicted one starts afresh)
         self._recent: dict[str, deque] = Bounded(SESSIONS)
+
+    @property
+    def ranker(self):
+        """The learned ranker the settings choose (:mod:`fastmem.analogy.ranker`); None: the
+        most surprising mapping."""
+        return resolve_ranker(self.settings.ranker)
 
     def can_fire(self) -> bool:
         """Whether any turn could get an analogy now: the store holds at least ``min_store``
@@ -377,12 +445,13 @@ class AnalogySlot:
         the learned ranker's most probable one over its threshold. ``stats``: the store's
         ``(mean, std)`` of the turn's code score."""
         best, best_key = None, None
+        ranker = self.ranker
         for c, mp, align in self.gated(scored, n, turn):
             use = weights.get(c.id, (1.0, 0, 0))[0]
             learned = None
-            if self.ranker is not None:
-                learned = self.ranker.prob(self.candidate_features(turn, c, mp, stats))
-                if learned < self.ranker.threshold:
+            if ranker is not None:
+                learned = ranker.prob(self.candidate_features(turn, c, mp, stats))
+                if learned < ranker.threshold:
                     continue
                 key = (learned * use, align, c.text)
             else:
@@ -437,7 +506,7 @@ class AnalogySlot:
     def explore(self, text: str, embed_query, extractor, *, k: int, scope: str | None,
                 z_min: float, members=None) -> list[Analogy]:
         """The ``k`` memories structurally closest to ``text`` by the slot's exact z (see
-        ``Memory.analogies``); ``embed_query(text)`` gives ``why["surface"]``; ``members`` as
+        ``Memory.analogy.explore``); ``embed_query(text)`` gives ``why["surface"]``; ``members`` as
         in :meth:`pick`."""
         events = parse_turn(extractor, text)[0]
         sq = self.structure.query(events, members)

@@ -110,8 +110,8 @@ def _ingest_ray(a, items) -> int:
 
 def _finish_pending(m) -> None:
     """A command that loads the models anyway finishes what another process left pending."""
-    if m.pending_count():
-        m.derive_pending()
+    if m.pending.count():
+        m.pending.derive()
 
 
 def cmd_recall(a) -> int:
@@ -136,7 +136,7 @@ def cmd_recall(a) -> int:
 def cmd_analogies(a) -> int:
     with _open_existing(a) as m:
         _finish_pending(m)
-        got = m.analogies(a.text, k=a.k, scope=a.scope, z_min=a.z_min)
+        got = m.analogy.explore(a.text, k=a.k, scope=a.scope, z_min=a.z_min)
         why = "" if got else m.recall(a.text, k=1, scope=a.scope, record=False, z_min=a.z_min).analogy_reason
     if a.json:
         _out([_hit(x) for x in got])
@@ -154,12 +154,12 @@ def cmd_graph(a) -> int:
     with _open_existing(a) as m:
         if a.action == "entity":
             out = [{"id": e.id, "name": e.name, "type": e.type, "aliases": e.aliases,
-                    "facts": [_fact(f) for f in m.entity_facts(e.id, limit=a.limit, scope=a.scope)]}
-                   for e in m.entity(a.name, scope=a.scope)]
+                    "facts": [_fact(f) for f in m.graph.facts_about(e.id, limit=a.limit, scope=a.scope)]}
+                   for e in m.graph.entity(a.name, scope=a.scope)]
         elif a.action == "neighbours":
-            out = [{"name": e.name, "type": e.type, "distance": d} for e, d in m.neighbours(a.name, depth=a.depth, scope=a.scope)]
+            out = [{"name": e.name, "type": e.type, "distance": d} for e, d in m.graph.neighbours(a.name, depth=a.depth, scope=a.scope)]
         else:
-            path = m.relation_path(a.name, a.other, scope=a.scope)
+            path = m.graph.path(a.name, a.other, scope=a.scope)
             out = None if path is None else [_fact(f) for f in path]
     if a.json:
         _out(out)
@@ -189,7 +189,7 @@ def cmd_stats(a) -> int:
 
     path = _db(a)
     with _open_existing(a) as m:
-        st = m.stats()
+        st = m.admin.stats()
         size = lambda p: os.path.getsize(p) if os.path.exists(p) else 0  # noqa: E731
         out = {
             "path": os.path.abspath(path),
@@ -246,7 +246,7 @@ def cmd_expand(a) -> int:
 
 def cmd_dissolve(a) -> int:
     with _open_existing(a) as m:
-        m.dissolve(a.chunk_id)
+        m.chunks.dissolve(a.chunk_id)
     print(f"dissolved chunk {a.chunk_id}", file=sys.stderr)
     return 0
 
@@ -256,11 +256,11 @@ def cmd_categories(a) -> int:
         raise UsageError(f"fastmem categories {a.action}: give the category id")
     with _open_existing(a) as m:
         if a.action == "list":
-            got = m.categories(a.status)
+            got = m.categories.list(a.status)
         elif a.action == "propose":
-            got = m.propose_categories(scope=a.scope)
+            got = m.categories.propose(scope=a.scope)
         else:
-            got = [getattr(m, f"{a.action}_category")(a.id)]
+            got = [getattr(m.categories, a.action)(a.id)]
     if a.json:
         _out([{"id": c.id, "name": c.name, "status": c.status, "members": c.members, "relations": c.relations}
               for c in got])
@@ -279,7 +279,7 @@ def cmd_reembed(a) -> int:
         print(f"re-embedded {n} memories through Ray", file=sys.stderr)
         return 0
     with _open_existing(a, reembed=True) as m:
-        m.reembed(progress=None if not a.quiet else False)
+        m.admin.reembed(progress=None if not a.quiet else False)
         n = len(m)
     print(f"re-embedded {n} memories", file=sys.stderr)
     return 0
@@ -295,7 +295,7 @@ def cmd_check(a) -> int:
     if reason:
         raise RuntimeError(reason)
     with _open_existing(a) as m:
-        rep = m.check(repair=a.repair)
+        rep = m.admin.check(repair=a.repair)
     out = {"ok": rep.ok, "problems": [p.__dict__ for p in rep.problems], "repaired": [p.__dict__ for p in rep.repaired],
            "counts": rep.counts, "failed": [f.__dict__ for f in rep.failed]}
     if a.json:
@@ -320,13 +320,13 @@ def cmd_check(a) -> int:
 
 def cmd_export(a) -> int:
     with _open_existing(a) as m:
-        n = m.export_jsonl(a.out, scope=a.scope, vectors=a.vectors)
+        n = m.admin.export_jsonl(a.out, scope=a.scope, vectors=a.vectors)
     print(f"exported {n} lines", file=sys.stderr)
     return 0
 
 
 def cmd_import(a) -> int:
     with _open(a) as m:
-        n = m.import_jsonl(a.file, progress=None if not a.quiet else False)
+        n = m.admin.import_jsonl(a.file, progress=None if not a.quiet else False)
     print(f"imported {n} memories", file=sys.stderr)
     return 0

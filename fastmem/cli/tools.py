@@ -188,6 +188,7 @@ def cmd_eval(a) -> int:
             for name, r in res.items():
                 print(f"\n{name} ({r['fused']['questions']} questions)\n{L.table(r)}")
     else:
+        from .. import AnalogySettings
         from ..evaluate import proparalogy as P
 
         if a.cv == 1 or a.cv < 0:
@@ -205,7 +206,7 @@ def cmd_eval(a) -> int:
                     print(f"ranker written to {out}")
             return 0
         rep = _silver_report(P.run(a.path, baselines=not a.no_baselines, connectives=not a.no_connectives,
-                                   folds=a.cv or None, memory_kw={"analogy_ranker": True} if a.ranker else None), a, P)
+                                   folds=a.cv or None, memory_kw={"analogy": AnalogySettings(ranker=True)} if a.ranker else None), a, P)
         if not a.json:
             _slot_table(rep, "method" + (" (connectives removed)" if a.no_connectives else ""))
             f = rep["fastmem"]

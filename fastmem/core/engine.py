@@ -14,7 +14,7 @@ lock and catching up with other processes' commits. It has two doors:
 
 :class:`fastmem.Memory` is the front: argument checks and flat verbs, handed to the services
 :class:`fastmem.core.reading.Reading` and :class:`fastmem.core.writing.Writing`, which hold this
-engine and nothing else. ``Memory.internals`` is this engine, for fastmem's own checks,
+engine and nothing else. ``Memory.admin.engine`` is this engine, for fastmem's own checks,
 evaluations and tests.
 """
 
@@ -27,8 +27,7 @@ from contextlib import contextmanager
 
 from ..analogy.code_store import StructureIndex
 from ..analogy.codes import StructureEncoder
-from ..analogy.ranker import resolve_ranker
-from ..analogy.slot import SURFACE_SAMPLE, AnalogySlot, SlotSettings
+from ..analogy.slot import SURFACE_SAMPLE, AnalogySettings, AnalogySlot
 from ..derived import vectors as V
 from ..derived.ann import BULK_THREADS_MIN, VectorIndex
 from ..derived.standing import StandingIndex
@@ -58,7 +57,7 @@ class Engine:
     :class:`fastmem.Memory`, whose parameters these are."""
 
     def __init__(self, path: str, *, embedder: Embedder | str | None, extractor: Extractor | None, hrr_dim: int,
-                 slot: SlotSettings, ranker, reembed: bool, progress: bool | None, fusion: str, durable: bool,
+                 slot: AnalogySettings, reembed: bool, progress: bool | None, fusion: str, durable: bool,
                  derive_in_background: bool) -> None:
         self.path = path
         self.extractor = extractor
@@ -78,7 +77,6 @@ class Engine:
             self.structure = StructureIndex(self.db, StructureEncoder(self.hrr_dim, embed=self.embedder.encode),
                                             terms_path=None if self.path.startswith(":") else self.path + ".terms")
             self.slot = AnalogySlot(self.db, self.structure, slot, verb_vectors=self.embedder.encode,
-                                    ranker=resolve_ranker(ranker),
                                     sample_vectors=lambda: self.index.sample(SURFACE_SAMPLE))
             self.index = self._open_vectors(reembed, progress)
             self.structure.seq = self.seq
@@ -155,7 +153,7 @@ class Engine:
             self.closed = True
 
     def flush(self) -> None:
-        """See :meth:`fastmem.Memory.flush`."""
+        """See :meth:`fastmem.Memory.admin.flush`."""
         self.check_open()
         with self.lock:  # not beside a verb's transaction on the shared connection
             self.sync()  # the saved index and sums then say which log position they include
@@ -248,7 +246,7 @@ class Engine:
 
     @contextmanager
     def transaction(self):
-        """See :meth:`fastmem.Memory.transaction`."""
+        """See :meth:`fastmem.Memory.host.transaction`."""
         self.check_open()
         with self.lock:
             if self.tx is not None:  # nested (this thread holds the lock): one COMMIT for both
@@ -292,7 +290,7 @@ class Engine:
             self.rebuild_index(progress=progress)
 
     def rebuild_structure(self, reparse: bool, progress: bool | None) -> int:
-        """Recompute every structural code and the word counts (see :meth:`fastmem.Memory.rebuild_structure`);
+        """Recompute every structural code and the word counts (see :meth:`fastmem.Memory.analogy.rebuild`);
         with ``reparse``, memories whose derivation failed are derived again first."""
         self.check_open()
         if reparse:
@@ -301,7 +299,7 @@ class Engine:
             return self.structure.rebuild(self.writing, self.parser(), reparse=reparse, progress=progress)
 
     def derive_pending(self, *, wait: bool = True, timeout: float | None = None) -> int | None:
-        """See :meth:`fastmem.Memory.derive_pending`."""
+        """See :meth:`fastmem.Memory.pending.derive`."""
         self.check_open()
         if not wait:
             self.background = True
@@ -386,7 +384,7 @@ class Engine:
 def _in_halves(rows: list, run, alone) -> int:
     """``run(rows)`` (returns how many it did); when it raises, each half the same way, down to
     one row, for which ``alone(row, exc)`` is called instead. Errors of the file or the machine
-    (:data:`fastmem.write.guard.FATAL`) are raised."""
+    (:data:`fastmem.storage.store.FATAL`) are raised."""
     try:
         return run(rows)
     except guard.FATAL:

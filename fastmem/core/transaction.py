@@ -12,8 +12,8 @@ does not.
 
 A transaction opened inside another (the same thread, the same memory) joins it: its changes
 wait for the outer COMMIT. Every write path (remember, pending derivation, update, forget,
-chunks, import, :meth:`fastmem.Memory.commit_prepared` for Ray and hosts) goes through
-:meth:`fastmem.Memory.transaction`.
+chunks, import, :meth:`fastmem.Memory.host.commit_prepared` for Ray and hosts) goes through
+:meth:`fastmem.Memory.host.transaction`.
 """
 
 from __future__ import annotations

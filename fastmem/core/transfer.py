@@ -6,7 +6,7 @@ dimensions, then one line per memory with its text, scope, source, meta, time, s
 triples), narrative events, usage counters and optionally (``vectors=True``) everything derived
 from a model: its vector (base64 float32), its structural code, its window vectors and its
 standing statement's vector; chunk bookkeeping on chunk memories, then the extra aliases of
-the graph and the categories. Import (:func:`parse_export`, then ``Memory.import_jsonl``)
+the graph and the categories. Import (:func:`parse_export`, then ``Memory.admin.import_jsonl``)
 rebuilds the same store: facts are written as given (no re-parse), events as given (the same
 structural codes), the model-derived parts reused when the model (and for codes, the encoder's
 version and dimension) matches, else computed again; ids kept when the target store is empty.

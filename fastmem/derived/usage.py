@@ -354,5 +354,5 @@ class Session:
         return self.memory.recall(query, session=self.id, **kw)
 
     def observe(self, text: str) -> dict[str, list[int]]:
-        """:meth:`Memory.observe` for this session's next turn."""
-        return self.memory.observe(text, session=self.id)
+        """:meth:`Memory.host.observe` for this session's next turn."""
+        return self.memory.host.observe(text, session=self.id)

@@ -66,7 +66,7 @@ def evaluate(chats: list[dict], *, memory_kw: dict | None = None, baselines: boo
                                   progress=False)
             of = dict(zip(ids, (x["id"] for x in msgs)))
             at = {x["id"]: x["at"] for x in msgs}
-            trunc = _truncated(m.embedder, [x["text"] for x in msgs]) if baselines else None
+            trunc = _truncated(m.admin.embedder, [x["text"] for x in msgs]) if baselines else None
             for q in chat["questions"]:
                 kind, ev = q["kind"], set(q["evidence"])
                 if kind == "order":
@@ -97,7 +97,7 @@ def evaluate(chats: list[dict], *, memory_kw: dict | None = None, baselines: boo
                     score["channel:" + ch][kind].append(float(ev <= got) if kind == "order" else float(bool(ev & got)))
                     if q.get("long") and ch == "vector":
                         score["channel:vector"]["long"].append(float(bool(ev & got)))
-                qv = m.embedder.encode([q["question"]])[0]
+                qv = m.admin.embedder.encode([q["question"]])[0]
                 top = [msgs[i]["id"] for i in np.argsort(-(trunc @ qv))[:k]]
                 score["truncated"][kind].append(float(ev <= set(top)) if kind == "order" else float(bool(ev & set(top))))
                 if q.get("long"):

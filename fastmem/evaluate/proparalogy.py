@@ -206,13 +206,13 @@ def pairwise(m, rows, texts, ids) -> dict[str, float]:
         if t not in at or d not in at:
             continue
         pair = [ids[at[t]], ids[at[d]]]
-        st, sd = exact_scores(m.internals.slot, r["source_paragraph"], pair, m.extractor)
+        st, sd = exact_scores(m.admin.engine.slot, r["source_paragraph"], pair, m.admin.extractor)
         n += 1
         if abs(st - sd) <= 1e-12:
             ties += 1
-            events = parse_turn(m.extractor, r["source_paragraph"])[0]
-            sq = m.internals.structure.query(events)
-            at_, ad = (m.internals.structure.encoder.alignment(sq, m.internals.structure.events(x))[0] if sq else 0.0 for x in pair)
+            events = parse_turn(m.admin.extractor, r["source_paragraph"])[0]
+            sq = m.admin.engine.structure.query(events)
+            at_, ad = (m.admin.engine.structure.encoder.alignment(sq, m.admin.engine.structure.events(x))[0] if sq else 0.0 for x in pair)
             wins += at_ > ad + 1e-12
             left += abs(at_ - ad) <= 1e-12
         else:
@@ -241,8 +241,10 @@ def run(path: str, *, dim=512, z=2.0, baselines=True, sweep=False, memory_kw=Non
     texts, kind, row_of = build_memories(rows)
     queries = [r["source_paragraph"] for r in rows]
     report: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "s.db"), hrr_dim=dim, z_min=z,
-                                                            **(memory_kw or {})) as m:
+    kw = dict(memory_kw or {})
+    slot = kw.pop("analogy", None) or fastmem.AnalogySettings()
+    slot.z_min = z
+    with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "s.db"), hrr_dim=dim, analogy=slot, **kw) as m:
         t = time.perf_counter()
         ids = m.remember_many(texts, progress=False)
         ingest = time.perf_counter() - t
@@ -259,15 +261,15 @@ def run(path: str, *, dim=512, z=2.0, baselines=True, sweep=False, memory_kw=Non
         if folds:
             report["fastmem (fold means)"] = _fold_means(picks, rows, kind, row_of, folds)
         if sweep:
-            m.extractor = CachedParse(m.extractor)
-            saved_alpha = m.analogy_settings.analogy_alpha
+            m.admin.extractor = CachedParse(m.admin.extractor)
+            saved_alpha = m.analogy.settings.analogy_alpha
             for aa in (0.2, 0.1, 0.05, 0.02, 0.01, 0.001):
-                m.analogy_settings.analogy_alpha = aa
+                m.analogy.settings.analogy_alpha = aa
                 res = [m.recall(q, k=10, record=False) for q in queries]
                 report[f"fastmem alpha={aa:g}"] = score([pos[r.analogy.id] if r.analogy else None for r in res],
                                                         rows, kind, row_of)
-            m.analogy_settings.analogy_alpha = saved_alpha
-            s = m.analogy_settings
+            m.analogy.settings.analogy_alpha = saved_alpha
+            s = m.analogy.settings
             saved = s.surface_rule, s.surface_exclude, s.surface_floor, s.surface_names
             for g in SURFACE_GRID:
                 s.surface_rule, s.surface_exclude, s.surface_floor, s.surface_names = g
@@ -276,11 +278,11 @@ def run(path: str, *, dim=512, z=2.0, baselines=True, sweep=False, memory_kw=Non
                     [pos[r.analogy.id] if r.analogy else None for r in res], rows, kind, row_of)
             s.surface_rule, s.surface_exclude, s.surface_floor, s.surface_names = saved
         if baselines:
-            qv = m.embedder.encode(queries)
-            mv = m.embedder.encode(texts)
+            qv = m.admin.embedder.encode(queries)
+            mv = m.admin.embedder.encode(texts)
             report["bag-of-words z>=2, cos<=0.30"] = score(bag_of_words_picks(texts, queries, qv, mv), rows, kind, row_of)
             report["bag-of-words z>=2"] = score(bag_of_words_picks(texts, queries, qv, mv, ceiling=None), rows, kind, row_of)
-            near = _surface_near(qv, mv, m.analogy_settings.surface_exclude, m.analogy_settings.surface_floor)
+            near = _surface_near(qv, mv, m.analogy.settings.surface_exclude, m.analogy.settings.surface_floor)
             report["bag-of-words z>=2, fastmem surface rule"] = score(
                 bag_of_words_picks(texts, queries, qv, mv, ceiling=None, near=near), rows, kind, row_of)
             report["MiniLM nearest"] = score([int(np.argmax(mv @ v)) for v in qv], rows, kind, row_of)
@@ -347,9 +349,9 @@ def run_short(locomo_path: str, grid=SURFACE_GRID, memory_kw=None) -> dict | Non
         with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "l.db"), **(memory_kw or {})) as m:
             ids = m.remember_many([r[1] for r in rows], progress=False)
             dia = dict(zip(ids, (r[0] for r in rows)))
-            m.extractor = CachedParse(m.extractor)
+            m.admin.extractor = CachedParse(m.admin.extractor)
             for g in grid:
-                s = m.analogy_settings
+                s = m.analogy.settings
                 s.surface_rule, s.surface_exclude, s.surface_floor, s.surface_names = g
                 t = tally[g]
                 for q in qa:
@@ -382,16 +384,16 @@ def collect(path: str, *, memory_kw=None) -> dict | None:
     with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "s.db"), **(memory_kw or {})) as m:
         ids = m.remember_many(texts, progress=False)
         pos = {mid: i for i, mid in enumerate(ids)}
-        m.internals.slot.ranker = None  # trace the hand-set rule's candidates
+        m.admin.engine.slot.settings.ranker = False  # trace the hand-set rule's candidates
         cands = []  # per turn: [(memory index, features, surprise)]
         for q in queries:
-            with tracing(m.internals.slot) as traced:
+            with tracing(m.admin.engine.slot) as traced:
                 m.recall(q, k=10, record=False)
             cands.append([(pos[mid], f, a) for mid, f, a in traced])
         pair_f = []  # per row: (target features, distractor features) or None
         for r in rows:
             t, dd = (r.get("target_paragraph") or "").strip(), (r.get("distractor_target_paragraph") or "").strip()
-            pair_f.append(features_of(m.internals.slot, r["source_paragraph"], [ids[at[t]], ids[at[dd]]], m.extractor)
+            pair_f.append(features_of(m.admin.engine.slot, r["source_paragraph"], [ids[at[t]], ids[at[dd]]], m.admin.extractor)
                           if t in at and dd in at else None)
     return {"rows": rows, "kind": kind, "row_of": row_of, "cands": cands, "pairs": pair_f}
 

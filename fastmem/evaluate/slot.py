@@ -32,7 +32,7 @@ class TracingSlot(AnalogySlot):
 
 @contextmanager
 def tracing(slot: AnalogySlot) -> Iterator[list]:
-    """Within the block, ``slot`` (a memory's ``m.internals.slot``) records every gated candidate of
+    """Within the block, ``slot`` (a memory's ``m.admin.engine.slot``) records every gated candidate of
     its picks into the yielded list (see :class:`TracingSlot`); afterwards it is the plain
     slot again."""
     cls = slot.__class__

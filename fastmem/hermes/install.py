@@ -116,17 +116,17 @@ def import_holographic(src: str | os.PathLike, dest: str | os.PathLike, *, scope
     key = f"imported:holographic:{src.resolve()}"
     Path(dest).parent.mkdir(parents=True, exist_ok=True)
     with fastmem.Memory(dest, progress=None) as mem:
-        if mem.batches_done(key):
+        if mem.host.batches_done(key):
             return 0
         rows = [r for r in rows if isinstance(r[1], str) and r[1].strip()]
         texts = [r[1].strip() for r in rows]
         for t in texts:
             check_text(t, "a holographic fact")
-        prep = mem.prepare(texts)
+        prep = mem.host.prepare(texts)
         metas = [{"category": cat or "general", "tags": tags or "", "holographic_fact_id": fid,
                   "holographic_trust": trust} for fid, _, cat, tags, trust, _ in rows]
         votes = [(int(helpful or 0), int(trust is not None and float(trust) < 0.3)) for *_, trust, helpful in rows]
-        ids = mem.commit_prepared(prep, scope=scope or C.scope_for(), meta=metas, usage=votes, mark=(key, 0))
+        ids = mem.host.commit_prepared(prep, scope=scope or C.scope_for(), meta=metas, usage=votes, mark=(key, 0))
         if ids is None:  # another process imported it meanwhile
             return 0
     return len(ids)

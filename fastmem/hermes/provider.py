@@ -181,8 +181,9 @@ class FastmemProvider(MemoryProvider):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # turns are committed at once and derived only once the models are loaded, on the
             # warm-up thread's word: a process that exits while they load loses nothing
-            self._mem = Memory(self.path, z_min=self._cfg["z_min"], analogy_alpha=self._cfg["analogy_alpha"],
-                               progress=False, derive_in_background=False)
+            self._mem = Memory(self.path, progress=False, derive_in_background=False,
+                               analogy=fastmem.AnalogySettings(z_min=self._cfg["z_min"],
+                                                               analogy_alpha=self._cfg["analogy_alpha"]))
         except Exception as exc:
             self._mem = None
             self.unavailable_reason = f"{type(exc).__name__}: {exc}"
@@ -207,7 +208,7 @@ class FastmemProvider(MemoryProvider):
             return
         if delay is None:
             mem = self._mem
-            delay = 0.0 if mem is not None and mem.pending_count() >= PENDING_NOW else WARMUP_DELAY_S
+            delay = 0.0 if mem is not None and mem.pending.count() >= PENDING_NOW else WARMUP_DELAY_S
         if delay > 0:
             with self._ctx_lock:
                 if self._warm_timer is None:
@@ -231,7 +232,7 @@ class FastmemProvider(MemoryProvider):
             fastmem.warmup(models=True, kernels=False)
             self._ready.set()
             if self._ctx.writable and self._mem is mem:
-                mem.derive_pending(wait=False)
+                mem.pending.derive(wait=False)
         except Exception as exc:  # a failed warm-up only costs the first recall
             if self._mem is not mem or mem.closed:
                 # the host shut down while the models loaded (a one-shot's normal end): what
@@ -304,7 +305,7 @@ class FastmemProvider(MemoryProvider):
     @staticmethod
     def _embed(mem, query: str) -> None:
         try:
-            encode_query(mem.embedder, query)
+            encode_query(mem.admin.embedder, query)
         except Exception:
             logger.debug("fastmem: warming the query cache failed", exc_info=True)
 
@@ -327,7 +328,7 @@ class FastmemProvider(MemoryProvider):
         except (RuntimeError, TimeoutError):  # shut down meanwhile / too slow
             return False
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
-        return mem.wait_pending(left)
+        return mem.pending.wait(left)
 
     def prefetch(self, query: str, *, session_id: str = "") -> str:
         """The recalled context for ``query`` itself: the full recall once the models are ready;
@@ -338,7 +339,7 @@ class FastmemProvider(MemoryProvider):
         if self._mem is None or not isinstance(query, str) or not query.strip():
             return ""
         self._start_warmup()
-        if not self._ready.is_set() and self._mem.models_ready():  # the warm-up is finishing: brief
+        if not self._ready.is_set() and self._mem.host.models_ready():  # the warm-up is finishing: brief
             self._ready.wait(PREFETCH_WAIT_S)
         sid = session_id or self._session_id
         k = self._cfg["prefetch_k"]
@@ -347,7 +348,7 @@ class FastmemProvider(MemoryProvider):
             if full:
                 # turns committed a moment ago are being derived: give them a bounded moment, so
                 # the vector channel and the slot see the conversation so far
-                self._mem.wait_pending(PREFETCH_WAIT_S)
+                self._mem.pending.wait(PREFETCH_WAIT_S)
             with self._ctx_lock:  # no turn is committed between reading `seen` and the recall
                 seen = frozenset(self._in_context)
                 if full:
@@ -371,7 +372,7 @@ class FastmemProvider(MemoryProvider):
             # what is shown counts as surfaced, less an analogy the model has in its context
             # anyway: the conversation going on about it says nothing of the line's use
             shown = res if res.analogy is None or res.analogy.id not in seen else replace(res, analogy=None)
-            self._mem.record(shown, session=sid or None)
+            self._mem.host.record(shown, session=sid or None)
             return self._block(res)
         except Exception:
             logger.warning("fastmem: prefetch failed", exc_info=True)
@@ -457,7 +458,7 @@ class FastmemProvider(MemoryProvider):
     def _observe(self, mem, reply: str, sid: str) -> None:
         """Inferred engagement from the reply (needs the embedder: runs after the warm-up)."""
         try:
-            mem.observe(reply, session=sid)
+            mem.host.observe(reply, session=sid)
         except Exception:
             logger.debug("fastmem: judging the reply failed", exc_info=True)
 
@@ -467,7 +468,7 @@ class FastmemProvider(MemoryProvider):
         when no entry or several entries contain it (the built-in tool itself refuses such
         an ``old_text``, so nothing is changed)."""
         rows = [(mid, meta.get("entry") or text)
-                for mid, text, meta in self._mem.with_meta("builtin", target, scope=self._ctx.scope)]
+                for mid, text, meta in self._mem.rows.with_meta("builtin", target, scope=self._ctx.scope)]
         entries = {entry for _, entry in rows if old_text in entry}
         if len(entries) != 1:
             if len(entries) > 1:
@@ -522,7 +523,7 @@ class FastmemProvider(MemoryProvider):
         if self._mem is None:
             return ""
         try:
-            self._mem.flush()
+            self._mem.admin.flush()
             sid = self._session_id
             n = self._mem.count(scope=self._ctx.scope, source=f"hermes:{sid}")
             return f"fastmem: {n} memories from this session, {self._mem.count(scope=self._ctx.scope)} in all."

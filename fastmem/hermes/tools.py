@@ -3,7 +3,7 @@
 ``fact_store`` and ``fact_feedback`` keep the parameters and result shapes of hermes' bundled
 holographic provider, so prompts and habits carry over (a *fact* is a fastmem memory; its
 ``fact_id`` is the memory id shown as ``[m<id>]`` in the recalled context). ``trust_score`` is
-the memory's use weight on a 0-1 scale (0.5 neutral; ``Memory.usage(id)["trust"]``). The ``fastmem_*``
+the memory's use weight on a 0-1 scale (0.5 neutral; ``Memory.use.counts(id)["trust"]``). The ``fastmem_*``
 tools reach what the holographic store has no counterpart for: fused recall with the analogy
 slot, structural analogies, the knowledge graph, chunks and emergent categories.
 
@@ -209,7 +209,7 @@ def _own(mem, ctx: Context, mid: int) -> dict:
 
 
 def _fact(mem, row: dict, score: float | None = None) -> dict:
-    u = mem.usage(row["id"])
+    u = mem.use.counts(row["id"])
     out = {"fact_id": row["id"], "content": row["text"], "category": row["meta"].get("category", "general"),
            "tags": row["meta"].get("tags", ""), "trust_score": u["trust"], "retrieval_count": u["surfaced"],
            "helpful_count": u["engaged"], "created_at": from_epoch(row["created"]).isoformat(),
@@ -245,7 +245,7 @@ def _entity_memories(mem, ctx: Context, name: str) -> dict[int, int]:
     """Memory id -> how many facts it has about the entity, in the caller's scope."""
     out: dict[int, int] = {}
     try:
-        facts = mem.entity_facts(name, limit=500, scope=ctx.scope)
+        facts = mem.graph.facts_about(name, limit=500, scope=ctx.scope)
     except NotFound:
         return out
     for f in facts:
@@ -271,7 +271,7 @@ def fact_store(mem, ctx: Context, args: dict) -> dict:
 def _fact_add(mem, ctx, args, *, limit, min_trust, category) -> dict:
     _need_write(ctx, "add")
     content = _text(args, "content").strip()
-    dup = mem.ids_with_text(content, scope=ctx.scope)
+    dup = mem.rows.with_text(content, scope=ctx.scope)
     if dup:
         return {"fact_id": dup[0], "status": "exists"}
     meta = {"category": category or "general", "tags": str(args.get("tags") or ""), "via": "fact_store"}
@@ -300,12 +300,12 @@ def _fact_probe(mem, ctx, args, *, limit, min_trust, category) -> dict:
 def _fact_related(mem, ctx, args, *, limit, min_trust, category) -> dict:
     name = _text(args, "entity")
     try:
-        near = mem.neighbours(name, depth=1, scope=ctx.scope)
+        near = mem.graph.neighbours(name, depth=1, scope=ctx.scope)
     except NotFound:
         return {"results": [], "count": 0, "entities": []}
     seen: dict[int, float] = {}
     for ent, _ in near:
-        for f in mem.entity_facts(ent.id, limit=50, scope=ctx.scope):
+        for f in mem.graph.facts_about(ent.id, limit=50, scope=ctx.scope):
             seen[f.memory_id] = seen.get(f.memory_id, 0.0) + 1.0
     ranked = sorted(seen.items(), key=lambda x: (-x[1], -x[0]))
     results = _facts(mem, ranked, min_trust, limit)
@@ -361,7 +361,7 @@ def _fact_remove(mem, ctx, args, *, limit, min_trust, category) -> dict:
 
 
 def _fact_list(mem, ctx, args, *, limit, min_trust, category) -> dict:
-    ids = mem.most_used(scope=ctx.scope, limit=limit * 4)
+    ids = mem.use.most_used(scope=ctx.scope, limit=limit * 4)
     facts = [f for f in _facts(mem, [(i, None) for i in ids], min_trust, 10**9)
              if category is None or f["category"] == category][:limit]
     return {"facts": facts, "count": len(facts)}
@@ -376,7 +376,7 @@ def contradictions(mem, ctx: Context, limit: int) -> list[dict]:
     """Pairs of memories that say the same subject has the same (single-valued) relation to
     different objects: "Alice lives in Berlin" / "Alice lives in Lisbon". Indexed self-join
     of the graph's edges, newest pairs first."""
-    rows = mem.conflicting_facts(SINGLE_VALUED, scope=ctx.scope, limit=limit * 4)
+    rows = mem.graph.conflicts(SINGLE_VALUED, scope=ctx.scope, limit=limit * 4)
     out, seen = [], set()
     for ma, mb, subj, rel, oa, ob in rows:
         if (ma, mb) in seen:
@@ -401,9 +401,9 @@ def fact_feedback(mem, ctx: Context, args: dict) -> dict:
         raise InvalidInput("action must be 'helpful' or 'unhelpful'")
     mid = _int(args, "fact_id")
     _own(mem, ctx, mid)
-    old = mem.usage(mid)
+    old = mem.use.counts(mid)
     mem.feedback(mid, engaged=action == "helpful")
-    return {"fact_id": mid, "old_trust": old["trust"], "new_trust": mem.usage(mid)["trust"],
+    return {"fact_id": mid, "old_trust": old["trust"], "new_trust": mem.use.counts(mid)["trust"],
             "helpful_count": old["engaged"] + (action == "helpful")}
 
 
@@ -421,7 +421,7 @@ def recall_tool(mem, ctx: Context, args: dict) -> dict:
 
 
 def analogies_tool(mem, ctx: Context, args: dict) -> dict:
-    found = mem.analogies(_text(args, "text"), k=_int(args, "k", 5, 1, 20), scope=ctx.scope)
+    found = mem.analogy.explore(_text(args, "text"), k=_int(args, "k", 5, 1, 20), scope=ctx.scope)
     return {"analogies": [{"id": a.id, "text": a.text, "z": round(a.why["z"], 2), "shared": list(a.why["matched"]),
                            "surface": round(a.why["surface"], 3)} for a in found]}
 
@@ -429,17 +429,17 @@ def analogies_tool(mem, ctx: Context, args: dict) -> dict:
 def graph_tool(mem, ctx: Context, args: dict) -> dict:
     action, name = args.get("action"), _text(args, "name")
     if action == "entity":
-        ents = mem.entity(name, scope=ctx.scope)
+        ents = mem.graph.entity(name, scope=ctx.scope)
         return {"entities": [{"id": e.id, "name": e.name, "type": e.type, "aliases": list(e.aliases),
                               "facts": [{"subject": f.subject, "relation": f.relation, "object": f.object,
-                                         "fact_id": f.memory_id} for f in mem.entity_facts(e.id, limit=20, scope=ctx.scope)]}
+                                         "fact_id": f.memory_id} for f in mem.graph.facts_about(e.id, limit=20, scope=ctx.scope)]}
                              for e in ents]}
     if action == "neighbours":
         depth = _int(args, "depth", 1, 1, 2)
         return {"neighbours": [{"name": e.name, "type": e.type, "distance": d}
-                               for e, d in mem.neighbours(name, depth=depth, scope=ctx.scope)[:100]]}
+                               for e, d in mem.graph.neighbours(name, depth=depth, scope=ctx.scope)[:100]]}
     if action == "path":
-        path = mem.relation_path(name, _text(args, "other"), scope=ctx.scope)
+        path = mem.graph.path(name, _text(args, "other"), scope=ctx.scope)
         return {"path": None if path is None else [{"subject": f.subject, "relation": f.relation, "object": f.object,
                                                     "fact_id": f.memory_id} for f in path]}
     raise InvalidInput("action must be 'entity', 'neighbours' or 'path'")
@@ -448,7 +448,7 @@ def graph_tool(mem, ctx: Context, args: dict) -> dict:
 def chunks_tool(mem, ctx: Context, args: dict) -> dict:
     if args.get("action") == "list":
         return {"chunks": [{"id": c, "text": mem.get(c)["text"], "members": len(mem.expand(c))}
-                           for c in mem.chunks(scope=ctx.scope)[:50]]}
+                           for c in mem.chunks.list(scope=ctx.scope)[:50]]}
     if args.get("action") == "expand":
         cid = _int(args, "chunk_id")
         _own(mem, ctx, cid)
@@ -460,13 +460,13 @@ def categories_tool(mem, ctx: Context, args: dict) -> dict:
     action = args.get("action")
     if action == "list":
         status = args.get("status")
-        cats = mem.categories(status, scope=ctx.scope)  # this user's own, never another's
+        cats = mem.categories.list(status, scope=ctx.scope)  # this user's own, never another's
     elif action in ("approve", "reject", "revert"):
         _need_write(ctx, action)
         cid = _int(args, "category_id")
-        if cid not in {c.id for c in mem.categories(scope=ctx.scope)}:
+        if cid not in {c.id for c in mem.categories.list(scope=ctx.scope)}:
             raise NotFound(f"no category with id {cid}")
-        cats = [getattr(mem, f"{action}_category")(cid)]
+        cats = [getattr(mem.categories, action)(cid)]
     else:
         raise InvalidInput("action must be list, approve, reject or revert")
     return {"categories": [{"id": c.id, "name": c.name, "status": c.status, "members": list(c.members)[:30],

@@ -184,7 +184,7 @@ if BaseStore is not None:
             return ".".join(namespace)
 
         def _row(self, namespace, key):
-            got = self.memory.with_meta(KEY, key, scope=self.scope_of(namespace))
+            got = self.memory.rows.with_meta(KEY, key, scope=self.scope_of(namespace))
             return got[-1] if got else None
 
         def _item(self, mid: int, meta: dict, namespace, cls=Item, **extra):
@@ -212,8 +212,8 @@ if BaseStore is not None:
             # a new item's models run before the lock (other threads keep recalling meanwhile)
             prep = None
             if text is not None and self._row(op.namespace, op.key) is None:
-                prep = self.memory.prepare([text])
-            with self.memory.locked():  # the look-up and the write as one step for this process
+                prep = self.memory.host.prepare([text])
+            with self.memory.host.locked():  # the look-up and the write as one step for this process
                 got = self._row(op.namespace, op.key)
                 if op.value is None:
                     if got is not None:
@@ -221,14 +221,14 @@ if BaseStore is not None:
                     return
                 meta = {KEY: op.key, VALUE: dict(op.value), INDEXED: op.index is not False}
                 if got is None and prep is not None:
-                    self.memory.commit_prepared(prep, scope=scope, meta=meta)
+                    self.memory.host.commit_prepared(prep, scope=scope, meta=meta)
                 elif got is None:
                     self.memory.remember(text, scope=scope, meta=meta)
                 else:
                     self.memory.update(got[0], text=None if text == got[1] else text, meta=meta)
 
         def _scopes(self, prefix: tuple[str, ...]) -> list[str]:
-            found = {sc for _, sc, _ in self.memory.with_meta_key(KEY)}
+            found = {sc for _, sc, _ in self.memory.rows.with_meta_key(KEY)}
             return [s for s in sorted(found) if tuple(s.split("."))[:len(prefix)] == tuple(prefix)]
 
         def _search(self, op) -> list[Any]:
@@ -239,7 +239,7 @@ if BaseStore is not None:
             if op.query:
                 return self._recall(op, scopes, want)
             found = []
-            for mid, scope, meta in self.memory.with_meta_key(KEY, scopes=scopes):
+            for mid, scope, meta in self.memory.rows.with_meta_key(KEY, scopes=scopes):
                 if all(_matches(meta[VALUE].get(k), v) for k, v in want.items()):
                     found.append(self._item(mid, meta, scope.split("."), SearchItem))
             return found[op.offset:op.offset + op.limit]
@@ -262,7 +262,7 @@ if BaseStore is not None:
                 k = min(total, max(2 * k, k + 32))  # the filter or other scopes took some: look further
             found = found[op.offset:need]
             if self.record and found:
-                self.memory.record(Recall(res.query, tuple(h for h, _ in found)))
+                self.memory.host.record(Recall(res.query, tuple(h for h, _ in found)))
             return [self._item(h.id, meta, h.scope.split("."), SearchItem, score=h.score) for h, meta in found]
 
         def _namespaces(self, op) -> list[tuple[str, ...]]:

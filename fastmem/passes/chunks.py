@@ -22,7 +22,7 @@ The consolidation pass (:func:`plan`, then :func:`create` / :func:`update` per c
    (new text, members, version + 1).
 
 Recall lets a chunk stand for its members (:func:`fastmem.recall.stand_in.stand_in`); ``Memory.expand`` returns
-them and ``Memory.dissolve`` deletes the chunk memory, which takes its bookkeeping with it.
+them and ``Memory.chunks.dissolve`` deletes the chunk memory, which takes its bookkeeping with it.
 """
 
 from __future__ import annotations

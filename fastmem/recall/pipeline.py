@@ -24,8 +24,8 @@ from ..derived.usage import Ledger
 from ..derived.vectors import ids_json
 from ..derived.windows import WindowIndex
 from ..results import Hit, Recall
+from ..storage.store import FATAL
 from ..util.text import content_words, from_epoch, singular
-from ..write.guard import FATAL
 from . import arrange as A
 from . import channels as C
 from .channels import CHANNELS, ChannelSpec, TurnQuery, channel

@@ -22,7 +22,12 @@ from ..errors import StoreBusy, StoreCorrupt
 from ..util.progress import AUTO_MIN, bar
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["Store", "SCHEMA_VERSION", "probe"]
+__all__ = ["Store", "SCHEMA_VERSION", "probe", "FATAL"]
+
+#: Errors of the file or the machine, which no text causes: a write or a recall that guards
+#: against what one text can do (:mod:`fastmem.write.guard`) raises these, never records them.
+FATAL = (MemoryError, apsw.FullError, apsw.IOError, apsw.BusyError, apsw.LockedError, apsw.InterruptError,
+         apsw.CorruptError, apsw.NoMemError, apsw.ReadOnlyError, apsw.CantOpenError, apsw.ConnectionClosedError)
 
 _MIGRATIONS_TABLE = "_fastmem_migrations"
 
@@ -241,7 +246,7 @@ class Store:
 
     def counts(self) -> dict:
         """What the file holds: memories, scopes, entities, facts, codes, chunks, categories
-        per status, and the schema version (for :meth:`fastmem.Memory.stats`)."""
+        per status, and the schema version (for :meth:`fastmem.Memory.admin.stats`)."""
         db = self.db
         one = lambda sql: db.execute(sql).fetchone()[0]  # noqa: E731
         return {"memories": one("SELECT count(*) FROM memories"),

@@ -151,9 +151,9 @@ class _Site:
     def home(self, request: Request) -> Response:
         mem, scope = self.mem, self.scope
         offset = _int(request.query_params.get("offset", 0), "offset", 0, 2**62)
-        rows = [mem.get(i) for i in mem.newest(scope=scope, offset=offset, limit=PAGE)]
+        rows = [mem.get(i) for i in mem.rows.newest(scope=scope, offset=offset, limit=PAGE)]
         return self.page("home.html", rows=rows, total=mem.count(scope=scope), offset=offset, page=PAGE,
-                         pending=mem.pending_count())
+                         pending=mem.pending.count())
 
     async def recall(self, request: Request) -> Response:
         """Recall as a host does (the evidence floor on; ``floor=0`` shows the nearest memories
@@ -176,7 +176,7 @@ class _Site:
         sources = {h.id: h.source for h in r.hits}
         mapping = None
         if r.analogy is not None:  # the mapping's pairs index the turn's and the memory's events
-            turn, theirs = mem.events_in(q), mem.events(r.analogy.id)
+            turn, theirs = mem.analogy.events_in(q), mem.analogy.events(r.analogy.id)
             mapping = [(_event(turn[i]) if i < len(turn) else "?", _event(theirs[j]) if j < len(theirs) else "?")
                        for i, j in r.analogy.why.get("events") or []]
         chance = _odds(r.analogy.why["p"]) if r.analogy is not None and "p" in r.analogy.why else None
@@ -187,13 +187,13 @@ class _Site:
         mem, scope = self.mem, self.scope
         mid = _int(request.path_params["mid"], "memory id", 1, _ID)
         row = self.in_scope(mid)
-        facts = mem.facts(mid)
+        facts = mem.graph.facts(mid)
         entities = sorted({(f.subject_id, f.subject) for f in facts} | {(f.object_id, f.object) for f in facts})
-        neighbours = {name: mem.neighbours(nid, scope=scope)[:12] for nid, name in entities[:12]}
-        members = [r.id for r in mem.expand(mid)] if mid in set(mem.chunks(scope=scope)) else None
-        return self.page("memory.html", row=row, facts=facts, events=mem.events(mid), neighbours=neighbours,
-                         chunks=mem.chunks_of(mid), members=members, usage=mem.usage(mid),
-                         history=mem.use_history(mid, limit=PAGE), meta=json.dumps(row.get("meta") or {}, indent=1))
+        neighbours = {name: mem.graph.neighbours(nid, scope=scope)[:12] for nid, name in entities[:12]}
+        members = [r.id for r in mem.expand(mid)] if mid in set(mem.chunks.list(scope=scope)) else None
+        return self.page("memory.html", row=row, facts=facts, events=mem.analogy.events(mid), neighbours=neighbours,
+                         chunks=mem.chunks.containing(mid), members=members, usage=mem.use.counts(mid),
+                         history=mem.use.history(mid, limit=PAGE), meta=json.dumps(row.get("meta") or {}, indent=1))
 
     async def forget(self, request: Request) -> Response:
         mid = _int(request.path_params["mid"], "memory id", 1, _ID)
@@ -211,15 +211,15 @@ class _Site:
         name, a, b = qp.get("name", "").strip(), qp.get("a", "").strip(), qp.get("b", "").strip()
         found, ent = [], None
         if qp.get("id") is not None:
-            ent = mem.entity_by_id(_int(qp["id"], "entity id", 1, _ID))
+            ent = mem.graph.entity_by_id(_int(qp["id"], "entity id", 1, _ID))
         elif name:
-            found = mem.entity(name, scope=scope)
+            found = mem.graph.entity(name, scope=scope)
             if not found:
                 raise NotFound(f"no entity named {name!r}" + (f" in scope {scope!r}" if scope is not None else ""))
             ent = found[0]
-        facts = mem.entity_facts(ent.id, limit=PAGE, scope=scope) if ent else []
-        near = mem.neighbours(ent.id, scope=scope) if ent else []
-        path = mem.relation_path(a, b, scope=scope) if a and b else None
+        facts = mem.graph.facts_about(ent.id, limit=PAGE, scope=scope) if ent else []
+        near = mem.graph.neighbours(ent.id, scope=scope) if ent else []
+        path = mem.graph.path(a, b, scope=scope) if a and b else None
         return self.page("graph.html", name=name, ent=ent, others=found[1:], facts=facts, near=near, a=a, b=b,
                          path=path)
 
@@ -228,10 +228,10 @@ class _Site:
         offsets)."""
         mem, scope, qp = self.mem, self.scope, request.query_params
         at = {k: _int(qp.get(k, 0), f"{k} offset", 0, 2**62) for k in ("categories", "chunks", "aliases")}
-        cats = mem.categories(scope=scope) if scope is not None else mem.categories()
-        chunk_ids = mem.chunks(scope=scope)
+        cats = mem.categories.list(scope=scope) if scope is not None else mem.categories.list()
+        chunk_ids = mem.chunks.list(scope=scope)
         chunk_rows = [(mem.get(c), len(mem.expand(c))) for c in chunk_ids[at["chunks"]:at["chunks"] + PAGE]]
-        aliases = mem.alias_candidates() if scope is None else None  # the graph's names are store-wide
+        aliases = mem.graph.alias_candidates() if scope is None else None  # the graph's names are store-wide
         lists = {"categories": len(cats), "chunks": len(chunk_ids), "aliases": len(aliases or ())}
         return self.page("review.html", cats=cats[at["categories"]:at["categories"] + PAGE], chunks=chunk_rows,
                          aliases=None if aliases is None else aliases[at["aliases"]:at["aliases"] + PAGE],
@@ -255,9 +255,9 @@ class _Site:
         return self.page("done.html", title="Done", changed=changed, undo=undo)
 
     def _category(self, cid: int, action: str) -> list[str]:
-        if self.scope is not None and cid not in {c.id for c in self.mem.categories(scope=self.scope)}:
+        if self.scope is not None and cid not in {c.id for c in self.mem.categories.list(scope=self.scope)}:
             raise NotFound(f"category {cid} is not in scope {self.scope!r}")
-        c = getattr(self.mem, f"{action}_category")(cid)
+        c = getattr(self.mem.categories, action)(cid)
         verb = {"approve": "approved: it is now a graph node its members link to",
                 "reject": "rejected: later passes leave it out",
                 "revert": "back to proposed: no trace left in the graph"}[action]
@@ -266,27 +266,27 @@ class _Site:
     def _dissolve(self, cid: int) -> list[str]:
         row = self.in_scope(cid)
         members = [r.id for r in self.mem.expand(cid)]
-        self.mem.dissolve(cid)
+        self.mem.chunks.dissolve(cid)
         return [f"chunk {cid} dissolved: its memory, copied facts, code and vector are gone",
                 f"its members were never changed: {', '.join(map(str, members))}", f"its text was: {row['text']}"]
 
     def _alias(self, aid: int, accept: bool) -> list[str]:
-        cand = next((x for x in self.mem.alias_candidates() if x["id"] == aid), None)
+        cand = next((x for x in self.mem.graph.alias_candidates() if x["id"] == aid), None)
         if cand is None:
             raise NotFound(f"no alias candidate {aid}")
-        self.mem.review_alias(aid, accept=accept)
+        self.mem.graph.review_alias(aid, accept=accept)
         return [f"{cand['name']!r} and {cand['other']!r} "
                 + ("merged into one entity, with their facts" if accept else "kept apart")]
 
     def use(self, request: Request) -> Response:
-        rising, sinking = self.mem.use_extremes(scope=self.scope, limit=20)
-        step, bins = self.mem.use_timeline(scope=self.scope, bins=60)
+        rising, sinking = self.mem.use.extremes(scope=self.scope, limit=20)
+        step, bins = self.mem.use.timeline(scope=self.scope, bins=60)
         return self.page("use.html", rising=rising, sinking=sinking, bins=bins, step=step,
                          top=max((b[1] for b in bins), default=0))
 
     def health(self, request: Request) -> Response:
-        report = self.mem.check() if request.query_params.get("check") == "1" else None
-        return self.page("health.html", stats=self.mem.stats(), pending=self.mem.pending_count(), report=report)
+        report = self.mem.admin.check() if request.query_params.get("check") == "1" else None
+        return self.page("health.html", stats=self.mem.admin.stats(), pending=self.mem.pending.count(), report=report)
 
     async def login(self, request: Request) -> Response:
         if self.token is None:

@@ -14,31 +14,32 @@ memories of the batch are written as usual.
 from __future__ import annotations
 
 import logging
+from importlib import metadata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import apsw
-
-from .. import __version__
 from ..reader.extract import EVENTS_VERSION, analyse_texts, parse_turns
+from ..storage.store import FATAL
 
 __all__ = ["READER", "Failure", "Failures", "caught", "analyse", "turns", "each", "warn", "PART_READING", "PART_FACTS",
            "PART_STRUCTURE", "PART_ALL", "FATAL"]
 
 logger = logging.getLogger("fastmem")
 
+def _version() -> str:
+    try:
+        return metadata.version("fastmem")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
 #: The reader's version a failure is recorded with (a later fastmem may read the text).
-READER = f"fastmem {__version__}, events {EVENTS_VERSION}"
+READER = f"fastmem {_version()}, events {EVENTS_VERSION}"
 
 #: The parts a failure names: the read of the text (facts, events, standing statement), the
 #: facts' resolution and graph write, the structural code; ``"all"``: nothing was derived, not
 #: even the vector (a pending memory whose derivation failed alone: its text and keyword row).
 PART_READING, PART_FACTS, PART_STRUCTURE, PART_ALL = "reading", "facts", "structure", "all"
-
-#: What no text causes: the file or the machine failing. These are raised, never recorded (the
-#: write is rolled back, as every failed transaction is).
-FATAL = (MemoryError, apsw.FullError, apsw.IOError, apsw.BusyError, apsw.LockedError, apsw.InterruptError,
-         apsw.CorruptError, apsw.NoMemError, apsw.ReadOnlyError, apsw.CantOpenError, apsw.ConnectionClosedError)
 
 #: Characters of an exception's message kept in the record.
 MESSAGE_CHARS = 500

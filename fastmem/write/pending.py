@@ -6,7 +6,7 @@ facts, events and structural code follow. :class:`Finisher` is the one thread pe
 :class:`~fastmem.Memory` that derives them, in batches, each batch embedded and parsed outside
 the store's lock and committed in a transaction of its own (:func:`fastmem.write.commit.commit_pending`).
 A memory left pending by a process that exited is finished by the next one that asks
-(:meth:`fastmem.Memory.derive_pending`); ``fastmem check`` counts them.
+(:meth:`fastmem.Memory.pending.derive`); ``fastmem check`` counts them.
 """
 
 from __future__ import annotations

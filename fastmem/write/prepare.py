@@ -2,7 +2,7 @@
 window vectors, computed without touching the store (no lock held). :func:`prepare` is what
 ``Memory.remember_many`` runs before its transaction and what a Ray worker runs elsewhere
 (:mod:`fastmem.distributed`); its result, a :class:`Prepared`, is written by
-:mod:`fastmem.write.commit` (``Memory.commit_prepared``).
+:mod:`fastmem.write.commit` (``Memory.host.commit_prepared``).
 """
 
 from __future__ import annotations

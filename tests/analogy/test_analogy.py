@@ -20,20 +20,20 @@ def test_ownership_analogy_surfaces(store):
     res = store.recall("My friend Bob owns a red car.", k=5)
     assert res.analogy is not None and res.analogy.id == target
     why = res.analogy.why
-    assert why["p"] <= store.analogy_settings.analogy_alpha and why["e_value"] <= store.analogy_settings.analogy_alpha and why["mapping"] == ["own"]
+    assert why["p"] <= store.analogy.settings.analogy_alpha and why["e_value"] <= store.analogy.settings.analogy_alpha and why["mapping"] == ["own"]
     assert why["reason"].startswith("same structure: own (1 corresponding event") and "p=" in why["reason"]
     assert res.analogy.id != same_topic
 
 
 def test_tracing_records_the_gated_candidates_and_changes_no_pick(store):
     target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
-    with tracing(store.internals.slot) as traced:
+    with tracing(store.admin.engine.slot) as traced:
         res = store.recall("My friend Bob owns a red car.", k=5, record=False)
     assert res.analogy is not None and res.analogy.id == target
     assert target in [mid for mid, _, _ in traced]
     mid, features, surprise = next(t for t in traced if t[0] == target)
     assert features.ndim == 1 and features.size > 0 and surprise == pytest.approx(res.analogy.why["surprise"])
-    assert type(store.internals.slot) is AnalogySlot and not hasattr(store.internals.slot, "traced")
+    assert type(store.admin.engine.slot) is AnalogySlot and not hasattr(store.admin.engine.slot, "traced")
     assert store.recall("My friend Bob owns a red car.", k=5, record=False).analogy.id == target
 
 
@@ -68,7 +68,7 @@ def test_gate_is_calibrated_on_the_whole_store(store):
     # memories would map this well by chance, and the slot stays silent
     store.remember_many([f"Person number {i} owns a house in town {i}." for i in range(60)])
     assert store.recall(turn, k=5, record=False).analogy is None
-    after = store.analogies(turn, k=80)
+    after = store.analogy.explore(turn, k=80)
     mine = next(a for a in after if a.id == target)
     assert mine.why["z"] < before.why["z"] and mine.why["p"] > before.why["p"]
 
@@ -77,7 +77,7 @@ def test_analogies_report_the_slots_z(store):
     target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
     turn = "My friend Bob owns a red car."
     slot = store.recall(turn, k=5, record=False).analogy
-    found = store.analogies(turn, k=10)
+    found = store.analogy.explore(turn, k=10)
     assert slot is not None and slot.id == target
     mine = next(a for a in found if a.id == target)
     # exploration and the slot's gate put the same memory at the same z
@@ -85,7 +85,7 @@ def test_analogies_report_the_slots_z(store):
     assert "code_z" in mine.why
     zs = [a.why["z"] for a in found]
     assert zs == sorted(zs, reverse=True)
-    assert all(a.why["z"] >= 1.0 for a in store.analogies(turn, k=10, z_min=1.0))
+    assert all(a.why["z"] >= 1.0 for a in store.analogy.explore(turn, k=10, z_min=1.0))
 
 
 def test_a_memory_naming_what_the_turn_is_about_is_never_the_analogy(store):
@@ -96,11 +96,11 @@ def test_a_memory_naming_what_the_turn_is_about_is_never_the_analogy(store):
     res = store.recall(question, k=5, record=False)
     assert res.hits[0].id == answer
     assert res.analogy is None or res.analogy.id != answer  # it names Jon
-    store.analogy_settings.surface_names = False
+    store.analogy.settings.surface_names = False
     loose = store.recall(question, k=5, record=False).analogy
-    assert loose is not None and loose.id == answer and loose.why["surface_z"] < store.analogy_settings.surface_z
+    assert loose is not None and loose.id == answer and loose.why["surface_z"] < store.analogy.settings.surface_z
     assert loose.why["recall_rank"] == 1
-    store.analogy_settings.surface_rule = "recall"  # ordinary recall's first results are never the analogy either
+    store.analogy.settings.surface_rule = "recall"  # ordinary recall's first results are never the analogy either
     strict = store.recall(question, k=5, record=False).analogy
     assert strict is None or strict.id != answer
 
@@ -117,7 +117,7 @@ def test_the_same_things_doing_the_same_are_literal_similarity_not_analogy(store
     roles is literal similarity (``analogy_literal_max``), whoever does it."""
     same = store.remember("Jonathan: Mia lost her job at the bakery in spring.")
     assert store.recall("Where did Jon lose his job?", k=5, record=False).analogy is None
-    store.analogy_settings.analogy_literal_max = store.analogy_settings.surface_objects = 1.0
+    store.analogy.settings.analogy_literal_max = store.analogy.settings.surface_objects = 1.0
     assert store.recall("Where did Jon lose his job?", k=5, record=False).analogy.id == same
 
 
@@ -127,11 +127,11 @@ def test_a_paraphrase_is_never_the_analogy(mem):
     mem.remember_many(FACTS * 3)
     retold = mem.remember("The pump pulls water out of the well; the filter cleans that water; the tank then stores it.")
     turn = "The pump pulls water from the well, the filter cleans the water and the tank stores it."
-    s = mem.analogy_settings
+    s = mem.analogy.settings
     s.analogy_literal_max, s.surface_objects, s.surface_max = 1.0, 1.0, None  # the surface band alone
     res = mem.recall(turn, k=5, record=False)
     assert res.analogy is None or res.analogy.id != retold
-    mem.analogy_settings.surface_z = 99.0
+    mem.analogy.settings.surface_z = 99.0
     an = mem.recall(turn, k=5, record=False, session="other").analogy
     assert an is not None and an.id == retold and an.why["surface_z"] > 6.0
 
@@ -148,7 +148,7 @@ def test_extractor_reports_names():
 
 def test_surface_rule_is_checked(tmp_path):
     with pytest.raises(fastmem.InvalidInput):
-        fastmem.Memory(str(tmp_path / "x.db"), surface_rule="cosine")
+        fastmem.Memory(str(tmp_path / "x.db"), analogy=fastmem.AnalogySettings(surface_rule="cosine"))
 
 
 def test_no_repeat_within_session(store):
@@ -190,26 +190,26 @@ def test_rare_structure_outweighs_common_structure(store):
     res = store.recall("Alcohol evaporates from the still, condenses in the coil and falls into a jar; the distiller owns the still.",
                        k=5, record=False)
     assert res.analogy is not None and res.analogy.id == rare
-    assert store.idf("evaporate") > store.idf("own")
+    assert store.analogy.idf("evaporate") > store.analogy.idf("own")
 
 
 def test_events_and_word_counts_follow_writes_and_deletes(mem):
     mem.remember_many(FACTS)
-    before = mem.idf("evaporate")
+    before = mem.analogy.idf("evaporate")
     mid = mem.remember("Water evaporates from the lake and then it condenses over the hills.")
-    ev = mem.events(mid)
+    ev = mem.analogy.events(mid)
     assert [e[0] for e in ev][:2] == ["evaporate", "condense"]
     assert "lake" in ev[0][2]  # fillers are common nouns, never names
-    assert mem.idf("evaporate") < before
+    assert mem.analogy.idf("evaporate") < before
     mem.forget(mid)
-    assert mem.idf("evaporate") == before  # N and df both back: exactly the same weight
+    assert mem.analogy.idf("evaporate") == before  # N and df both back: exactly the same weight
     with pytest.raises(fastmem.errors.NotFound):
-        mem.events(mid)
+        mem.analogy.events(mid)
 
 
 def test_names_never_enter_the_structure(mem):
     mid = mem.remember("Maria Lopez hired Tom Becker at Globex in Paris.")
-    fillers = {f for _, s, o in mem.events(mid) for f in s + o}
+    fillers = {f for _, s, o in mem.analogy.events(mid) for f in s + o}
     assert fillers and all(f.startswith("@") for f in fillers), fillers
 
 
@@ -218,13 +218,13 @@ def test_old_structure_is_reencoded_on_open(tmp_path):
     with fastmem.Memory(path) as m:
         m.remember_many(FACTS)
         target = m.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
-        m.internals.db.execute("DELETE FROM events")  # a store from before events were kept
-        m.internals.db.execute("UPDATE settings SET value='1' WHERE key='struct_version'")
+        m.admin.engine.db.execute("DELETE FROM events")  # a store from before events were kept
+        m.admin.engine.db.execute("UPDATE settings SET value='1' WHERE key='struct_version'")
     with fastmem.Memory(path) as m:
-        assert m.internals.store.get_setting("struct_version") == str(fastmem.analogy.codes.StructureEncoder.version)
-        assert m.events(target)  # rebuilt from the stored facts
+        assert m.admin.engine.store.get_setting("struct_version") == str(fastmem.analogy.codes.StructureEncoder.version)
+        assert m.analogy.events(target)  # rebuilt from the stored facts
         assert m.recall("My friend Bob owns a red car.", k=5).analogy.id == target
-        assert m.rebuild_structure(reparse=True) == m.internals.structure.n > 0
+        assert m.analogy.rebuild(reparse=True) == m.admin.engine.structure.n > 0
         assert m.recall("My friend Bob owns a red car.", k=5).analogy.id == target
 
 
@@ -232,9 +232,9 @@ def test_batch_parse_gives_the_same_analogy(store):
     target = store.remember("Acme Corporation owns Widget Inc, a small subsidiary in Ohio.")
     turn = "My friend Bob owns a red car."
     beside = store.recall_many([turn, "Heavy rain fell."], k=5, record=False)[0]  # turns parsed in one batch
-    direct = store.internals.pipeline.run(turn, store.embedder.encode([turn])[0], extractor=store.extractor, k=5, scope=None,
+    direct = store.admin.engine.pipeline.run(turn, store.admin.embedder.encode([turn])[0], extractor=store.admin.extractor, k=5, scope=None,
                                 session=None, use=frozenset({"keyword", "vector", "graph"}), analogy=True,
-                                z_min=store.analogy_settings.z_min)  # parsed in the slot itself
+                                z_min=store.analogy.settings.z_min)  # parsed in the slot itself
     assert beside.analogy.id == direct.analogy.id == target
     assert beside.analogy.why["z"] == pytest.approx(direct.analogy.why["z"])
     assert direct.timings_ms["parse"] > 0
@@ -250,13 +250,13 @@ def test_the_live_statistics_equal_a_recount_after_writes_updates_and_forgets(st
                                "The river floods the valley every spring."])
     store.update(ids[1], text="Lena repaired her bicycle and rode it to Basel.")
     store.forget(ids[2])
-    st = store.internals.structure
+    st = store.admin.engine.structure
     again = st.recompute_stats()
     assert (st.stats.n, st.stats.id_sum) == (again.n, again.id_sum)
     assert_allclose(st.stats.s, again.s, atol=1e-9)
     assert_allclose(st.stats.m, again.m, atol=1e-9)
-    sq = st.query(store.events(ids[0]))
-    members = {r[0] for r in store.internals.db.execute("SELECT id FROM memories")}
+    sq = st.query(store.analogy.events(ids[0]))
+    members = {r[0] for r in store.admin.engine.db.execute("SELECT id FROM memories")}
     mean, std, n = st.z_stats(sq, members)
     assert n == st.n and mean == pytest.approx(st.stats.z_stats(sq.vector)[0], abs=1e-6)
     assert std == pytest.approx(st.stats.z_stats(sq.vector)[1], abs=1e-6)
@@ -274,17 +274,17 @@ def test_a_close_after_reading_only_does_not_rewrite_the_statistics(tmp_path):
         m.remember_many(FACTS)
     with fastmem.Memory(path) as m:
         m.recall("My friend Bob owns a red car.", record=False)
-        before = m.internals.db.total_changes()
-        m.flush()
-        assert m.internals.db.total_changes() == before  # nothing rewritten
-        stored = m.internals.structure._stored[2]
-        assert m.internals.structure.stats_stored(stored) and not m.internals.structure.stats_stored(stored + 1)
+        before = m.admin.engine.db.total_changes()
+        m.admin.flush()
+        assert m.admin.engine.db.total_changes() == before  # nothing rewritten
+        stored = m.admin.engine.structure._stored[2]
+        assert m.admin.engine.structure.stats_stored(stored) and not m.admin.engine.structure.stats_stored(stored + 1)
         m.remember("Lena sold her kayak to Tom and bought a canoe.")
-        before = m.internals.db.total_changes()
-        m.flush()
-        assert m.internals.db.total_changes() > before  # changed sums are saved
+        before = m.admin.engine.db.total_changes()
+        m.admin.flush()
+        assert m.admin.engine.db.total_changes() > before  # changed sums are saved
     with fastmem.Memory(path) as m:
-        st = m.internals.structure
+        st = m.admin.engine.structure
         assert st._stored is not None  # read from the row, not recounted
         again = st.recompute_stats()
         assert (st.stats.n, st.stats.id_sum) == (again.n, again.id_sum)
@@ -298,12 +298,12 @@ def test_a_store_too_small_for_the_slot_skips_the_parse(tmp_path):
     texts = [f"{n} moved to {c} after the storm and opened a bakery there." for n, c in
              zip("Alice Bob Carol Dan Erin Frank Gina Hugo".split(), "Berlin Lisbon Oslo Lyon Basel Porto Cork Perth".split())]
     with fastmem.Memory(str(tmp_path / "s.db"), progress=False) as m:
-        m.remember_many(texts[: m.analogy_settings.min_store - 1])
+        m.remember_many(texts[: m.analogy.settings.min_store - 1])
         r = m.recall("Who moved to Lisbon?", record=False)
-        assert r.hits and "parse" not in r.timings_ms and not m.internals.slot.can_fire()
-        m.remember(texts[m.analogy_settings.min_store - 1])
+        assert r.hits and "parse" not in r.timings_ms and not m.admin.engine.slot.can_fire()
+        m.remember(texts[m.analogy.settings.min_store - 1])
         r = m.recall("Who moved to Lisbon?", record=False)
-        assert m.internals.slot.can_fire() and "parse" in r.timings_ms
+        assert m.admin.engine.slot.can_fire() and "parse" in r.timings_ms
 
 
 def test_the_analogy_does_not_depend_on_the_order_written(tmp_path):
@@ -331,7 +331,7 @@ def test_the_analogy_does_not_depend_on_the_order_written(tmp_path):
             with fastmem.Memory(str(tmp_path / f"{k}-{i}.db")) as m:
                 ids = m.remember_many(fill + list(order), progress=False)
                 if k == 0:
-                    a, b = exact_scores(m.internals.slot, turn, ids[-2:], m.extractor)
+                    a, b = exact_scores(m.admin.engine.slot, turn, ids[-2:], m.admin.extractor)
                     assert a == pytest.approx(b, abs=1e-12)  # the tie this case is about
                 a = m.recall(turn, record=False).analogy
                 picked.append(a and a.text)
@@ -348,7 +348,7 @@ def _story_picks(path, ids, **settings):
 
     sets = [s for s in json.loads((TESTDATA / "stories.json").read_text())["sets"] if s["id"] in ids]
     kinds = ("analogy", "literal", "false", "appearance")
-    with fastmem.Memory(str(path), **settings) as m:
+    with fastmem.Memory(str(path), analogy=fastmem.AnalogySettings(**settings)) as m:
         texts = [(s["id"], k, s[k]) for s in sets for k in kinds]
         which = dict(zip(m.remember_many([t for _, _, t in texts] + FACTS), texts))
         return {s["id"]: r.analogy and which[r.analogy.id][:2]

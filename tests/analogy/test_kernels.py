@@ -254,7 +254,7 @@ def test_a_write_and_a_recall_in_a_fresh_process_import_no_numba(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["True", "False"]
     with fastmem.Memory(db, progress=False) as m:  # Numba is loaded here (the module's warmup)
-        assert m.check().ok, m.check()
+        assert m.admin.check().ok, m.admin.check()
 
 
 @pytest.mark.parametrize("n_pairs,n_terms", [(0, 3), (1, 1), (2000, 40), (20000, 3000)])

@@ -95,8 +95,8 @@ def test_the_slot_does_not_fire_on_a_lone_shared_everyday_verb(mem):
                       + ["Melanie went to the park with her kids.", "Jon went to a dance class in town."])
     res = mem.recall("Where did Caroline go last week?", k=5, record=False)
     assert res.analogy is None
-    mem.analogy_settings.analogy_min_units = 1  # not the units: "go" carries no structure at all
-    mem.analogy_settings.analogy_alpha = 1.0
+    mem.analogy.settings.analogy_min_units = 1  # not the units: "go" carries no structure at all
+    mem.analogy.settings.analogy_alpha = 1.0
     assert mem.recall("Where did Caroline go last week?", k=5, record=False).analogy is None
 
 
@@ -114,7 +114,7 @@ def test_one_shared_relation_is_chance_in_a_store_where_many_have_it(tmp_path):
         m.remember_many(facts)
         tid = m.remember(target)
         a = m.recall(turn, k=5, record=False).analogy
-        assert a is not None and a.id == tid and a.why["p"] <= m.analogy_settings.analogy_alpha
+        assert a is not None and a.id == tid and a.why["p"] <= m.analogy.settings.analogy_alpha
     with fastmem.Memory(str(tmp_path / "many.db")) as m:
         m.remember_many(facts + owners)
         m.remember(target)

@@ -26,9 +26,9 @@ def saved_when_small(monkeypatch):
 def _answers(path):
     with fastmem.Memory(path, progress=False) as m:
         r = m.recall(TURN, k=5)
-        got = ([h.id for h in r.hits], r.analogy.id if r.analogy else None, m.analogies(TURN, k=5))
-        assert m.check().ok, m.check()
-        return m.internals.structure.terms_source, got
+        got = ([h.id for h in r.hits], r.analogy.id if r.analogy else None, m.analogy.explore(TURN, k=5))
+        assert m.admin.check().ok, m.admin.check()
+        return m.admin.engine.structure.terms_source, got
 
 
 def _without_file(path, tmp_path):

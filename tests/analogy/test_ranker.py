@@ -25,7 +25,7 @@ def test_the_shipped_ranker_loads_and_rises_with_the_mapping():
 
 def test_bad_rankers_are_refused(tmp_path):
     with pytest.raises(InvalidInput, match="analogy_ranker"):
-        fastmem.Memory(str(tmp_path / "a.db"), analogy_ranker="yes")
+        fastmem.Memory(str(tmp_path / "a.db"), analogy=fastmem.AnalogySettings(ranker="yes"))
     with pytest.raises(ValueError, match="means, scales and weights"):
         Ranker([0.0], [1.0], [1.0], 0.0, 0.5)
 
@@ -42,12 +42,12 @@ def test_the_ranker_decides_whether_and_what_the_slot_shows(tmp_path):
         target = m.remember(OWNS)
         hand = m.recall(TURN, k=5, record=False).analogy
         assert hand is not None and hand.id == target and "ranker_p" not in hand.why
-    with fastmem.Memory(db, analogy_ranker=_ranker(1.0)) as m:  # a probability of 1 is never reached
+    with fastmem.Memory(db, analogy=fastmem.AnalogySettings(ranker=_ranker(1.0))) as m:  # a probability of 1 is never reached
         assert m.recall(TURN, k=5, record=False).analogy is None
-    with fastmem.Memory(db, analogy_ranker=_ranker(0.0)) as m:
+    with fastmem.Memory(db, analogy=fastmem.AnalogySettings(ranker=_ranker(0.0))) as m:
         a = m.recall(TURN, k=5, record=False).analogy
         assert a is not None and a.id == target and 0 < a.why["ranker_p"] <= 1
         assert a.score == pytest.approx(a.why["ranker_p"])
-    with fastmem.Memory(db, analogy_ranker=True) as m:  # the shipped one: shown only from its threshold
+    with fastmem.Memory(db, analogy=fastmem.AnalogySettings(ranker=True)) as m:  # the shipped one: shown only from its threshold
         a = m.recall(TURN, k=5, record=False).analogy
         assert a is None or (a.id == target and a.why["ranker_p"] >= default_ranker().threshold)

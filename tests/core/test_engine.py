@@ -12,16 +12,16 @@ def test_another_connections_update_is_seen_in_every_derived_part(tmp_path):
     elsewhere (same count, same ids) left the old vector and structural sums in place, and
     the next save wrote that stale index back."""
     db = str(tmp_path / "m.db")
-    with fastmem.Memory(db, min_store=2) as a, fastmem.Memory(db, min_store=2) as b:
+    with fastmem.Memory(db, analogy=fastmem.AnalogySettings(min_store=2)) as a, fastmem.Memory(db, analogy=fastmem.AnalogySettings(min_store=2)) as b:
         ids = a.remember_many(noise_texts(20) + ["Alice moved to Berlin in May."])
         assert b.recall("Alice", k=1, analogy=False).hits[0].id == ids[-1]  # b is caught up
         a.update(ids[-1], text="The violinist sold her old bicycle to a neighbour.")
         hit = b.recall("a musician selling a bike", k=1, channels=("vector",), analogy=False).hits[0]
         assert hit.id == ids[-1] and hit.text.startswith("The violinist")
-        rep = b.check()
+        rep = b.admin.check()
         assert rep.ok, rep.problems  # index vectors and structural sums equal the rows
-    with fastmem.Memory(db, min_store=2) as c:  # and what b saved on close is current too
-        rep = c.check(repair=False)
+    with fastmem.Memory(db, analogy=fastmem.AnalogySettings(min_store=2)) as c:  # and what b saved on close is current too
+        rep = c.admin.check(repair=False)
         assert rep.ok, rep.problems
 
 
@@ -36,7 +36,7 @@ def test_another_connections_new_memories_are_added_not_reloaded(tmp_path, monke
     loads = []
     real = StructureIndex.load
     monkeypatch.setattr(StructureIndex, "load", lambda self: (loads.append(1), real(self))[1])
-    with fastmem.Memory(db, min_store=2) as a, fastmem.Memory(db, min_store=2) as b:
+    with fastmem.Memory(db, analogy=fastmem.AnalogySettings(min_store=2)) as a, fastmem.Memory(db, analogy=fastmem.AnalogySettings(min_store=2)) as b:
         a.remember_many(noise_texts(20))
         b.recall("apple", k=1, analogy=False)
         before = len(loads)
@@ -44,13 +44,13 @@ def test_another_connections_new_memories_are_added_not_reloaded(tmp_path, monke
         hits = b.recall("Who sold a boat?", k=3, analogy=False).hits
         assert new[1] in [h.id for h in hits]
         assert len(loads) == before  # added, not read again
-        assert b.internals.structure.stats.n == a.internals.structure.stats.n and b.internals.structure.terms.n == a.internals.structure.terms.n
-        rep = b.check()
+        assert b.admin.engine.structure.stats.n == a.admin.engine.structure.stats.n and b.admin.engine.structure.terms.n == a.admin.engine.structure.terms.n
+        rep = b.admin.check()
         assert rep.ok, rep.problems  # the sums equal a recount of every code
         a.forget(new[0])
         b.recall("Alice", k=1, analogy=False)
         assert len(loads) == before + 1  # its old code is gone here: read again
-        rep = b.check()
+        rep = b.admin.check()
         assert rep.ok, rep.problems
 
 
@@ -70,7 +70,7 @@ def test_another_connections_recall_and_feedback_read_no_code_again(tmp_path, mo
     monkeypatch.setattr(StructureIndex, "in_sync", lambda self: (checks.append(1), real_sync(self))[1])
     monkeypatch.setattr(StructureIndex, "load", lambda self: (loads.append(1), real_load(self))[1])
     monkeypatch.setattr(Ledger, "load", lambda self: (weights.append(1), real_weights(self))[1])
-    with fastmem.Memory(db, min_store=2) as a, fastmem.Memory(db, min_store=2) as b:
+    with fastmem.Memory(db, analogy=fastmem.AnalogySettings(min_store=2)) as a, fastmem.Memory(db, analogy=fastmem.AnalogySettings(min_store=2)) as b:
         ids = a.remember_many(noise_texts(20) + ["Bob sold his boat to a fisherman in June."])
         b.recall("apple", k=1, analogy=False)
         before = (len(checks), len(loads), len(weights))
@@ -80,24 +80,24 @@ def test_another_connections_recall_and_feedback_read_no_code_again(tmp_path, mo
         a.feedback(ids[0], engaged=False)
         hits = b.recall("Who sold a boat?", k=3, analogy=False).hits
         assert (len(checks), len(loads), len(weights)) == before  # nothing read whole again
-        assert hits[0].id == ids[-1] and b.usage(ids[-1])["engaged"] == 1
-        seen = dict(b.internals.ledger.weights)
-        b.internals.ledger.load()
-        assert seen == b.internals.ledger.weights and set(seen) == {ids[0], ids[-1]}  # a's feedback, exactly
+        assert hits[0].id == ids[-1] and b.use.counts(ids[-1])["engaged"] == 1
+        seen = dict(b.admin.engine.ledger.weights)
+        b.admin.engine.ledger.load()
+        assert seen == b.admin.engine.ledger.weights and set(seen) == {ids[0], ids[-1]}  # a's feedback, exactly
         a.forget(ids[0])
         b.recall("apple", k=1, analogy=False)
-        assert set(b.internals.ledger.weights) == {ids[-1]}  # a forgotten memory's weight is gone
-        rep = b.check()
+        assert set(b.admin.engine.ledger.weights) == {ids[-1]}  # a forgotten memory's weight is gone
+        rep = b.admin.check()
         assert rep.ok, rep.problems
 
 
 def test_the_engine_is_the_one_owner_of_a_stores_state(tmp_path):
-    """Memory.internals is the engine; the slot's settings are one object under the names of
+    """Memory.admin.engine is the engine; the slot's settings are one object under the names of
     Memory's keywords, checked on every change (a bad value changes nothing)."""
-    with fastmem.Memory(str(tmp_path / "e.db"), analogy_alpha=0.01, surface_rule="recall", extractor=None) as m:
-        e = m.internals
+    with fastmem.Memory(str(tmp_path / "e.db"), extractor=None, analogy=fastmem.AnalogySettings(analogy_alpha=0.01, surface_rule="recall")) as m:
+        e = m.admin.engine
         assert e.pipeline.index is e.index and e.pipeline.ledger is e.ledger and e.slot.structure is e.structure
-        s = m.analogy_settings
+        s = m.analogy.settings
         assert s is e.slot.settings and (s.analogy_alpha, s.surface_rule) == (0.01, "recall")
         s.analogy_alpha = 0.2
         assert e.slot.settings.analogy_alpha == 0.2
@@ -111,12 +111,12 @@ def test_the_engine_is_the_one_owner_of_a_stores_state(tmp_path):
 
 
 def test_reembedding_and_rebuilding_keep_every_answer(tmp_path):
-    with fastmem.Memory(str(tmp_path / "r.db"), min_store=2) as m:
+    with fastmem.Memory(str(tmp_path / "r.db"), analogy=fastmem.AnalogySettings(min_store=2)) as m:
         m.remember_many(noise_texts(40) + ["Alice moved to Berlin in May.", "Acme owns Widget Inc."])
         before = [[h.id for h in m.recall(q, k=5, record=False).hits] for q in ("Alice Berlin", "who owns Widget")]
-        codes = m.stats()["codes"]
-        m.reembed(progress=False)
-        assert m.rebuild_structure() == codes
-        m.rebuild_index()
+        codes = m.admin.stats()["codes"]
+        m.admin.reembed(progress=False)
+        assert m.analogy.rebuild() == codes
+        m.admin.rebuild_index()
         after = [[h.id for h in m.recall(q, k=5, record=False).hits] for q in ("Alice Berlin", "who owns Widget")]
-        assert after == before and m.check().ok
+        assert after == before and m.admin.check().ok

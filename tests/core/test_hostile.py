@@ -41,8 +41,8 @@ def store(tmp_path_factory):
 
 
 def snapshot(m):
-    tables = [r[0] for r in m.internals.db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
-    return {t: m.internals.db.execute(f'SELECT * FROM "{t}"').fetchall() for t in tables}
+    tables = [r[0] for r in m.admin.engine.db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+    return {t: m.admin.engine.db.execute(f'SELECT * FROM "{t}"').fetchall() for t in tables}
 
 
 def attempt(m, fn):
@@ -142,7 +142,7 @@ def test_recall_and_analogies(store, text, k, scope):
     known = isinstance(chosen, (list, tuple, set, frozenset)) and chosen and all(
         isinstance(c, str) and c in fastmem.recall_channels() for c in chosen)
     assert refused(r) is not (bool(known) and good_scope(scope)), (chosen, scope, r)
-    a = attempt(store, lambda: store.analogies(text, k=k if an_int(k) and 0 < k < 50 else 3, scope=scope))
+    a = attempt(store, lambda: store.analogy.explore(text, k=k if an_int(k) and 0 < k < 50 else 3, scope=scope))
     assert refused(a) is not (good_query(text) and good_scope(scope)), (text, scope, a)
     # what must be refused is refused (a silently accepted NaN gate or a float k would pass unseen)
     assert refused(attempt(store, lambda: store.recall("parcel", k=k, record=False))) is not good_k, k
@@ -159,13 +159,13 @@ def test_recall_and_analogies(store, text, k, scope):
 @example(name=2**63, other=0, depth=1)  # an entity id past SQLite's integers
 def test_graph_calls(store, name, other, depth):
     node = lambda x: an_int(x) or good_text(x)  # noqa: E731 - an entity id or a name
-    got = attempt(store, lambda: store.entity(name))
+    got = attempt(store, lambda: store.graph.entity(name))
     assert isinstance(got, list) if good_text(name) else refused(got), (name, got)
-    got = attempt(store, lambda: store.neighbours(name, depth=depth))
+    got = attempt(store, lambda: store.graph.neighbours(name, depth=depth))
     assert found_or_not(got) if node(name) and an_int(depth) and 1 <= depth <= 2 else refused(got), (name, depth, got)
-    got = attempt(store, lambda: store.relation_path(name, other))
+    got = attempt(store, lambda: store.graph.path(name, other))
     assert found_or_not(got) if node(name) and node(other) else refused(got), (name, other, got)
-    got = attempt(store, lambda: store.entity_facts(name, limit=depth))
+    got = attempt(store, lambda: store.graph.facts_about(name, limit=depth))
     assert found_or_not(got) if node(name) and an_int(depth) and 1 <= depth <= 1_000_000 else refused(got), (name, depth, got)
 
 
@@ -175,10 +175,10 @@ def test_graph_calls(store, name, other, depth):
 def test_category_and_alias_reviews(store, cid, accept):
     """The store holds no category and no alias candidate: every review of an id is NotFound,
     of anything else InvalidInput."""
-    for verb in (store.approve_category, store.reject_category, store.revert_category):
+    for verb in (store.categories.approve, store.categories.reject, store.categories.revert):
         got = attempt(store, lambda: verb(cid))
         assert isinstance(got, errors.NotFound) if an_int(cid) else refused(got), (cid, got)
-    got = attempt(store, lambda: store.review_alias(cid, accept=accept))
+    got = attempt(store, lambda: store.graph.review_alias(cid, accept=accept))
     if not an_int(cid):
         assert refused(got)
     elif not 0 <= cid < 2**63:
@@ -191,7 +191,7 @@ def test_category_and_alias_reviews(store, cid, accept):
 @given(mid=anything, meta=others, triples=st.one_of(others, st.lists(st.lists(anything, max_size=6), max_size=3)),
        at=st.one_of(others, texts), speaker=anything)
 def test_ids_meta_triples_times_and_speakers(store, mid, meta, triples, at, speaker):
-    exists = an_int(mid) and int(mid) in {i for i, _ in store.texts()}
+    exists = an_int(mid) and int(mid) in {i for i, _ in store.rows.texts()}
     for call in (lambda: store.feedback(mid, engaged=True), lambda: store.get(mid),
                  lambda: store.update(mid, text="new text")):
         got = attempt(store, call)

@@ -34,29 +34,29 @@ CHANNEL_SETS = [("keyword",), ("vector",), ("graph",), ("keyword", "vector", "gr
                        max_size=16),
        query=st.sampled_from(QUERIES), name=st.sampled_from(NAMES), other=st.sampled_from(NAMES))
 def test_no_call_for_one_scope_returns_another(layout, query, name, other):
-    with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "i.db"), min_store=2) as m:
+    with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "i.db"), analogy=fastmem.AnalogySettings(min_store=2)) as m:
         for i, scope in layout:
             m.remember(POOL[i], scope=scope)
-        scope_of = dict(m.internals.db.execute("SELECT id, scope FROM memories").fetchall())
+        scope_of = dict(m.admin.engine.db.execute("SELECT id, scope FROM memories").fetchall())
         for s in ("a", "b", "c"):
             for chans in CHANNEL_SETS:
                 res = m.recall(query, k=20, scope=s, channels=chans, record=False)
                 assert all(scope_of[h.id] == s and h.scope == s for h in res.hits)
                 assert res.analogy is None or scope_of[res.analogy.id] == s
-            assert all(scope_of[a.id] == s for a in m.analogies(query, k=20, scope=s))
-            for e in m.entity(name, scope=s):
-                assert m.internals.db.execute(
+            assert all(scope_of[a.id] == s for a in m.analogy.explore(query, k=20, scope=s))
+            for e in m.graph.entity(name, scope=s):
+                assert m.admin.engine.db.execute(
                     "SELECT 1 FROM edges e JOIN memories x ON x.id=e.memory_id AND x.scope=? WHERE e.subj=? OR e.obj=?",
                     (s, e.id, e.id)).fetchone()
             try:
-                facts = m.entity_facts(name, scope=s)
-                near = m.neighbours(name, depth=2, scope=s)
-                path = m.relation_path(name, other, scope=s) or []
+                facts = m.graph.facts_about(name, scope=s)
+                near = m.graph.neighbours(name, depth=2, scope=s)
+                path = m.graph.path(name, other, scope=s) or []
             except fastmem.NotFound:
                 facts, near, path = [], [], []
             assert all(scope_of[f.memory_id] == s for f in facts + path if f.memory_id is not None)
             for ent, _ in near:  # each neighbour has a fact in the scope
-                assert m.entity(ent.name, scope=s) or ent.type == "category"
+                assert m.graph.entity(ent.name, scope=s) or ent.type == "category"
             ctx = T.Context(s, writable=False)
             for tool, args in (("fastmem_recall", {"query": query, "k": 20}), ("fact_store", {"action": "search", "query": query}),
                                ("fact_store", {"action": "probe", "entity": name}), ("fact_store", {"action": "list"}),
@@ -77,12 +77,12 @@ def test_a_small_scope_keeps_all_its_nearest_memories(tmp_path):
     with fastmem.Memory(str(tmp_path / "shared.db"), extractor=None) as m:
         m.remember_many(noise_texts(130, seed=4), scope="other")
         m.remember_many(mine, scope="mine")
-        text_of = dict(m.internals.db.execute("SELECT id, text FROM memories").fetchall())
+        text_of = dict(m.admin.engine.db.execute("SELECT id, text FROM memories").fetchall())
         shared = [text_of[h.id] for h in m.recall("a note about the harbor", k=50, scope="mine",
                                                  channels=("vector",), analogy=False, record=False).hits]
     with fastmem.Memory(str(tmp_path / "alone.db"), extractor=None) as m:
         m.remember_many(mine, scope="mine")
-        text_of = dict(m.internals.db.execute("SELECT id, text FROM memories").fetchall())
+        text_of = dict(m.admin.engine.db.execute("SELECT id, text FROM memories").fetchall())
         alone = [text_of[h.id] for h in m.recall("a note about the harbor", k=50, scope="mine",
                                                 channels=("vector",), analogy=False, record=False).hits]
     assert len(shared) == 30 and shared == alone
@@ -95,18 +95,18 @@ def test_categories_aliases_and_exports_stay_in_their_scope(tmp_path):
         m.remember_many([f"{x} owns a bakery in Lyon and sells bread to Tom Reed." for x in
                          ("Anna Weber", "Boris Klein", "Carla Diaz", "Dana Wu")], scope="a")
         m.remember("Zoe drinks green tea with Tom Reed.", scope="b")
-        proposed = m.propose_categories(scope="a", min_members=2)
-        assert proposed and all(c.id in {x.id for x in m.categories(scope="a")} for c in proposed)
-        assert m.categories(scope="b") == []
+        proposed = m.categories.propose(scope="a", min_members=2)
+        assert proposed and all(c.id in {x.id for x in m.categories.list(scope="a")} for c in proposed)
+        assert m.categories.list(scope="b") == []
         cid = proposed[0].id
         b = T.Context("b", writable=True)
         assert json.loads(T.call(m, b, "fastmem_categories", {"action": "list"}))["categories"] == []
         assert "error" in json.loads(T.call(m, b, "fastmem_categories", {"action": "approve", "category_id": cid}))
-        assert m.categories(scope="a")[0].status == "proposed"
+        assert m.categories.list(scope="a")[0].status == "proposed"
         a = T.Context("a", writable=True)
         assert json.loads(T.call(m, a, "fastmem_categories", {"action": "approve", "category_id": cid}))
         out = tmp_path / "b.jsonl"
-        m.export_jsonl(out, scope="b")
+        m.admin.export_jsonl(out, scope="b")
         text = out.read_text()
         assert "Anna" not in text and "bakery" not in text and '"category"' not in text
 
@@ -133,7 +133,7 @@ def test_a_small_scopes_analogy_does_not_depend_on_other_scopes(tmp_path):
                 m.remember_many(crowd, scope="other")
             m.remember_many(FACTS + [target], scope="mine")
             an = m.recall(turn, k=5, scope="mine", record=False).analogy
-            explored = m.analogies(turn, k=5, scope="mine")
+            explored = m.analogy.explore(turn, k=5, scope="mine")
             found[name] = (an and (an.text, round(an.why["z"], 4)),
                            [(a.text, round(a.score, 4)) for a in explored])
     assert found["alone"][0] is not None and found["alone"][0][0] == target
@@ -159,7 +159,7 @@ def test_recall_in_a_scope_equals_recall_in_a_store_of_that_scope_alone(tmp_path
             if other:
                 m.remember_many(other, scope="other")
             m.remember_many(mine, scope="mine")
-            text = dict(m.internals.db.execute("SELECT id, text FROM memories"))
+            text = dict(m.admin.engine.db.execute("SELECT id, text FROM memories"))
             for chans in CHANNEL_SETS + [("keyword", "vector", "graph", "context", "speaker")]:
                 for q in turns:
                     r = m.recall(q, k=10, scope="mine", channels=chans, record=False, analogy=len(chans) > 3)
@@ -181,7 +181,7 @@ def test_a_new_scope_borrows_the_stores_statistics_until_it_has_its_own(tmp_path
         m.remember_many(FACTS, scope="old")
         mine = m.remember_many([target, "Heavy rain flooded the basement last spring.",
                                 "Kenji plays the cello in a community orchestra."], scope="new")
-        assert m.internals.db.execute("SELECT count(*) FROM codes WHERE memory_id IN (SELECT id FROM memories WHERE scope='new')"
+        assert m.admin.engine.db.execute("SELECT count(*) FROM codes WHERE memory_id IN (SELECT id FROM memories WHERE scope='new')"
                             ).fetchone()[0] < SCOPE_OWN_MIN
         an = m.recall("My friend Bob owns a red car.", k=5, scope="new", record=False).analogy
         assert an is not None and an.id == mine[0] and an.scope == "new"

@@ -87,24 +87,24 @@ def test_four_processes_mixing_every_operation(tmp_path):
     assert done >= 4 * n_ops
     live = {i: t for i, t in added.items() if i not in forgotten}
     with fastmem.Memory(path) as m:
-        have = {r[0] for r in m.internals.db.execute("SELECT id FROM memories")}
+        have = {r[0] for r in m.admin.engine.db.execute("SELECT id FROM memories")}
         assert set(live) <= have  # every acknowledged write is there
         assert not set(forgotten) & have  # every acknowledged forget is gone...
-        labels = set(m.internals.index.labels().tolist())
+        labels = set(m.admin.engine.index.labels().tolist())
         assert set(live) <= labels and not set(forgotten) & labels  # ...from the vector index
         for table in ("embeddings", "codes", "events", "usage"):
-            gone = m.internals.db.execute(f"SELECT count(*) FROM {table} WHERE memory_id IN (SELECT value FROM json_each(?))",
+            gone = m.admin.engine.db.execute(f"SELECT count(*) FROM {table} WHERE memory_id IN (SELECT value FROM json_each(?))",
                                 (json.dumps(list(forgotten)),)).fetchone()[0]
             assert gone == 0, table
         rnd = random.Random(5)
-        chunks = set(m.chunks())
+        chunks = set(m.chunks.list())
         for i, t in rnd.sample(sorted(live.items()), min(40, len(live))):
             shown = [h.id for h in m.recall(t, k=3, record=False, channels=("keyword",)).hits]
             # found itself, or through a chunk that stands for it
             assert i in shown or any(i in {r.id for r in m.expand(c)} for c in shown if c in chunks), (i, t)
         for i, t in rnd.sample(sorted(forgotten.items()), min(20, len(forgotten))):
             assert i not in [h.id for h in m.recall(t, k=3, record=False).hits]
-        rep = m.check()
+        rep = m.admin.check()
         assert rep.ok, rep.problems
 
 
@@ -118,7 +118,7 @@ CRASHER = textwrap.dedent(
         while True:
             if op in ("remember_many", "remember_later"):  # later: wait=False, derived in the background
                 if op == "remember_later" and b >= start + 25:  # commits take a millisecond: bound the store
-                    m.derive_pending()
+                    m.pending.derive()
                     break
                 m.remember_many([f"Batch {b} item {j}: the courier left parcel kq{b}x{j}z with Nadia in Lisbon."
                                  for j in range(20)], wait=op == "remember_many")
@@ -128,7 +128,7 @@ CRASHER = textwrap.dedent(
                 if b >= start + 10:  # a few per run, so the store never empties
                     break
                 b += 1
-                row = m.internals.db.execute("SELECT id, text FROM memories ORDER BY random() LIMIT 1").fetchone()
+                row = m.admin.engine.db.execute("SELECT id, text FROM memories ORDER BY random() LIMIT 1").fetchone()
                 if row is None:
                     break
                 m.forget(row[0])
@@ -138,7 +138,7 @@ CRASHER = textwrap.dedent(
                 m.consolidate()
                 print("consolidated", flush=True)
             elif op == "reembed":
-                m.reembed(progress=False)
+                m.admin.reembed(progress=False)
                 print("reembedded", flush=True)
     """
 )
@@ -192,10 +192,10 @@ def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path):
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         con.close()
         with fastmem.Memory(path) as m:  # opens; derived structures reconciled on open
-            rep = m.check()
+            rep = m.admin.check()
             assert rep.ok, (op, rep.problems)
             per_batch: dict[int, int] = {}
-            for (t,) in m.internals.db.execute("SELECT text FROM memories WHERE id NOT IN (SELECT memory_id FROM chunks)"):
+            for (t,) in m.admin.engine.db.execute("SELECT text FROM memories WHERE id NOT IN (SELECT memory_id FROM chunks)"):
                 if t.startswith("Batch "):
                     b = int(t.split()[1].rstrip(":"))
                     per_batch[b] = per_batch.get(b, 0) + 1
@@ -208,7 +208,7 @@ def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path):
                 missing += 20 - c - lost.get(b, 0)
             missing += sum(20 - lost.get(b, 0) for b in acked if b not in per_batch)
             assert missing <= slack, (op, missing, slack)  # no batch half written
-            ids = {r[0] for r in m.internals.db.execute("SELECT id FROM memories")}
+            ids = {r[0] for r in m.admin.engine.db.execute("SELECT id FROM memories")}
             assert not forgotten & ids
     with fastmem.Memory(path) as m:
         n = len(m)
@@ -216,7 +216,7 @@ def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path):
         rnd = random.Random(3)
         for b in rnd.sample(sorted(acked), min(10, len(acked))):
             j = rnd.randrange(20)
-            hit = m.internals.db.execute("SELECT id FROM memories WHERE text LIKE ?", (f"%kq{b}x{j}z%",)).fetchone()
+            hit = m.admin.engine.db.execute("SELECT id FROM memories WHERE text LIKE ?", (f"%kq{b}x{j}z%",)).fetchone()
             if hit and hit[0] not in forgotten:
                 assert hit[0] in [h.id for h in m.recall(f"kq{b}x{j}z", k=3, record=False).hits]
 
@@ -269,7 +269,7 @@ def test_newer_schema_is_a_named_error(small_store):
 def _top(path):
     with fastmem.Memory(path) as m:
         return [(h.id, round(h.score, 6)) for h in m.recall("where is the spare key", k=5, record=False).hits], \
-            m.internals.index.rebuilt_because
+            m.admin.engine.index.rebuilt_because
 
 
 def test_index_of_another_store_or_model_is_rebuilt(small_store, tmp_path):

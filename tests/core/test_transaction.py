@@ -1,4 +1,4 @@
-"""``Memory.transaction()``: one SQLite transaction and the process's own state brought up after
+"""``Memory.host.transaction()``: one SQLite transaction and the process's own state brought up after
 its COMMIT only: never after a rollback, every part even when one fails."""
 
 import pytest
@@ -15,25 +15,25 @@ def m(tmp_path):
 
 
 def test_a_callers_transaction_commits_rows_and_the_index_follows(m):
-    vec = m.embedder.encode(["The boathouse key hangs behind the door."])
-    with m.transaction() as tx:
+    vec = m.admin.embedder.encode(["The boathouse key hangs behind the door."])
+    with m.host.transaction() as tx:
         mid = m.remember("The boathouse key hangs behind the door.")  # a verb inside joins it
         tx.db.execute("UPDATE memories SET meta=? WHERE id=?", ('{"by": "caller"}', mid))
-        assert m.internals.tx is tx
-    assert m.internals.tx is None
+        assert m.admin.engine.tx is tx
+    assert m.admin.engine.tx is None
     assert m.get(mid)["meta"] == {"by": "caller"}
     hit = m.recall("where is the boathouse key", k=1, record=False).hits[0]
-    assert hit.id == mid and hit.why["vector"]["rank"] == 1 and float(m.internals.index.get([mid])[0] @ vec[0]) > 0.99
+    assert hit.id == mid and hit.why["vector"]["rank"] == 1 and float(m.admin.engine.index.get([mid])[0] @ vec[0]) > 0.99
 
 
 def test_a_body_that_raises_leaves_neither_rows_nor_index_entries(m):
-    n, live = m.count(), m.internals.index.live
+    n, live = m.count(), m.admin.engine.index.live
     with pytest.raises(RuntimeError, match="caller"):
-        with m.transaction():
+        with m.host.transaction():
             a = m.remember("A memory that is rolled back.")
             m.remember_many(["Two more.", "Rolled back too."], scope="other")
             raise RuntimeError("the caller's own failure after fastmem's rows")
-    assert m.count() == n and m.internals.index.live == live and m.scopes_in_use() == [""]
+    assert m.count() == n and m.admin.engine.index.live == live and m.rows.scopes() == [""]
     with pytest.raises(fastmem.NotFound):
         m.get(a)
     assert all(h.id != a for h in m.recall("a memory that is rolled back", record=False).hits)
@@ -41,12 +41,12 @@ def test_a_body_that_raises_leaves_neither_rows_nor_index_entries(m):
 
 def test_what_follows_a_commit_runs_after_it_and_never_after_a_rollback(m):
     ran = []
-    with m.transaction() as tx:
+    with m.host.transaction() as tx:
         tx.after(lambda: ran.append("committed"))
         assert ran == []
     assert ran == ["committed"]
     with pytest.raises(ValueError):
-        with m.transaction() as tx:
+        with m.host.transaction() as tx:
             tx.after(lambda: ran.append("rolled back"))
             raise ValueError
     assert ran == ["committed"]
@@ -57,22 +57,22 @@ def test_every_part_follows_the_file_even_when_one_step_fails(m):
         raise RuntimeError("a step of the process's state failed")
 
     with pytest.raises(RuntimeError, match="a step"):
-        with m.transaction() as tx:
+        with m.host.transaction() as tx:
             tx.after(fail)  # the first step to run after COMMIT fails...
             mid = m.remember("Written before a failing step.")
             m.feedback(2)
     assert m.get(mid)["text"] == "Written before a failing step."  # committed
-    assert mid in set(m.internals.index.labels().tolist())  # ...and the index still followed
-    assert m.internals.ledger.weights[2][0] > 1.0  # and so did the use weights
+    assert mid in set(m.admin.engine.index.labels().tolist())  # ...and the index still followed
+    assert m.admin.engine.ledger.weights[2][0] > 1.0  # and so did the use weights
 
 
 def test_a_nested_transaction_joins_the_outer_one(m):
     n = m.count()
     with pytest.raises(KeyError):
-        with m.transaction() as outer:
-            with m.transaction() as inner:
+        with m.host.transaction() as outer:
+            with m.host.transaction() as inner:
                 assert inner is outer
                 m.remember("inner")
             m.feedback(1)
             raise KeyError("outer")
-    assert m.count() == n and m.usage(1)["engaged"] == 0
+    assert m.count() == n and m.use.counts(1)["engaged"] == 0

@@ -33,14 +33,14 @@ def test_index_rebuilds_when_damaged(db_path, damage):
 def test_crash_between_commit_and_index_save_loses_nothing(db_path):
     m1 = fastmem.Memory(db_path)
     m1.remember_many(noise_texts(50, seed=4))
-    m1.flush()  # index saved with 50
+    m1.admin.flush()  # index saved with 50
     late = m1.remember("The emergency generator fuel is in shed B.")  # committed, index not saved
     # m1 "crashes": never closed, its index never saved again
     with fastmem.Memory(db_path) as m2:
         hits = m2.recall("where is the generator fuel", k=3, record=False).hits
         assert late in [h.id for h in hits]
         assert hits[0].why.get("vector", {}).get("rank") == 1
-    m1.internals.store.close()
+    m1.admin.engine.store.close()
 
 
 def test_deleted_labels_are_reclaimed_on_save(tmp_path):
@@ -136,7 +136,7 @@ def test_check_finds_an_index_vector_that_differs_from_its_row(mem):
     import numpy as np
 
     ids = mem.remember_many(noise_texts(10))
-    mem.internals.index.update(np.asarray([ids[3]]), np.ones((1, mem.internals.index.dim), np.float32) / np.sqrt(mem.internals.index.dim))
-    rep = mem.check()
+    mem.admin.engine.index.update(np.asarray([ids[3]]), np.ones((1, mem.admin.engine.index.dim), np.float32) / np.sqrt(mem.admin.engine.index.dim))
+    rep = mem.admin.check()
     assert any("differ from their stored rows" in p.detail for p in rep.problems)
-    assert mem.check(repair=True).ok and mem.check().ok
+    assert mem.admin.check(repair=True).ok and mem.admin.check().ok

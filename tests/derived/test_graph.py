@@ -17,9 +17,9 @@ def test_aliases_collapse_to_one_node(mem):
     a = mem.remember("Acme Inc. acquired Widget LLC in 2019.")
     b = mem.remember("ACME bought Gadget Co last year.", triples=[("ACME", "bought", "Gadget Co")])
     c = mem.remember("The Acme Corporation is headquartered in Toledo.")
-    nodes = {e.id for name in ("Acme Inc.", "ACME", "the Acme Corporation", "acme corp") for e in mem.entity(name)}
+    nodes = {e.id for name in ("Acme Inc.", "ACME", "the Acme Corporation", "acme corp") for e in mem.graph.entity(name)}
     assert len(nodes) == 1
-    facts = mem.entity_facts("acme")
+    facts = mem.graph.facts_about("acme")
     assert {f.memory_id for f in facts} >= {a, b, c}
     assert {(f.relation, fold_name(f.object)) for f in facts} >= {("acquire", "widget"), ("acquire", "gadget")}
 
@@ -27,44 +27,44 @@ def test_aliases_collapse_to_one_node(mem):
 def test_homonyms_with_different_types_stay_distinct(mem):
     mem.remember("Apple released a new laptop.", triples=[("Apple", "released", "laptop", "organisation", "thing")])
     mem.remember("Priya ate an apple.", triples=[("Priya", "ate", "apple", "person", "thing")])
-    apples = mem.entity("apple")
+    apples = mem.graph.entity("apple")
     assert len(apples) == 2 and {e.type for e in apples} == {"organisation", "thing"}
     # an untyped later mention joins an existing node instead of making a third
     mem.remember("Apple is in Cupertino.", triples=[("Apple", "is in", "Cupertino")])
-    assert len(mem.entity("apple")) == 2
+    assert len(mem.graph.entity("apple")) == 2
 
 
 def test_fuzzy_merge_and_review_candidates(mem):
     mem.remember("x", triples=[("Johnathan Smithers", "owns", "boat", "person", "thing")])
     mem.remember("y", triples=[("Jonathan Smithers", "sold", "bike", "person", "thing")])  # one letter off: merged
-    assert mem.entity("Jonathan Smithers")[0].id == mem.entity("Johnathan Smithers")[0].id
+    assert mem.graph.entity("Jonathan Smithers")[0].id == mem.graph.entity("Johnathan Smithers")[0].id
     mem.remember("z", triples=[("Johnathan Smith", "likes", "tea", "person", "thing")])  # borderline: candidate
-    cands = mem.alias_candidates()
+    cands = mem.graph.alias_candidates()
     assert any({c["name"], c["other"]} == {"Johnathan Smith", "Johnathan Smithers"} for c in cands), cands
-    assert mem.entity("Johnathan Smith")[0].id != mem.entity("Johnathan Smithers")[0].id
+    assert mem.graph.entity("Johnathan Smith")[0].id != mem.graph.entity("Johnathan Smithers")[0].id
     cid = next(c["id"] for c in cands if "Johnathan Smith" in (c["name"], c["other"]))
-    mem.review_alias(cid, accept=True)
-    assert mem.entity("Johnathan Smith")[0].id == mem.entity("Johnathan Smithers")[0].id
-    assert {f.relation for f in mem.entity_facts("Johnathan Smith")} == {"own", "sell", "like"}
+    mem.graph.review_alias(cid, accept=True)
+    assert mem.graph.entity("Johnathan Smith")[0].id == mem.graph.entity("Johnathan Smithers")[0].id
+    assert {f.relation for f in mem.graph.facts_about("Johnathan Smith")} == {"own", "sell", "like"}
     with pytest.raises(NotFound):
-        mem.review_alias(cid, accept=False)
+        mem.graph.review_alias(cid, accept=False)
 
 
 def test_distinct_short_names_not_fuzzy_merged(mem):
     mem.remember("a", triples=[("Anna", "likes", "tea", "person", "thing")])
     mem.remember("b", triples=[("Anne", "likes", "coffee", "person", "thing")])
-    assert mem.entity("Anna")[0].id != mem.entity("Anne")[0].id
+    assert mem.graph.entity("Anna")[0].id != mem.graph.entity("Anne")[0].id
 
 
 def test_inverse_relations_flip(mem):
     m1 = mem.remember("The red car belongs to Sam.")
     m2 = mem.remember("Widget LLC was acquired by Globex.")
     m3 = mem.remember("x", triples=[("Initech", "employs", "Peter", "organisation", "person")])
-    f1, = [f for f in mem.facts(m1) if f.relation == "own"]
+    f1, = [f for f in mem.graph.facts(m1) if f.relation == "own"]
     assert (fold_name(f1.subject), fold_name(f1.object)) == ("sam", "red car")
-    f2, = [f for f in mem.facts(m2) if f.relation == "acquire"]
+    f2, = [f for f in mem.graph.facts(m2) if f.relation == "acquire"]
     assert (fold_name(f2.subject), fold_name(f2.object)) == ("globex", "widget")
-    f3, = mem.facts(m3)
+    f3, = mem.graph.facts(m3)
     assert (f3.subject, f3.relation, f3.object, f3.relation_raw) == ("Peter", "work_for", "Initech", "employ")
     assert canon_relation("be own by") == ("own", True)
     assert canon_relation("juggle") == ("juggle", False)  # unknown relations keep their lemma
@@ -73,23 +73,23 @@ def test_inverse_relations_flip(mem):
 def test_forget_updates_graph(mem):
     a = mem.remember("Maria teaches chemistry at Lincoln High.")
     b = mem.remember("Maria owns a bicycle.")
-    assert mem.facts(a)
+    assert mem.graph.facts(a)
     mem.forget(a)
-    assert mem.entity("chemistry") == []  # orphan node removed
-    assert mem.entity("Maria") and {f.memory_id for f in mem.entity_facts("Maria")} == {b}
+    assert mem.graph.entity("chemistry") == []  # orphan node removed
+    assert mem.graph.entity("Maria") and {f.memory_id for f in mem.graph.facts_about("Maria")} == {b}
     with pytest.raises(NotFound):
-        mem.facts(a)
+        mem.graph.facts(a)
 
 
 def test_neighbours_and_path(mem):
     mem.remember("Alice works for Acme.")
     mem.remember("Acme owns Widget LLC.")
     mem.remember("Widget LLC is located in Ohio.", triples=[("Widget LLC", "is located in", "Ohio", "organisation", "place")])
-    near = {e.key: d for e, d in mem.neighbours("Alice", depth=2)}
+    near = {e.key: d for e, d in mem.graph.neighbours("Alice", depth=2)}
     assert near == {"acme": 1, "widget": 2}
-    path = mem.relation_path("Alice", "Ohio")
+    path = mem.graph.path("Alice", "Ohio")
     assert [f.relation for f in path] == ["work_for", "own", "located_in"]
-    assert mem.relation_path("Alice", "Alice") == []
+    assert mem.graph.path("Alice", "Alice") == []
 
 
 def test_graph_channel_brings_facts_into_recall(mem):
@@ -173,9 +173,9 @@ def test_chat_extractor_against_local_stub(db_path):
         ex = ChatExtractor(f"http://127.0.0.1:{srv.server_port}/v1", "stub-model")
         with fastmem.Memory(db_path, extractor=ex) as m:
             mid = m.remember("Zoe keeps a kayak.")
-            f, = m.facts(mid)
+            f, = m.graph.facts(mid)
             assert (f.subject, f.relation, f.object) == ("Zoe", "own", "kayak")
-            assert m.entity("Zoe")[0].type == "person"
+            assert m.graph.entity("Zoe")[0].type == "person"
     finally:
         srv.shutdown()
 
@@ -183,13 +183,13 @@ def test_chat_extractor_against_local_stub(db_path):
 def test_graph_calls_respect_scope(mem):
     mem.remember("Alice works for Acme.", scope="a")
     mem.remember("Acme owns Widget LLC.", scope="b")
-    assert mem.entity("Acme", scope="a") and mem.entity("Widget LLC", scope="a") == []
-    assert {f.memory_id for f in mem.entity_facts("Acme", scope="a")} == {f.memory_id for f in mem.entity_facts("Alice")}
-    assert {e.key for e, _ in mem.neighbours("Acme", scope="a")} == {"alice"}
-    assert {e.key for e, _ in mem.neighbours("Acme")} == {"alice", "widget"}
-    assert mem.relation_path("Alice", "Widget LLC") is not None
+    assert mem.graph.entity("Acme", scope="a") and mem.graph.entity("Widget LLC", scope="a") == []
+    assert {f.memory_id for f in mem.graph.facts_about("Acme", scope="a")} == {f.memory_id for f in mem.graph.facts_about("Alice")}
+    assert {e.key for e, _ in mem.graph.neighbours("Acme", scope="a")} == {"alice"}
+    assert {e.key for e, _ in mem.graph.neighbours("Acme")} == {"alice", "widget"}
+    assert mem.graph.path("Alice", "Widget LLC") is not None
     with pytest.raises(NotFound):
-        mem.relation_path("Alice", "Widget LLC", scope="a")
+        mem.graph.path("Alice", "Widget LLC", scope="a")
 
 
 def test_a_fuzzy_merge_does_not_depend_on_how_many_names_share_a_prefix(mem):
@@ -199,13 +199,13 @@ def test_a_fuzzy_merge_does_not_depend_on_how_many_names_share_a_prefix(mem):
 
     mem.remember("x", triples=[("Johnathan Smithers", "owns", "boat", "person", "thing")])
     rnd = random.Random(5)
-    with mem.internals.store.atomic() as db:
+    with mem.admin.engine.store.atomic() as db:
         for _ in range(6000):  # other people whose folded names sort before "johnathan smithers"
             key = "joa" + "".join(rnd.choice("bcdfgklmnprstvz") for _ in range(14))
             db.execute("INSERT OR IGNORE INTO nodes(key, name, type) VALUES (?,?,'person')", (key, key.title()))
             db.execute("INSERT OR IGNORE INTO aliases(alias, node_id) SELECT ?, id FROM nodes WHERE key=?", (key, key))
     mem.remember("y", triples=[("Jonathan Smithers", "sold", "bike", "person", "thing")])
-    assert mem.entity("Jonathan Smithers")[0].id == mem.entity("Johnathan Smithers")[0].id
+    assert mem.graph.entity("Jonathan Smithers")[0].id == mem.graph.entity("Johnathan Smithers")[0].id
 
 
 def test_graph_channel_counts_named_entities_and_treats_hubs_as_extras(mem, monkeypatch):

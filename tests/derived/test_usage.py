@@ -48,7 +48,7 @@ def test_feedback_survives_reopen(db_path):
         m.feedback(a, engaged=True)
         m.feedback(a, engaged=False)
     with fastmem.Memory(db_path) as m:
-        u = m.usage(a)
+        u = m.use.counts(a)
         assert (u["engaged"], u["ignored"]) == (2, 1)
         assert m.recall("gate code", k=1).hits[0].why["use"]["weight"] == pytest.approx(U.weight(2, 1))
         with pytest.raises(fastmem.NotFound):
@@ -71,8 +71,8 @@ def test_inferred_engagement_in_a_scripted_conversation(mem):
     out2 = s.observe("Also remind me to water the plants.")
     ignored = set(out2["ignored"])
     assert ignored == surfaced - {hike}
-    assert mem.usage(hike)["engaged"] == 1
-    assert all(mem.usage(i)["ignored"] == 1 for i in ignored)
+    assert mem.use.counts(hike)["engaged"] == 1
+    assert all(mem.use.counts(i)["ignored"] == 1 for i in ignored)
 
 
 def test_ledger_stays_bounded_after_many_recalls(mem, monkeypatch):
@@ -84,9 +84,9 @@ def test_ledger_stays_bounded_after_many_recalls(mem, monkeypatch):
     queries = ["apple river note", "violin garden", "silver winter doctor", "market stone"] * 25
     for _ in range(rounds):  # 100 queries a round
         mem.recall_many(queries, k=1, analogy=False)
-    n_events = mem.internals.db.execute("SELECT count(*) FROM usage_events").fetchone()[0]
+    n_events = mem.admin.engine.db.execute("SELECT count(*) FROM usage_events").fetchone()[0]
     assert n_events <= 50 * rounds + U.TRIM_SLACK
-    total = mem.internals.db.execute("SELECT sum(surfaced) FROM usage").fetchone()[0]
+    total = mem.admin.engine.db.execute("SELECT sum(surfaced) FROM usage").fetchone()[0]
     assert total == 100 * rounds  # aggregated counters never lose a recall
     assert len(mem) == len(ids)  # nothing deleted
 
@@ -104,9 +104,9 @@ def test_ledger_is_trimmed_whichever_processes_write_it(db_path, monkeypatch):
             for q in ("apple river note", "violin garden", "silver winter", "market stone", "copper lamp"):
                 m.recall(q, k=3, analogy=False)
     with fastmem.Memory(db_path) as m:
-        n_events = m.internals.db.execute("SELECT count(*) FROM usage_events").fetchone()[0]
+        n_events = m.admin.engine.db.execute("SELECT count(*) FROM usage_events").fetchone()[0]
         assert n_events <= 40 + 10
-        assert m.internals.db.execute("SELECT sum(surfaced) FROM usage").fetchone()[0] == 30 * 5 * 3
+        assert m.admin.engine.db.execute("SELECT sum(surfaced) FROM usage").fetchone()[0] == 30 * 5 * 3
 
 
 def test_per_session_state_is_bounded(db_path, monkeypatch):
@@ -120,12 +120,12 @@ def test_per_session_state_is_bounded(db_path, monkeypatch):
     with fastmem.Memory(db_path) as m:
         m.remember_many(noise_texts(20) + ["Acme Corporation owns Widget Inc, a small subsidiary in Ohio."])
         m.recall("apple river note", session="s0")
-        turn = m.internals.ledger.turn("s0")
+        turn = m.admin.engine.ledger.turn("s0")
         for i in range(1, 50):
             m.recall("My friend Bob owns a red car.", session=f"s{i}")
-            m.observe("apple river violin", session=f"s{i}")
-        assert len(m.internals.ledger._turns) <= 5 and len(m.internals.slot._recent) <= 5
-        assert "s0" not in m.internals.ledger._turns and m.internals.ledger.turn("s0") == turn
+            m.host.observe("apple river violin", session=f"s{i}")
+        assert len(m.admin.engine.ledger._turns) <= 5 and len(m.admin.engine.slot._recent) <= 5
+        assert "s0" not in m.admin.engine.ledger._turns and m.admin.engine.ledger.turn("s0") == turn
 
 
 def test_a_turn_too_short_to_show_reuse_ignores_nothing(mem):
@@ -138,7 +138,7 @@ def test_a_turn_too_short_to_show_reuse_ignores_nothing(mem):
     assert hike in surfaced
     for short in ("7 May 2023", "ok", "Sure!"):
         assert s.observe(short)["ignored"] == []
-    assert all(mem.usage(i)["ignored"] == 0 for i in surfaced)
+    assert all(mem.use.counts(i)["ignored"] == 0 for i in surfaced)
     out = s.observe("Also remind me to water the plants on the balcony.")  # a telling turn: first of the window
     assert out["ignored"] == []
     assert set(s.observe("The weather report promises rain tomorrow afternoon.")["ignored"]) == surfaced
@@ -155,12 +155,12 @@ def test_one_conversation_counts_once_per_memory(mem):
         s.observe(f"Let us talk about the train timetable for platform number {i} instead.")
     s.observe("The weather report promises rain tomorrow afternoon.")
     s.observe("Another unrelated remark about the parking garage downtown.")
-    assert mem.usage(cake)["ignored"] == 1
+    assert mem.use.counts(cake)["ignored"] == 1
     t = mem.session("chat-2")  # another conversation counts again
     t.recall("Alice dessert cheesecake", k=3, analogy=False)
     t.observe("Let us talk about the train timetable instead.")
     t.observe("The weather report promises rain tomorrow afternoon.")
-    assert mem.usage(cake)["ignored"] == 2
+    assert mem.use.counts(cake)["ignored"] == 2
 
 
 def test_speaker_labels_are_not_shared_words(mem):
@@ -186,7 +186,7 @@ def test_a_conversations_verdicts_rank_the_next_conversations_not_its_own(mem):
     for i in range(4):  # the turns that follow keep reusing the lower one
         s.recall(f"team lunch plans number {i}", k=5, analogy=False)
         s.observe(f"Booked it, {place[low]}, for {i + 4} people.")
-    assert mem.usage(low)["engaged"] == 1 and mem.usage(high)["engaged"] == 0  # once per conversation
+    assert mem.use.counts(low)["engaged"] == 1 and mem.use.counts(high)["engaged"] == 0  # once per conversation
     again = s.recall("when is the team lunch", k=5, analogy=False, record=False)
     assert [h.id for h in again.hits] == order
     assert next(h for h in again.hits if h.id == low).why["use"]["weight"] == 1.0
@@ -194,7 +194,7 @@ def test_a_conversations_verdicts_rank_the_next_conversations_not_its_own(mem):
         t = mem.session(sid)
         t.recall("team lunch plans", k=5, analogy=False)
         t.observe(f"Booked it, {place[low]}, for six people.")
-    assert mem.usage(low)["engaged"] == 4
+    assert mem.use.counts(low)["engaged"] == 4
     other = [h for h in mem.recall("when is the team lunch", k=5, analogy=False, record=False, session="chat-2").hits]
     o = [h.id for h in other]
     assert o.index(low) < o.index(high)

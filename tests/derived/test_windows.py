@@ -37,7 +37,7 @@ def test_a_paragraph_in_the_middle_of_a_long_answer_is_found(tmp_path):
         r = m.recall(q, k=5, channels=["vector"], analogy=False)
         assert long_id in [h.id for h in r.hits][:3]
         # the mean alone (its window rows gone) ranks it far lower
-        m.internals.db.execute("DELETE FROM windows")
+        m.admin.engine.db.execute("DELETE FROM windows")
         r = m.recall(q, k=5, channels=["vector"], analogy=False)
         assert long_id not in [h.id for h in r.hits][:3]
 
@@ -45,25 +45,25 @@ def test_a_paragraph_in_the_middle_of_a_long_answer_is_found(tmp_path):
 def test_windows_follow_update_forget_and_scope(tmp_path):
     with fastmem.Memory(str(tmp_path / "w.db")) as m:
         a = m.remember(_long_answer("Aim for roughly 500 ml of water per hour on long runs."), scope="a")
-        assert m.internals.db.execute("SELECT n FROM windows WHERE memory_id=?", (a,)).fetchone()[0] >= 3
+        assert m.admin.engine.db.execute("SELECT n FROM windows WHERE memory_id=?", (a,)).fetchone()[0] >= 3
         q = "How much water per hour should I drink on long runs?"
         assert a not in [h.id for h in m.recall(q, scope="b", channels=["vector"], analogy=False).hits]
         m.update(a, text="A short note now.")
-        assert m.internals.db.execute("SELECT count(*) FROM windows").fetchone()[0] == 0
+        assert m.admin.engine.db.execute("SELECT count(*) FROM windows").fetchone()[0] == 0
         m.update(a, text=_long_answer("Aim for roughly 500 ml of water per hour on long runs."))
-        assert m.internals.db.execute("SELECT count(*) FROM windows").fetchone()[0] == 1
+        assert m.admin.engine.db.execute("SELECT count(*) FROM windows").fetchone()[0] == 1
         m.forget(a)
-        assert m.internals.db.execute("SELECT count(*) FROM windows").fetchone()[0] == 0
+        assert m.admin.engine.db.execute("SELECT count(*) FROM windows").fetchone()[0] == 0
         assert m.recall(q, channels=["vector"], analogy=False).hits == ()
 
 
 def test_an_import_has_the_windows_again(tmp_path):
     with fastmem.Memory(str(tmp_path / "a.db")) as m:
         m.remember(_long_answer("For the backups I'd use restic with a B2 bucket as the target."))
-        m.export_jsonl(str(tmp_path / "a.jsonl"), vectors=True)
-        want = m.internals.db.execute("SELECT n, vecs FROM windows").fetchall()
+        m.admin.export_jsonl(str(tmp_path / "a.jsonl"), vectors=True)
+        want = m.admin.engine.db.execute("SELECT n, vecs FROM windows").fetchall()
     with fastmem.Memory(str(tmp_path / "b.db")) as b:
-        b.import_jsonl(str(tmp_path / "a.jsonl"))
-        got = b.internals.db.execute("SELECT n, vecs FROM windows").fetchall()
+        b.admin.import_jsonl(str(tmp_path / "a.jsonl"))
+        got = b.admin.engine.db.execute("SELECT n, vecs FROM windows").fetchall()
     assert len(got) == 1 and got[0][0] == want[0][0]
     assert np.allclose(np.frombuffer(got[0][1], np.float32), np.frombuffer(want[0][1], np.float32), atol=1e-5)

@@ -153,7 +153,7 @@ def test_unusable_store_makes_the_provider_unavailable(home, damage):
     else:
         with fastmem.Memory(str(db)) as m:
             m.remember("a memory")
-            m.internals.db.execute("INSERT INTO _fastmem_migrations(version, name, applied) VALUES (999, 'future', 0)")
+            m.admin.engine.db.execute("INSERT INTO _fastmem_migrations(version, name, applied) VALUES (999, 'future', 0)")
     p = load_memory_provider("fastmem")
     assert p.is_available() is False
     assert p.unavailable_reason and str(db) in p.unavailable_reason
@@ -243,7 +243,7 @@ def test_holographic_facts_are_imported_once(tmp_path, monkeypatch):
     with fastmem.Memory(str(dest)) as m:
         hits = m.recall("which editor do I use", k=1, scope="hermes").hits
         assert "Neovim" in hits[0].text and m.get(hits[0].id)["meta"]["category"] == "user_pref"
-        assert m.usage(hits[0].id)["engaged"] == 3
+        assert m.use.counts(hits[0].id)["engaged"] == 3
 
 
 def test_chunk_and_category_tools(home):
@@ -257,7 +257,7 @@ def test_chunk_and_category_tools(home):
     assert chunks and chunks[0]["members"] >= 3
     members = json.loads(mm.handle_tool_call("fastmem_chunks", {"action": "expand", "chunk_id": chunks[0]["id"]}))["members"]
     assert all("Nadia" in m["text"] for m in members)
-    p._mem.propose_categories(scope=p._ctx.scope)  # the user's own categories (another's are never listed)
+    p._mem.categories.propose(scope=p._ctx.scope)  # the user's own categories (another's are never listed)
     cats = json.loads(mm.handle_tool_call("fastmem_categories", {"action": "list", "status": "proposed"}))["categories"]
     cid = next(c["id"] for c in cats if {"Tesla", "Volvo", "Fiat"} <= set(c["members"]))
     got = json.loads(mm.handle_tool_call("fastmem_categories", {"action": "approve", "category_id": cid}))
@@ -306,14 +306,14 @@ def test_turns_tools_and_the_background_thread_at_once(home):
     assert not errors, errors
     assert mm.flush_pending(timeout=120) and p.wait(timeout=120)
     m = p._mem
-    m.derive_pending()
-    texts = [r[0] for r in m.internals.db.execute("SELECT text FROM memories")]
+    m.pending.derive()
+    texts = [r[0] for r in m.admin.engine.db.execute("SELECT text FROM memories")]
     for i in range(40):
         assert sum(f"review number {i}." in t for t in texts) == 1
     assert sum(t.startswith("Fact ") for t in texts) == 40 - 8
-    rep = m.check()
+    rep = m.admin.check()
     assert rep.ok, rep
-    assert m.pending_count() == 0
+    assert m.pending.count() == 0
     mm.shutdown_all()
 
 
@@ -376,11 +376,11 @@ def test_a_short_process_loads_no_model_until_turns_pile_up(home):
         mm.shutdown_all()
         assert p._warming.ident is None  # no thread ever loaded a model
     with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:
-        assert m.pending_count() == P.PENDING_NOW and m.count() == P.PENDING_NOW  # nothing lost
+        assert m.pending.count() == P.PENDING_NOW and m.count() == P.PENDING_NOW  # nothing lost
     mm, p = _manager(home, session="later")
     mm.prefetch_all("Who moved to Oslo?", session_id="later")
     assert p._warming.ident is not None  # started with the turn, no delay
     assert p.wait(timeout=300)
     mm.shutdown_all()
     with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:
-        assert m.pending_count() == 0
+        assert m.pending.count() == 0

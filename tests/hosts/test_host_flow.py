@@ -85,10 +85,10 @@ def test_turns_are_committed_before_any_model_and_stamped_with_their_time(tmp_pa
     _turn(mm, "s1", "My locker code is 4417.", "Saved.")
     assert mm.flush_pending(timeout=30)
     with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:  # another connection, as another process
-        rows = m.internals.db.execute("SELECT text, at, created FROM memories ORDER BY id").fetchall()
+        rows = m.admin.engine.db.execute("SELECT text, at, created FROM memories ORDER BY id").fetchall()
         assert [r[0] for r in rows] == ["User: My locker code is 4417.", "Assistant: Saved."]
         assert all(abs(at - created) < 5 for _, at, created in rows)
-        assert m.pending_count() == 2 and m.check().ok  # pending is a state, not damage
+        assert m.pending.count() == 2 and m.admin.check().ok  # pending is a state, not damage
     mm.shutdown_all()
     # the next conversation finds it at once through the channels that need no model
     mm, p = _manager(home, "s2")
@@ -182,7 +182,7 @@ def test_locomo_evidence_reaches_the_block_in_host_order(tmp_path, monkeypatch):
         return any(text_of.get(e.strip(), "\0")[:60] in t for e in ev for t in texts)
 
     with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:
-        assert m.pending_count() == 0 and len(m) == 2 * len(pairs)
+        assert m.pending.count() == 0 and len(m) == 2 * len(pairs)
         base = sum(found(x["evidence"], [h.text for h in m.recall(x["question"], k=6, record=False,
                                                                      analogy=False).hits]) for x in qs)
     mm, p = _manager(home, "s2")
@@ -255,14 +255,14 @@ def test_a_one_shot_chat_on_a_fresh_install_keeps_every_turn(tmp_path, monkeypat
         assert out.returncode == 0, out.stderr[-2000:]
         assert len(stub.requests) >= 1
     with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:
-        texts = [r[0] for r in m.internals.db.execute("SELECT text FROM memories ORDER BY id")]
+        texts = [r[0] for r in m.admin.engine.db.execute("SELECT text FROM memories ORDER BY id")]
         assert texts == ["User: My flight to Oslo leaves Friday at 7:40.", "Assistant: Noted, your flight leaves at 7:40."]
         # derived by the one-shot itself when its models loaded before hermes was done (no
         # kernel compiles there since writes run NumPy kernels), else by the next process
-        assert m.derive_pending() in (0, 2) and m.pending_count() == 0
+        assert m.pending.derive() in (0, 2) and m.pending.count() == 0
         hits = m.recall("which city am I flying to?", k=2, scope="hermes", channels=("vector",)).hits
         assert "Oslo" in hits[0].text  # embedded now: the vector channel finds it
-        assert m.check().ok
+        assert m.admin.check().ok
 
 
 def test_a_one_shot_chat_after_unusual_pending_turns_leaves_nothing_pending(tmp_path, monkeypatch):
@@ -279,16 +279,16 @@ def test_a_one_shot_chat_after_unusual_pending_turns_leaves_nothing_pending(tmp_
         turns[30:30] = [f"User: {odd[2]}"]
         with fastmem.Memory(str(home / "fastmem" / "memory.db"), derive_in_background=False) as m:
             m.remember_many(turns[:50], scope="hermes", source="hermes:earlier", wait=False)
-            assert m.pending_count() == 50
+            assert m.pending.count() == 50
         env = {**os.environ, "HERMES_HOME": str(home)}
         out = subprocess.run([str(HERMES), "chat", "-Q", "-q", odd[0]], capture_output=True, text=True,
                              timeout=300, env=env)
         assert out.returncode == 0, out.stderr[-2000:]
         assert "Traceback" not in out.stderr
     with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:
-        m.derive_pending()
-        assert m.pending_count() == 0 and m.count() == 52
-        rep = m.check()
+        m.pending.derive()
+        assert m.pending.count() == 0 and m.count() == 52
+        rep = m.admin.check()
         assert rep.ok and rep.failed == []
         for t in odd:
             assert any(t in h.text for h in m.recall(t, k=3, scope="hermes", channels=("vector",)).hits)

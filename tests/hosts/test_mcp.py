@@ -77,7 +77,7 @@ def test_a_client_remembers_recalls_with_channels_and_gets_the_analogy(tmp_path)
     assert one["text"] == FILLER[1] and set(one["usage"]) >= {"surfaced", "engaged", "weight"}
     assert "use_memory" in prompts
     with fastmem.Memory(db) as m:  # the server's writes are in the file, fully derived
-        assert m.count() == len(FILLER) + 2 and m.pending_count() == 0
+        assert m.count() == len(FILLER) + 2 and m.pending.count() == 0
 
 
 def test_bad_arguments_and_fastmem_errors_are_tool_errors_and_the_server_keeps_serving(tmp_path):
@@ -141,7 +141,7 @@ def test_scope_keeps_tenants_apart_and_read_only_offers_no_writes(tmp_path):
     assert not names & {"remember", "forget", "feedback", "consolidate"}
     assert "5521" in hit["text"] and _is_error(propose) and "read-only" in _text(propose)
     with fastmem.Memory(db) as m:  # a read-only server's recalls are not counted
-        assert m.usage(hit["id"])["surfaced"] == 0
+        assert m.use.counts(hit["id"])["surfaced"] == 0
 
 
 def test_feedback_consolidate_expand_and_categories_through_the_tools(tmp_path):

@@ -37,7 +37,7 @@ TOKEN = "ui-test-token-0123456789-abcdefghij"
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("ui") / "ui.db")
-    with fastmem.Memory(path, min_store=2) as m:
+    with fastmem.Memory(path, analogy=fastmem.AnalogySettings(min_store=2)) as m:
         ids = m.remember_many(STORIES, source="chat")
         m.remember("Other tenants keep their own notes about Lisbon.", scope="other")
     return path, ids
@@ -51,7 +51,7 @@ def passes_store(tmp_path_factory):
         m.remember_many(background(200))
         m.remember_many([f"{p} drives a {c} to work." for p, c in zip(DRIVERS, CARS)])
         m.remember_many(CO_OCCURRING["oslo"])
-        assert m.consolidate().created and m.propose_categories()
+        assert m.consolidate().created and m.categories.propose()
     return path
 
 
@@ -60,7 +60,7 @@ def mem(store, tmp_path):
     """A fresh copy of the module's store (tests that forget change it)."""
     path = str(tmp_path / "copy.db")
     shutil.copyfile(store[0], path)
-    with fastmem.Memory(path, min_store=2) as m:
+    with fastmem.Memory(path, analogy=fastmem.AnalogySettings(min_store=2)) as m:
         yield m, store[1]
 
 
@@ -89,7 +89,7 @@ def test_the_recall_page_is_memory_recall_with_the_analogys_mapping(mem):
     assert "Lena" in block and 'id="mapping"' in block
     rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td></tr>", block)
     assert ("person move place, time", "person move place, time") in rows  # what maps to what
-    assert m.usage(ids[0])["surfaced"] == 0  # looking is not use
+    assert m.use.counts(ids[0])["surfaced"] == 0  # looking is not use
 
 
 def test_forget_needs_the_pages_csrf_token_and_then_removes_the_memory(mem):
@@ -110,7 +110,7 @@ def test_forget_needs_the_pages_csrf_token_and_then_removes_the_memory(mem):
 def test_read_only_shows_no_writing_control_and_refuses_a_crafted_post(passes):
     m = passes
     c = TestClient(create_app(m, read_only=True))
-    first, chunks = m.newest(limit=1)[0], m.chunks()
+    first, chunks = m.rows.newest(limit=1)[0], m.chunks.list()
     chunk = chunks[0]
     for url in ("/", f"/memory/{first}", f"/memory/{chunk}", "/health", "/recall?q=Omar", "/review",
                 "/graph?name=Omar", "/use"):
@@ -123,13 +123,13 @@ def test_read_only_shows_no_writing_control_and_refuses_a_crafted_post(passes):
         r = c.post(url, data={"csrf": "x"})
         assert r.status_code == 403 and "read-only" in r.text
     assert c.post("/recall", data={"q": "Omar"}).status_code == 200  # a search is a read
-    assert m.get(first) and m.chunks() == chunks
+    assert m.get(first) and m.chunks.list() == chunks
 
 
 def test_a_scope_confines_every_page(mem):
     m, ids = mem
     c = TestClient(create_app(m, scope=""))
-    other = m.newest(scope="other", limit=1)[0]
+    other = m.rows.newest(scope="other", limit=1)[0]
     assert c.get(f"/memory/{other}").status_code == 404
     assert f'href="/memory/{other}"' not in c.get("/").text
     assert f'href="/memory/{other}"' not in c.get("/recall", params={"q": "Lisbon notes"}).text
@@ -171,7 +171,7 @@ def test_the_recall_page_says_in_words_why_and_why_not(mem):
 
 
 def _car_category(m):
-    return next(c for c in m.categories() if len({x.lower() for x in c.members} & {x.lower() for x in CARS}) >= 4)
+    return next(c for c in m.categories.list() if len({x.lower() for x in c.members} & {x.lower() for x in CARS}) >= 4)
 
 
 def test_a_category_approved_in_review_is_a_graph_node_until_reverted(passes):
@@ -188,19 +188,19 @@ def test_a_category_approved_in_review_is_a_graph_node_until_reverted(passes):
     assert sum(car in near for car in CARS) >= 4  # its members link to it
     assert c.post(f"/review/category/{cat.id}/revert", data={"csrf": _csrf(done.text)}).status_code == 200
     assert c.get("/graph", params={"name": cat.name}).status_code == 404
-    assert m.categories("proposed") and cat.id in {x.id for x in m.categories("proposed")}
+    assert m.categories.list("proposed") and cat.id in {x.id for x in m.categories.list("proposed")}
 
 
 def test_dissolving_a_chunk_in_review_keeps_its_members(passes):
     m = passes
     c = TestClient(create_app(m))
-    chunks = m.chunks()
+    chunks = m.chunks.list()
     chunk = chunks[0]
     members = [r.id for r in m.expand(chunk)]
     review = c.get("/review")
     done = c.post(f"/review/chunk/{chunk}/dissolve", data={"csrf": _csrf(review.text)})
     assert done.status_code == 200 and "dissolved" in done.text
-    assert m.chunks() == chunks[1:] and all(m.get(x) for x in members)
+    assert m.chunks.list() == chunks[1:] and all(m.get(x) for x in members)
     assert c.post(f"/review/chunk/{chunk}/dissolve", data={"csrf": _csrf(review.text)}).status_code == 404
 
 
@@ -406,7 +406,7 @@ def test_long_lists_page(passes, monkeypatch):
     m = passes
     monkeypatch.setattr(A, "PAGE", 2)
     c = TestClient(create_app(m))
-    cats, chunks = m.categories(), m.chunks()
+    cats, chunks = m.categories.list(), m.chunks.list()
     assert len(cats) > 2 and len(chunks) > 2
     first = c.get("/review").text
     second = c.get("/review", params={"categories": 2, "chunks": 2}).text

@@ -106,10 +106,10 @@ def test_int8_is_opt_in_and_recorded_in_the_store(tmp_path):
     db = str(tmp_path / "q.db")
     texts = ["Alice moved to Berlin in May.", "The museum closes at six.", "Bob plays the cello."]
     with fastmem.Memory(db, embedder="minilm-int8", extractor=None) as m:
-        assert m.embedder.model_id.endswith(":int8")
+        assert m.admin.embedder.model_id.endswith(":int8")
         ids = m.remember_many(texts)
     with fastmem.Memory(db, extractor=None) as m:  # found in the store: no argument needed
-        assert m.embedder.model_id.endswith(":int8")
+        assert m.admin.embedder.model_id.endswith(":int8")
         assert m.recall("which city did Alice move to", k=1, channels=("vector",)).hits[0].id == ids[0]
     with pytest.raises(fastmem.ModelMismatch):
         fastmem.Memory(db, embedder=MiniLM(), extractor=None)

@@ -51,18 +51,18 @@ def test_a_static_store_keeps_its_embedder_and_refuses_another(static, tmp_path)
     db = str(tmp_path / "s.db")
     with fastmem.Memory(db, embedder="static") as m:
         ids = m.remember_many(TEXTS)
-        assert m.embedder.model_id == MODEL_ID and m.embedder.dim == 256
+        assert m.admin.embedder.model_id == MODEL_ID and m.admin.embedder.dim == 256
         assert m.recall("Who has a pet dog?", k=2).hits[0].id == ids[0]
     with fastmem.Memory(db) as m:  # not told: the store's vectors say static
-        assert m.embedder.model_id == MODEL_ID
+        assert m.admin.embedder.model_id == MODEL_ID
         assert m.recall("camping by the sea", k=2).hits[0].id == ids[3]
-        assert m.check().ok
+        assert m.admin.check().ok
     with pytest.raises(ModelMismatch):
         fastmem.Memory(db, embedder="minilm")
     with pytest.raises(InvalidInput, match="embedder must be one of"):
         fastmem.Memory(str(tmp_path / "x.db"), embedder="glove")
     with fastmem.Memory(db, embedder="minilm", reembed=True) as m:  # a way back to MiniLM
-        assert m.embedder.model_id != MODEL_ID and m.recall("Who has a pet dog?", k=1).hits[0].id == ids[0]
+        assert m.admin.embedder.model_id != MODEL_ID and m.recall("Who has a pet dog?", k=1).hits[0].id == ids[0]
 
 
 def test_the_cli_creates_a_static_store_and_later_calls_use_it(static, tmp_path):

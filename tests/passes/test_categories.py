@@ -22,7 +22,7 @@ def _names(cat):
 
 
 def test_role_equivalent_entities_are_proposed_and_unrelated_ones_are_not(store):
-    props = store.propose_categories()
+    props = store.categories.propose()
     cars = [c for c in props if len(_names(c) & {x.lower() for x in CARS}) >= 4]
     assert cars, [c.members for c in props]
     car = cars[0]
@@ -30,41 +30,41 @@ def test_role_equivalent_entities_are_proposed_and_unrelated_ones_are_not(store)
     for c in props:  # nothing unrelated mixed into a car or driver category
         assert not (_names(c) & {x.lower() for x in CARS}) or not (_names(c) & {"paris", "newspaper", "museum", "village"})
     assert any(len(_names(c) & {x.lower() for x in DRIVERS}) >= 4 for c in props)
-    again = store.propose_categories()  # rerunning proposes the same, not duplicates
+    again = store.categories.propose()  # rerunning proposes the same, not duplicates
     assert sorted(c.id for c in again) == sorted(c.id for c in props)
 
 
 def _tables(m):
-    return {t: sorted(m.internals.db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+    return {t: sorted(m.admin.engine.db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
             for t in ("memories", "edges", "nodes", "aliases", "categories", "category_members", "events", "codes")}
 
 
 def test_approve_then_revert_and_reject_then_revert_round_trip(store):
-    car = next(c for c in store.propose_categories() if len(_names(c) & {x.lower() for x in CARS}) >= 4)
+    car = next(c for c in store.categories.propose() if len(_names(c) & {x.lower() for x in CARS}) >= 4)
     n = len(store)
     before = _tables(store)
-    got = store.approve_category(car.id)
-    assert got.status == "approved" and car.id in [c.id for c in store.categories(status="approved")]
-    node = store.entity(car.name)
+    got = store.categories.approve(car.id)
+    assert got.status == "approved" and car.id in [c.id for c in store.categories.list(status="approved")]
+    node = store.graph.entity(car.name)
     assert node and node[0].type == "category"
     a, b = car.members[:2]
-    assert any(e.name == car.name for e, _ in store.neighbours(a))  # members link to it
-    path = store.relation_path(a, b)
+    assert any(e.name == car.name for e, _ in store.graph.neighbours(a))  # members link to it
+    path = store.graph.path(a, b)
     assert path and {f.relation for f in path} == {"instance_of"}
-    store.revert_category(car.id)
+    store.categories.revert(car.id)
     assert _tables(store) == before and len(store) == n
-    assert store.entity(car.name) == []
-    store.reject_category(car.id)
-    assert car.id not in [c.id for c in store.propose_categories()]  # a rejected proposal stays out
-    store.revert_category(car.id)
+    assert store.graph.entity(car.name) == []
+    store.categories.reject(car.id)
+    assert car.id not in [c.id for c in store.categories.propose()]  # a rejected proposal stays out
+    store.categories.revert(car.id)
     assert _tables(store) == before
     with pytest.raises(fastmem.NotFound):
-        store.approve_category(10**6)
+        store.categories.approve(10**6)
 
 
 def test_an_approved_category_reaches_its_members_in_recall(store):
-    car = next(c for c in store.propose_categories() if len(_names(c) & {x.lower() for x in CARS}) >= 4)
-    store.approve_category(car.id)
+    car = next(c for c in store.categories.propose() if len(_names(c) & {x.lower() for x in CARS}) >= 4)
+    store.categories.approve(car.id)
     hits = store.recall(car.name, k=10, record=False, channels=("graph",)).hits
     texts = " ".join(h.text for h in hits)
     assert sum(c in texts for c in CARS) >= 4
@@ -74,5 +74,5 @@ def test_large_groups_are_proposed_not_dropped(db_path):
     with fastmem.Memory(db_path) as m:
         m.remember_many([f"Person{i} Smith adopted a dog named Rex{i}." for i in range(60)], triples=[
             [(f"Person{i} Smith", "adopt", f"Rex{i}", "person", "thing")] for i in range(60)])
-        props = m.propose_categories()
+        props = m.categories.propose()
         assert max(len(c.members) for c in props) == 60

@@ -25,7 +25,7 @@ def _tables(m):
     out = {}
     for t in ("memories", "edges", "nodes", "aliases", "embeddings", "events", "event_df", "codes", "usage",
               "usage_events", "chunks", "chunk_members", "categories", "category_members"):
-        out[t] = sorted(m.internals.db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+        out[t] = sorted(m.admin.engine.db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
     return out
 
 
@@ -53,7 +53,7 @@ def test_co_occurring_memories_become_chunks_that_keep_their_members(store):
 def test_a_chunk_stands_for_its_members_in_recall(store):
     m, ids = store
     m.consolidate()
-    lisbon = next(c for c in m.chunks() if set(ids["lisbon"]) & {r.id for r in m.expand(c)})
+    lisbon = next(c for c in m.chunks.list() if set(ids["lisbon"]) & {r.id for r in m.expand(c)})
     res = m.recall("What is Nadia doing in Lisbon for Acme?", k=5, record=False)
     shown = [h.id for h in res.hits]
     assert shown[0] == lisbon
@@ -77,7 +77,7 @@ def test_rerun_changes_nothing_and_a_changed_cluster_updates_its_chunk(store):
     third = m.consolidate()
     assert oslo in third.updated and not third.created
     assert ids["oslo"][1] not in {r.id for r in m.expand(oslo)}
-    assert m.internals.db.execute("SELECT version FROM chunks WHERE memory_id=?", (oslo,)).fetchone()[0] == 2
+    assert m.admin.engine.db.execute("SELECT version FROM chunks WHERE memory_id=?", (oslo,)).fetchone()[0] == 2
     assert "lease" in text and "lease" not in m.get(oslo)["text"]
 
 
@@ -88,11 +88,11 @@ def test_dissolve_leaves_the_store_as_it_was(store):
     rep = m.consolidate()
     assert len(m) == n + len(rep.created)
     for cid in rep.created:
-        m.dissolve(cid)
-    assert len(m) == n and m.chunks() == []
+        m.chunks.dissolve(cid)
+    assert len(m) == n and m.chunks.list() == []
     assert _tables(m) == before
     with pytest.raises(fastmem.NotFound):
-        m.dissolve(rep.created[0])
+        m.chunks.dissolve(rep.created[0])
     with pytest.raises(fastmem.NotFound):
         m.expand(1)  # an ordinary memory is not a chunk
 
@@ -175,6 +175,6 @@ def test_another_process_forgetting_during_the_plan_breaks_nothing(store, db_pat
     monkeypatch.setattr(chunks, "_mentions", forget_meanwhile)
     rep = m.consolidate()
     assert done and rep.created
-    members = {r.id for cid in m.chunks() for r in m.expand(cid)}
+    members = {r.id for cid in m.chunks.list() for r in m.expand(cid)}
     assert set(ids["lisbon"]) & members and not set(ids["oslo"]) & members
-    assert m.check().ok
+    assert m.admin.check().ok

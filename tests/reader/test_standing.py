@@ -133,7 +133,7 @@ def test_kind_given_by_the_host(tmp_path):
         got = m.recall("Write a haiku about Python answers.", standing=5).standing
         assert a in [s.id for s in got] and b not in [s.id for s in got]
         c, d = m.remember_many(["Green tea over coffee.", "Just a note."], kind=["preference", None], wait=False)
-        m.derive_pending()
+        m.pending.derive()
         assert c in [s.id for s in m.recall("What should I drink, tea or coffee?").standing]
         for bad in ("rule", 3, ["instruction"]):
             with pytest.raises(InvalidInput):
@@ -196,12 +196,12 @@ def test_export_and_import_keep_the_statements(tmp_path):
     with fastmem.Memory(str(tmp_path / "a.db")) as m:
         ids = _chat(m)
         path = str(tmp_path / "a.jsonl")
-        m.export_jsonl(path)
+        m.admin.export_jsonl(path)
         q = "Write me a Python function that parses the upload CSV."
         want = [(s.sentence, s.kind) for s in m.recall(q, scope="u").standing]
     assert want
     with fastmem.Memory(str(tmp_path / "b.db")) as b:
-        b.import_jsonl(path)
+        b.admin.import_jsonl(path)
         assert [(s.sentence, s.kind) for s in b.recall(q, scope="u").standing] == want
         assert len(ids) == b.count()
 

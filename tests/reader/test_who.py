@@ -55,14 +55,14 @@ def test_a_conversation_written_with_speakers_names_them_in_the_graph(tmp_path):
              ("Caroline", "Your painting is lovely. My grandma gave me a necklace from Sweden.")]
     with fastmem.Memory(str(tmp_path / "c.db")) as m:
         ids = m.remember_many([f"{s}: {t}" for s, t in turns], speaker=[s for s, _ in turns], source="chat")
-        facts = {i: [(f.subject, f.relation, f.object) for f in m.facts(i)] for i in ids}
+        facts = {i: [(f.subject, f.relation, f.object) for f in m.graph.facts(i)] for i in ids}
         assert ("Caroline", "visit", "LGBTQ support group") in facts[ids[0]]  # "go to" is canonically "visit"
         assert ("Melanie", "paint", "lake sunrise") in facts[ids[1]]
         assert ("Caroline's grandma", "give", "Caroline") in facts[ids[2]] or \
             ("Caroline's grandma", "give", "necklace") in facts[ids[2]]
-        raw = [(f.subject_raw, f.subject) for f in m.facts(ids[0])]
+        raw = [(f.subject_raw, f.subject) for f in m.graph.facts(ids[0])]
         assert ("I", "Caroline") in raw
-        assert m.entity("Caroline") and m.entity("Melanie")  # both speakers are entities
+        assert m.graph.entity("Caroline") and m.graph.entity("Melanie")  # both speakers are entities
         assert not any(e.lower() in ("i", "you", "it", "me", "that", "what")
                        for fs in facts.values() for s, _, o in fs for e in (s, o))
 
@@ -82,12 +82,12 @@ def test_a_turn_that_leaves_out_I_is_the_speakers_and_an_order_is_no_fact():
 def test_a_user_turn_without_a_speaker_is_the_users(tmp_path):
     with fastmem.Memory(str(tmp_path / "u.db")) as m:
         mid = m.remember("I moved to Lisbon last spring for a new job.")
-        assert [(f.subject, f.relation, f.object) for f in m.facts(mid)][:1] == [("user", "live_in", "Lisbon")]
+        assert [(f.subject, f.relation, f.object) for f in m.graph.facts(mid)][:1] == [("user", "live_in", "Lisbon")]
         hermes = m.remember_many(["User: My sister Anna has a cat called Pixel.", "Assistant: Pixel is a great name."],
                                  source="s1")
-        assert ("Anna", "have", "cat") in [(f.subject, f.relation, f.object) for f in m.facts(hermes[0])]
+        assert ("Anna", "have", "cat") in [(f.subject, f.relation, f.object) for f in m.graph.facts(hermes[0])]
         mine = m.remember("User: My brother plays the cello.", source="s1")
-        assert [(f.subject, f.subject_raw) for f in m.facts(mine)] == [("User's brother", "my brother")]
+        assert [(f.subject, f.subject_raw) for f in m.graph.facts(mine)] == [("User's brother", "my brother")]
 
 
 def test_a_store_reads_the_same_however_its_writes_were_batched(tmp_path):
@@ -109,7 +109,7 @@ def test_a_store_reads_the_same_however_its_writes_were_batched(tmp_path):
             for n in cuts:
                 ids += m.remember_many(texts[at:at + n], source="chat")
                 at += n
-            got.append([sorted((f.subject, f.relation, f.object) for f in m.facts(i)) for i in ids])
+            got.append([sorted((f.subject, f.relation, f.object) for f in m.graph.facts(i)) for i in ids])
     assert got[0] == got[1] == got[2] == got[3]
     assert not any("assistant" in (s, o) for s, _, o in got[0][0]), got[0][0]
     assert ("Melanie", "paint_for", "Jon") in got[0][4], got[0][4]  # you / him: turns 4 and 3 before it

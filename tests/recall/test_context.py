@@ -32,7 +32,7 @@ def test_without_a_source_the_turns_of_a_transcript_are_neighbours(mem):
     q = "How was the Sunflower Festival concert?"
     mem.remember_many(noise_texts(50, seed=2))
     apart = [mem.remember(t) for t in CHAT[:2]]
-    mem.internals.db.execute("UPDATE memories SET created=created-? WHERE id=?", (TURN_GAP + 60, apart[0]))  # an hour earlier
+    mem.admin.engine.db.execute("UPDATE memories SET created=created-? WHERE id=?", (TURN_GAP + 60, apart[0]))  # an hour earlier
     hits = mem.recall(q, k=5, record=False).hits
     assert all("context" not in h.why for h in hits)
     together = mem.remember_many(CHAT)

@@ -54,7 +54,7 @@ def test_what_grounds_a_recall(store):
     # a word most of the store has grounds nothing: "note" is in every memory here
     store.remember_many([f"Note {i}: the meeting notes are filed." for i in range(60)])
     n = store.count()
-    words = informative_words("a note about it", lambda w: store.internals.pipeline.state["keyword"].exact_df(f'"{w}"', n), n)
+    words = informative_words("a note about it", lambda w: store.admin.engine.pipeline.state["keyword"].exact_df(f'"{w}"', n), n)
     assert words == []
     assert chance_z(1) == 0.0 and chance_z(1000) == pytest.approx(3.717, abs=1e-3)
 

@@ -63,13 +63,13 @@ FTS_NASTIES = ['"', 'NEAR(a b', "a OR", "-x", "col:val", "((", ")", "\x00\x01", 
 @pytest.mark.parametrize("q", FTS_NASTIES)
 def test_fts_syntax_never_raises_or_changes_store(mem, q):
     mem.remember_many(["plain memory one about a drop table", "second memory near the text"])
-    snapshot = mem.internals.db.execute("SELECT group_concat(id || text, '|') FROM memories").fetchone()
+    snapshot = mem.admin.engine.db.execute("SELECT group_concat(id || text, '|') FROM memories").fetchone()
     if q.strip():
         mem.recall(q, k=3)
     else:
         with pytest.raises(InvalidInput):
             mem.recall(q, k=3)
-    assert mem.internals.db.execute("SELECT group_concat(id || text, '|') FROM memories").fetchone() == snapshot
+    assert mem.admin.engine.db.execute("SELECT group_concat(id || text, '|') FROM memories").fetchone() == snapshot
     assert len(mem) == 2
 
 
@@ -86,7 +86,7 @@ def test_the_pipeline_is_the_recall(mem):
     """Memory.recall is the engine's pipeline run on the turn's embedding: the same hits,
     scores and reasons."""
     mem.remember_many(noise_texts(80) + ["The spare key is under the blue flowerpot.", "Parking permits renew in March."])
-    e = mem.internals
+    e = mem.admin.engine
     q = "where is the spare key"
     got = mem.recall(q, k=5, record=False, analogy=False)
     direct = e.pipeline.run(q, e.embedder.encode([q])[0], extractor=e.extractor, k=5, scope=None, session=None,

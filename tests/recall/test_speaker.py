@@ -58,9 +58,9 @@ def test_update_sets_and_clears_the_speaker_and_export_keeps_it(mem, tmp_path):
     mem.update(mid, speaker="Bob")
     assert mem.get(mid)["speaker"] == "Bob"
     path = tmp_path / "out.jsonl"
-    mem.export_jsonl(path)
+    mem.admin.export_jsonl(path)
     with fastmem.Memory(str(tmp_path / "copy.db")) as other:
-        other.import_jsonl(path)
+        other.admin.import_jsonl(path)
         assert other.get(mid)["speaker"] == "Bob"
     mem.update(mid, speaker=None)
     assert mem.get(mid)["speaker"] is None

@@ -29,18 +29,18 @@ def test_a_store_written_by_the_previous_release_opens_and_keeps_everything(tmp_
     con.close()
     assert fastmem.probe(path) is None
     with fastmem.Memory(path) as m:  # its own hrr_dim (64) is kept, whatever the default
-        st = m.stats()
+        st = m.admin.stats()
         assert st["schema_version"] == fastmem.SCHEMA_VERSION == len(MIGRATIONS) and st["memories"] == 5
-        assert m.hrr_dim == 64 and m.check().ok
-        assert m.batches_done("job-1") == {0}  # the mark written before the table was a migration
-        assert m.usage(1)["engaged"] == 1
+        assert m.analogy.dim == 64 and m.admin.check().ok
+        assert m.host.batches_done("job-1") == {0}  # the mark written before the table was a migration
+        assert m.use.counts(1)["engaged"] == 1
         assert m.recall("Where does Alice live?", k=1).hits[0].text == "Alice moved to Berlin in May."
         assert [s.sentence for s in m.recall("Format your answers.", k=1).standing] == [
             "Always answer me in short bullet points from now on."]
-        m.commit_prepared(m.prepare(["Another batch."]), mark=("job-1", 1))
-        assert m.batches_done("job-1") == {0, 1}
+        m.host.commit_prepared(m.host.prepare(["Another batch."]), mark=("job-1", 1))
+        assert m.host.batches_done("job-1") == {0, 1}
     with fastmem.Memory(path) as m:  # and again, with nothing left to migrate
-        assert m.count() == 6 and m.check().ok
+        assert m.count() == 6 and m.admin.check().ok
 
 
 def test_each_migration_runs_once_in_order(tmp_path):
@@ -82,9 +82,9 @@ def test_an_open_lists_the_vectors_ids_and_models_without_reading_the_vectors(tm
     from fastmem.derived import vectors as V
 
     db_path = str(tmp_path / "m.db")
-    with fastmem.Memory(db_path, min_store=2) as m:
+    with fastmem.Memory(db_path, analogy=fastmem.AnalogySettings(min_store=2)) as m:
         m.remember_many(["Alice moved to Berlin.", "Bob sold his boat.", "Carol paints."])
-        emb = m.internals.embedder
+        emb = m.admin.engine.embedder
     db = apsw.Connection(db_path)
     for q in ("SELECT memory_id FROM embeddings", V._MODELS):
         plan = " | ".join(r[3] for r in db.execute("EXPLAIN QUERY PLAN " + q))

@@ -42,12 +42,12 @@ def exported(tmp_path_factory):
     src = str(d / "src.db")
     with fastmem.Memory(src) as m:
         m.remember_many([t for t, _ in msgs], at=[a for _, a in msgs], progress=False)
-        m.export_jsonl(str(d / "all.jsonl"), vectors=True)
+        m.admin.export_jsonl(str(d / "all.jsonl"), vectors=True)
     return src, str(d / "all.jsonl"), d
 
 
 def _table(m, sql):
-    return m.internals.db.execute(sql).fetchall()
+    return m.admin.engine.db.execute(sql).fetchall()
 
 
 def test_an_import_of_derived_rows_gives_the_same_store_without_a_model(exported, monkeypatch):
@@ -59,11 +59,11 @@ def test_an_import_of_derived_rows_gives_the_same_store_without_a_model(exported
         def refuse(*a, **k):
             raise AssertionError("a bulk load must not compute what the export carries")
 
-        monkeypatch.setattr(b.embedder, "encode", refuse)
-        monkeypatch.setattr(b, "extractor", None)  # nothing to parse either
-        monkeypatch.setattr(b.internals.structure.encoder, "encode", refuse)
-        n = b.import_jsonl(path)
-        carried = b.internals.index.carried_from
+        monkeypatch.setattr(b.admin.embedder, "encode", refuse)
+        monkeypatch.setattr(b.admin, "extractor", None)  # nothing to parse either
+        monkeypatch.setattr(b.admin.engine.structure.encoder, "encode", refuse)
+        n = b.admin.import_jsonl(path)
+        carried = b.admin.engine.index.carried_from
         monkeypatch.undo()
     with fastmem.Memory(src) as a, fastmem.Memory(dst) as b:
         assert n == len(a) == len(b)
@@ -79,18 +79,18 @@ def test_an_import_of_derived_rows_gives_the_same_store_without_a_model(exported
                     "SELECT word, n FROM event_df ORDER BY word"):
             assert _table(a, sql) == _table(b, sql), sql
         assert _table(b, "SELECT count(*) FROM windows")[0][0] > 0 and _table(b, "SELECT count(*) FROM standing")[0][0] > 0
-        sa, sb = a.internals.structure.stats, b.internals.structure.stats
+        sa, sb = a.admin.engine.structure.stats, b.admin.engine.structure.stats
         assert sa.n == sb.n and np.allclose(sa.s, sb.s, atol=1e-9) and np.allclose(sa.m, sb.m, atol=1e-9)
-        assert b.internals.index.live == len(b)
+        assert b.admin.engine.index.live == len(b)
         for q in ("snippets", "sister OR database", "cake AND middle"):  # the keyword index, row for row
             fts = "SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank, rowid"
-            assert a.internals.db.execute(fts, (q,)).fetchall() == b.internals.db.execute(fts, (q,)).fetchall(), q
+            assert a.admin.engine.db.execute(fts, (q,)).fetchall() == b.admin.engine.db.execute(fts, (q,)).fetchall(), q
         for q in QUESTIONS:
             ra, rb = a.recall(q, k=5, record=False), b.recall(q, k=5, record=False)
             assert [h.id for h in ra.hits] == [h.id for h in rb.hits], q
             assert [s.id for s in ra.standing] == [s.id for s in rb.standing], q
             assert (ra.analogy and ra.analogy.id) == (rb.analogy and rb.analogy.id), q
-        assert b.check().ok
+        assert b.admin.check().ok
     # the export carried the source's index graph and the import took it as its index
     header = json.loads(open(path, encoding="utf-8").readline())
     assert header["index_graph"]["file"] == "all.jsonl.hnsw" and header["index_graph"]["count"] == n
@@ -118,12 +118,12 @@ def test_an_import_whose_index_graph_is_changed_or_missing_builds_its_own(export
     open(path, "w", encoding="utf-8").writelines(lines)
     dst = str(d / f"{damage}.db")
     with fastmem.Memory(dst) as b:
-        n = b.import_jsonl(path)
-        assert n == len(b) and b.internals.index.live == n and b.internals.index.carried_from is None
+        n = b.admin.import_jsonl(path)
+        assert n == len(b) and b.admin.engine.index.live == n and b.admin.engine.index.carried_from is None
     with fastmem.Memory(src) as a, fastmem.Memory(dst) as b:
         for q in QUESTIONS:
             assert [h.id for h in a.recall(q, k=5, record=False).hits] == [h.id for h in b.recall(q, k=5, record=False).hits]
-        assert b.check().ok
+        assert b.admin.check().ok
 
 
 def test_a_failed_bulk_load_leaves_nothing_and_a_retry_is_found(exported, monkeypatch):
@@ -140,15 +140,15 @@ def test_a_failed_bulk_load_leaves_nothing_and_a_retry_is_found(exported, monkey
                                           "members": []}}) + "\n")
     with fastmem.Memory(dst) as m:
         with pytest.raises(OSError):
-            m.import_jsonl(path)
+            m.admin.import_jsonl(path)
         # the index build that began beside the writes is withdrawn with them
-        assert len(m) == 0 and m.internals.index.live == 0 and len(m.internals.index.labels()) == 0
+        assert len(m) == 0 and m.admin.engine.index.live == 0 and len(m.admin.engine.index.labels()) == 0
         assert m.recall("How do I get better at pull-ups?", record=False, analogy=False).hits == ()
         monkeypatch.undo()
-        n = m.import_jsonl(path)
-        assert n == len(m) and m.internals.index.live == n
+        n = m.admin.import_jsonl(path)
+        assert n == len(m) and m.admin.engine.index.live == n
         hit = m.recall("How do I get better at pull-ups?", k=3, record=False).hits
         assert hit and "pull-up" in hit[0].text
-        assert m.check().ok
+        assert m.admin.check().ok
     with fastmem.Memory(dst) as m:  # reopened: the saved index agrees with the file
-        assert m.internals.index.live == len(m) and m.check().ok
+        assert m.admin.engine.index.live == len(m) and m.admin.check().ok

@@ -50,7 +50,7 @@ def _turns(n):
 def _rows(path, tmp):
     out = os.path.join(tmp, os.path.basename(path) + ".jsonl")
     with fastmem.Memory(path, progress=False) as m:
-        m.export_jsonl(out, vectors=True)
+        m.admin.export_jsonl(out, vectors=True)
     keep = []
     for line in open(out):
         r = json.loads(line)
@@ -100,8 +100,8 @@ SMALL = 250
 def _whole(path, items):
     """Every item once, in input order, fully derived, and the file checks clean."""
     with fastmem.Memory(path, progress=False) as m:
-        texts = [t for (t,) in m.internals.db.execute("SELECT text FROM memories ORDER BY id")]
-        rep = m.check()
+        texts = [t for (t,) in m.admin.engine.db.execute("SELECT text FROM memories ORDER BY id")]
+        rep = m.admin.check()
         assert texts == [x["text"] for x in items]
         assert rep.ok and rep.counts["embeddings"] == len(items) and rep.counts["pending"] == 0, rep
 
@@ -195,12 +195,12 @@ def test_shard_by_scope_writes_one_file_per_scope_and_reembed_runs_on_the_cluste
             assert m.count(scope=scope) == want == m.count()
     alice = distributed.shard_path(folder, "user/alice")
     with fastmem.Memory(alice, progress=False) as m:
-        before = dict(zip((1, 2, 3), m.internals.index.get([1, 2, 3])))
-        m.internals.db.execute("UPDATE embeddings SET vec=zeroblob(length(vec))")  # spoil the vectors
+        before = dict(zip((1, 2, 3), m.admin.engine.index.get([1, 2, 3])))
+        m.admin.engine.db.execute("UPDATE embeddings SET vec=zeroblob(length(vec))")  # spoil the vectors
     assert distributed.reembed(alice) == 3
     with fastmem.Memory(alice, progress=False) as m:
         for i, v in before.items():
-            assert float(m.internals.index.get([i])[0] @ v) > 0.999
+            assert float(m.admin.engine.index.get([i])[0] @ v) > 0.999
         assert m.recall("where does Alice's sister live?", k=1, analogy=False).hits[0].id == 3
 
 
@@ -222,7 +222,7 @@ def test_a_commit_that_fails_before_its_commit_leaves_the_index_and_the_file_agr
               "triples": None} for x in _turns(24)]
     with fastmem.Memory(path, progress=False) as m:
         m.remember("Ana keeps the spare key under the blue flowerpot.", scope="s")
-        prep, rows = distributed.derive_batch(items, m.embedder, m.extractor)
+        prep, rows = distributed.derive_batch(items, m.admin.embedder, m.admin.extractor)
         other = apsw.Connection(path)  # another connection: the mark's insert aborts
         other.execute("CREATE TABLE IF NOT EXISTS ingest_log(job TEXT NOT NULL, batch INTEGER NOT NULL, "
                       "rows INTEGER NOT NULL, at REAL NOT NULL, PRIMARY KEY(job, batch)) WITHOUT ROWID;"
@@ -230,15 +230,15 @@ def test_a_commit_that_fails_before_its_commit_leaves_the_index_and_the_file_agr
         with pytest.raises(apsw.ConstraintError):
             distributed.commit_batch(m, "job", 0, prep, rows)
         assert m.count() == 1
-        assert len(m.internals.index.labels()) == 1, "the index holds memories the file does not"
-        assert m.internals.structure.coded() == m.stats()["codes"], "the codes in the process differ from the file's"
-        assert m.internals.structure.coded(m.internals.scopes.allowed("s")) == m.stats()["codes"]
+        assert len(m.admin.engine.index.labels()) == 1, "the index holds memories the file does not"
+        assert m.admin.engine.structure.coded() == m.admin.stats()["codes"], "the codes in the process differ from the file's"
+        assert m.admin.engine.structure.coded(m.admin.engine.scopes.allowed("s")) == m.admin.stats()["codes"]
         hits = m.recall(items[0]["text"], k=5, scope="s", analogy=False).hits
         assert [h.id for h in hits] == [1] or all(h.id == 1 for h in hits)
         other.execute("DROP TRIGGER no_marks")
         other.close()
         ids = distributed.commit_batch(m, "job", 0, prep, rows)
         assert len(ids) == len(items) and m.count() == 1 + len(items)
-        assert len(m.internals.index.labels()) == 1 + len(items) and m.internals.structure.coded() == m.stats()["codes"]
+        assert len(m.admin.engine.index.labels()) == 1 + len(items) and m.admin.engine.structure.coded() == m.admin.stats()["codes"]
         assert distributed.commit_batch(m, "job", 0, prep, rows) is None  # marked: never written twice
         assert m.count() == 1 + len(items)

@@ -46,7 +46,7 @@ def test_unusual_passives_are_stored_read_and_found(mem):
     session = PLAIN[:2] + [ODD[0]] + PLAIN[2:4]
     ids = [mem.remember(ODD[1]), mem.remember(ODD[2])] + mem.remember_many(session, source="chat-1")
     assert mem.count() == 7
-    rep = mem.check()
+    rep = mem.admin.check()
     assert rep.ok and rep.failed == [] and rep.counts["failed"] == 0
     for text in ODD + PLAIN[:4]:
         assert _found(mem, text)
@@ -55,7 +55,7 @@ def test_unusual_passives_are_stored_read_and_found(mem):
     assert mem.recall("a tune adored by many about a young woman who goes away", channels=["vector"],
                       record=False).hits[0].text == ODD[0]
     # the other turns of the session were read as usual
-    assert any(f.relation == "own" for f in mem.facts(ids[3]))
+    assert any(f.relation == "own" for f in mem.graph.facts(ids[3]))
 
 
 def test_understood_i_after_a_passive_is_the_speaker():
@@ -70,22 +70,22 @@ def test_a_failing_read_loses_nothing_and_is_listed(db_path, caplog):
         ids = m.remember_many(PLAIN[:2] + [poison] + PLAIN[2:], source="s")
         single = m.remember(poison + " Again.")
         assert len(ids) == 6 and m.count() == 7
-        rep = m.check()
+        rep = m.admin.check()
         assert rep.ok  # a state, not damage
         assert [(f.memory_id, f.part, f.error) for f in rep.failed] == [(ids[2], "reading", "RuntimeError"),
                                                                         (single, "reading", "RuntimeError")]
         assert rep.failed[0].reader.startswith("fastmem ") and rep.counts["failed"] == 2
-        assert m.facts(ids[2]) == [] and m.facts(ids[1])  # the others of the batch were read
+        assert m.graph.facts(ids[2]) == [] and m.graph.facts(ids[1])  # the others of the batch were read
         assert _found(m, poison) and _found(m, PLAIN[1])
         warned = [r for r in caplog.records if r.name == "fastmem" and r.levelno == logging.WARNING]
         assert len(warned) == 2 and all(r.exc_info is None for r in warned)  # one line a write, no traceback
         # the reader is fixed (a new fastmem): deriving again reads them and clears the record
-        m.extractor = SpacyExtractor()
-        m.derive_pending()
-        rep = m.check()
+        m.admin.extractor = SpacyExtractor()
+        m.pending.derive()
+        rep = m.admin.check()
         assert rep.failed == [] and rep.ok
-        assert any(f.relation == "eat" for f in m.facts(ids[2]))
-        assert m.events(ids[2])
+        assert any(f.relation == "eat" for f in m.graph.facts(ids[2]))
+        assert m.analogy.events(ids[2])
 
 
 def test_one_poison_among_fifty_pending_blocks_nothing(db_path):
@@ -93,14 +93,14 @@ def test_one_poison_among_fifty_pending_blocks_nothing(db_path):
     texts[17] = "A zyzzyva crossed the road at dawn."
     with fastmem.Memory(db_path, extractor=Poisoned(), derive_in_background=False) as m:
         ids = m.remember_many(texts, wait=False)
-        assert m.pending_count() == 50
-        m.derive_pending()
-        assert m.pending_count() == 0
+        assert m.pending.count() == 50
+        m.pending.derive()
+        assert m.pending.count() == 0
         later = m.remember_many(["Fiona adopted a grey cat.", "Gus sold his boat."], wait=False)
-        m.derive_pending()
-        assert m.pending_count() == 0
-        assert [(f.memory_id, f.part) for f in m.check().failed] == [(ids[17], "reading")]
-        assert all(m.facts(i) for i in later) and _found(m, texts[17]) and _found(m, texts[3])
+        m.pending.derive()
+        assert m.pending.count() == 0
+        assert [(f.memory_id, f.part) for f in m.admin.check().failed] == [(ids[17], "reading")]
+        assert all(m.graph.facts(i) for i in later) and _found(m, texts[17]) and _found(m, texts[3])
 
 
 class Unembeddable:
@@ -122,18 +122,18 @@ def test_a_pending_memory_that_cannot_be_derived_at_all_leaves_pending(db_path):
     texts = [f"{p} Note {i}." for i, p in enumerate(PLAIN * 4)]
     texts[5] = "A zyzzyva crossed the road at dawn."
     with fastmem.Memory(db_path, derive_in_background=False) as m:
-        e = m.internals
+        e = m.admin.engine
         e.embedder = Unembeddable(e.embedder)
         ids = m.remember_many(texts, wait=False)
-        m.derive_pending()
-        assert m.pending_count() == 0
-        rep = m.check()
+        m.pending.derive()
+        assert m.pending.count() == 0
+        rep = m.admin.check()
         assert rep.ok and [(f.memory_id, f.part) for f in rep.failed] == [(ids[5], "all")]
         assert m.recall("crossed the road at dawn", channels=["keyword"], record=False).hits[0].id == ids[5]
         assert all(_found(m, t) for i, t in enumerate(texts) if i != 5)
         e.embedder = e.embedder.inner  # derivable again: derived, listed no more, found by vector
-        m.derive_pending()
-        assert m.check().failed == [] and m.check().ok
+        m.pending.derive()
+        assert m.admin.check().failed == [] and m.admin.check().ok
         assert m.recall("an insect went across the street early", channels=["vector"], record=False).hits[0].id == ids[5]
 
 

@@ -107,5 +107,5 @@ def test_model_mismatch_and_reembed(db_path):
         fastmem.Memory(db_path, embedder=_OtherModel())
     with fastmem.Memory(db_path, embedder=_OtherModel(), reembed=True) as m:
         assert m.recall("who plays cello", k=1).hits[0].id == a
-        models = {r[0] for r in m.internals.db.execute("SELECT model FROM embeddings")}
+        models = {r[0] for r in m.admin.engine.db.execute("SELECT model FROM embeddings")}
         assert models == {"test/minilm-variant"}
