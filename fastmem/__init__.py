@@ -172,23 +172,26 @@ _SIM_ENCODER = None
 
 def structural_similarity(text_a: str, text_b: str) -> float:
     """How far ``text_b`` is an analogy of ``text_a``: the same relations between different
-    objects, in [-0.5, 1] (no store needed).
+    objects, in [-1, 1] (no store needed).
 
-    Both are parsed into events (verbs in story order with their subject/object fillers,
-    names reduced to types, and the higher-order relations between them: cause, condition,
-    purpose, contrast, time) by the default extractor. The relational part is the mean of the
-    cosine of their structural codes (the bag of relation, role and order terms) and of their
-    structure mapping's normalised score (:mod:`fastmem.analogy.mapping`: one-to-one,
-    order-preserving correspondence of events, verbs graded by their embeddings, with the
-    higher-order relations that correspond); it is multiplied by ``(1 - c) ** 2``, ``c`` how
-    alike the two texts' objects are (:meth:`fastmem.analogy.mapping.Mapper.clothes`), so a
-    retelling of the same story in other words or the same things in another plot score below
-    a true analogy. 0.0 when either text has no events. Measured figures: ``docs/defaults.md``.
+    When both texts tell a plot (two clauses or more with a content verb), the structure is
+    the plot view's (:mod:`fastmem.analogy.plots`): each sentence told without its clothes
+    (names and nouns by the role they play, verbs kept), embedded, and the two plots compared
+    clause by clause in story order, whitened with the plot statistics of development text.
+    Otherwise it is the events' (verbs in story order with their subject/object fillers, names
+    reduced to types, and the higher-order relations between them): the mean of the cosine of
+    their structural codes and of their structure mapping's normalised score
+    (:mod:`fastmem.analogy.mapping`). Either is multiplied by ``(1 - s) ** 2``, ``s`` how alike
+    the two texts are on the surface: the larger of how alike their objects are
+    (:meth:`fastmem.analogy.mapping.Mapper.clothes`) and, for plots, their embedding cosine; so a
+    retelling in other words, or the same things in another plot, score below a true
+    analogy. 0.0 when either text has no events. Measured figures: ``README.md``.
     """
     global _SIM_ENCODER
     from . import kernels
     from .analogy.codes import StructureEncoder
     from .analogy.mapping import Mapper
+    from .analogy.plots import kernel, plot_vectors, prior_whiten
     from .models.embedder import default_embedder
     from .reader.extract import SpacyExtractor
     from .util.text import check_text
@@ -196,11 +199,20 @@ def structural_similarity(text_a: str, text_b: str) -> float:
     check_text(text_a, "text_a")
     check_text(text_b, "text_b")
     if _SIM_ENCODER is None:
-        _SIM_ENCODER = (SpacyExtractor(), StructureEncoder(512), Mapper(verb_vectors=default_embedder().encode))
-    ex, enc, mapper = _SIM_ENCODER
-    ev = ex.events_many([text_a, text_b])
-    codes = [enc.encode(e)[0] for e in ev]
+        emb = default_embedder()
+        _SIM_ENCODER = (SpacyExtractor(), StructureEncoder(512), Mapper(verb_vectors=emb.encode), emb)
+    ex, enc, mapper, emb = _SIM_ENCODER
+    (ev_a, _, plot_a), (ev_b, _, plot_b) = ex.turns_many([text_a, text_b])
+    if not ev_a or not ev_b:
+        return 0.0
+    clothes = mapper.clothes(ev_a, ev_b)
+    if plot_a and plot_b:
+        pa, pb = plot_vectors(emb, [plot_a, plot_b])
+        va, vb = emb.encode([text_a, text_b])
+        surface = max(clothes, float(va @ vb))
+        return kernel(prior_whiten(pa.vecs), prior_whiten(pb.vecs)) * (1.0 - surface) ** 2
+    codes = [enc.encode(e)[0] for e in (ev_a, ev_b)]
     if codes[0] is None or codes[1] is None:
         return 0.0
-    relational = 0.5 * float(kernels.sim(codes[0], codes[1])) + 0.5 * mapper.similarity(ev[0], ev[1])[0]
-    return relational * (1.0 - mapper.clothes(ev[0], ev[1])) ** 2
+    relational = 0.5 * float(kernels.sim(codes[0], codes[1])) + 0.5 * mapper.similarity(ev_a, ev_b)[0]
+    return relational * (1.0 - clothes) ** 2

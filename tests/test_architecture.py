@@ -273,7 +273,7 @@ def test_services_hold_the_engine_only(tmp_path):
 #: writes never cross). The schema module creates them and keeps the FTS rows by trigger.
 OWNERS = {
     "memories": "storage.memories", "memories_fts": "storage.memories", "pending": "storage.memories",
-    "derive_failures": "storage.failures",
+    "derive_failures": "storage.failures", "plots": "analogy.plots",
     "ingest_log": "storage.marks", "settings": "storage.store", "change_log": "storage.store",
     "_fastmem_migrations": "storage.store",
     "embeddings": "derived.vectors", "windows": "derived.windows", "standing": "derived.standing",

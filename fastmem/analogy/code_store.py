@@ -25,6 +25,8 @@ from .. import kernels as K
 from ..reader.extract import EVENTS_VERSION, Triple, events_from_triples
 from ..util.progress import bar
 from . import postings_file
+from . import plots as P
+from .plots import PlotChanges, PlotIndex
 from .codes import VERB_KEY, CodeStats, StructQuery, StructureEncoder, SumsAhead, count_events, event_counts
 from .mapping import VerbBits
 from .postings import TermIndex, term_hashes
@@ -83,6 +85,8 @@ class StructuralChanges:
     removed: list[tuple[int, np.ndarray, int]] = field(default_factory=list)  # (id, int8 code, n terms)
     #: the statistics of ``codes`` begun on a thread (a bulk write: :data:`AHEAD_MIN` codes)
     ahead: SumsAhead | None = None
+    #: plots written and removed (:mod:`fastmem.analogy.plots`)
+    plots: PlotChanges = field(default_factory=PlotChanges)
 
 
 class StructureIndex:
@@ -98,8 +102,11 @@ class StructureIndex:
         Where the term postings are saved beside the store (None: never, an in-memory store).
     """
 
-    def __init__(self, db: apsw.Connection, encoder: StructureEncoder, terms_path: str | None = None) -> None:
+    def __init__(self, db: apsw.Connection, encoder: StructureEncoder, terms_path: str | None = None,
+                 plot_dim: int = 384) -> None:
         self.db = db
+        #: the memories' plots, the slot's domain-blind view (:mod:`fastmem.analogy.plots`)
+        self.plots = PlotIndex(db, plot_dim)
         self.terms_path = terms_path
         #: (the index, its version) as last read from or written to ``terms_path``
         self._terms_saved: tuple[TermIndex, int] | None = None
@@ -153,6 +160,7 @@ class StructureIndex:
             self._stored = None
         self.stats = stats
         self.df = dict(self.db.execute("SELECT word, n FROM event_df"))
+        self.plots.load()
 
     def _terms_from_table(self) -> TermIndex:
         rows = self.db.execute("SELECT memory_id, terms FROM codes WHERE dim=? ORDER BY memory_id", (self.dim,)).fetchall()
@@ -215,6 +223,7 @@ class StructureIndex:
         mids = sorted(int(m) for m in mids)
         if not mids:
             return True
+        self.plots.catch_up(mids)  # a plot is read again whatever happened to the code
         if self.terms.count_of(mids):
             return False
         rows = self.db.execute("SELECT memory_id, code, nterms, terms FROM codes WHERE dim=? AND memory_id IN "
@@ -405,10 +414,13 @@ class StructureIndex:
 
     def stage_many(self, db: apsw.Connection, ids: Sequence[int], events: Sequence[list], pending: StructuralChanges,
                    stored: Sequence[StoredCode | None] | None = None, ahead: SumsAhead | None = None,
-                   failed=None) -> None:
+                   failed=None, plots: Sequence | None = None) -> None:
         """:meth:`stage` for a batch (one statement per table). ``ahead``: the statistics of
         these codes begun before (:meth:`begin_sums`). ``failed(i, exc)``: a memory whose code
-        cannot be made is left without events and code and reported (None: raise)."""
+        cannot be made is left without events and code and reported (None: raise). ``plots``:
+        each memory's plot vectors or None (:mod:`fastmem.analogy.plots`)."""
+        if plots is not None:
+            pending.plots.added += P.write(db, [(mid, v) for mid, v in zip(ids, plots) if v is not None])
         ev_rows, code_rows, counted = [], [], []
         for i, (mid, evs) in enumerate(zip(ids, events)):
             if not evs:
@@ -449,9 +461,11 @@ class StructureIndex:
         code = db.execute("SELECT code, nterms FROM codes WHERE memory_id=? AND dim=?", (mid, self.dim)).fetchone()
         if code is not None:
             pending.removed.append((mid, np.frombuffer(code[0], np.int8), code[1]))
+        pending.plots.removed.append(int(mid))  # its row goes with the memory, or now
         if delete:
             db.execute("DELETE FROM events WHERE memory_id=?", (mid,))
             db.execute("DELETE FROM codes WHERE memory_id=?", (mid,))
+            P.drop(db, mid)
 
     @staticmethod
     def write_df(db: apsw.Connection, delta: dict[str, int]) -> None:
@@ -487,6 +501,7 @@ class StructureIndex:
                                self.encoder.scale(np.asarray([c[2] for c in pending.codes])))
             self.terms.add_many([c[0] for c in pending.codes], [c[3] for c in pending.codes])
         self._changes += len(pending.codes) + len(pending.removed)
+        self.plots.apply(pending.plots)
 
     def save_due(self) -> bool:
         """Whether the statistics are due to be persisted: every :data:`STATS_SAVE_EVERY`
@@ -558,4 +573,5 @@ class StructureIndex:
             self.terms.build(ids, [c[3] for c in pending.codes])
         for w, d in pending.df.items():
             self.df[w] = d
+        self.plots.load()
         return self.stats.n

@@ -54,6 +54,7 @@ from ..errors import InvalidInput
 from ..reader.extract import parse_turn
 from ..results import Analogy
 from ..util.bounded import Bounded
+from . import plots as P
 from .code_store import StructureIndex
 from .codes import StructQuery
 from .mapping import Mapper, Mapping
@@ -64,7 +65,15 @@ __all__ = ["AnalogySlot", "AnalogySettings", "SlotSettings", "Turn", "SURFACE_RU
 #: Sessions whose repeat window a process keeps.
 SESSIONS = 10_000
 #: Values of ``Memory(surface_rule=...)``.
-SURFACE_RULES = ("band", "recall", "neighbours")
+SURFACE_RULES = ("band", "recall", "neighbours", "neighbourhood")
+#: The ``"neighbourhood"`` rule: the turn's nearest surface neighbours it looks at, at least ...
+HOOD_MIN = 3
+#: ... and how far above the store's mean cosine for the turn (in its standard deviations) a
+#: neighbour stands to be the turn's own neighbourhood rather than a chance nearest.
+HOOD_Z = 2.0
+#: The ``"neighbourhood"`` rule needs a store (or scope) of this many memories: in a smaller
+#: one the few nearest are a good part of the whole, and nothing stands out from it.
+HOOD_STORE = 10 * HOOD_MIN
 #: Stored vectors sampled to estimate the spread of a turn's cosines over the store (all of a
 #: store this small or smaller; 6 MB; why not fewer: ``docs/defaults.md``).
 SURFACE_SAMPLE = 4096
@@ -87,6 +96,8 @@ class Turn:
     events: tuple = ()
     parse_ms: float = 0.0
     prep_ms: float = 0.0
+    #: the turn's plot (:class:`fastmem.analogy.plots.Plot`), or None
+    plot: object = None
 
 
 @dataclass
@@ -147,12 +158,15 @@ class AnalogySettings:
     surface_max : float or None
         Surface condition: a memory at this embedding cosine to the turn or above is a copy of
         it, never its analogy. None: no ceiling.
-    surface_rule : {"band", "recall", "neighbours"}
-        What else "superficially different" excludes. ``"band"``: nothing beyond
-        ``surface_z``, ``surface_names`` and ``analogy_literal_max``. ``"recall"``: also the
-        first ``min(surface_exclude, ceil(surface_fraction * N))`` results of ordinary recall
-        for the turn, so the analogy never repeats one of them. ``"neighbours"``: also the
-        turn's nearest surface neighbours, as many at cosine >= ``surface_floor``.
+    surface_rule : {"neighbourhood", "band", "recall", "neighbours"}
+        What else "superficially different" excludes. ``"neighbourhood"`` (default): the
+        turn's own surface neighbourhood, judged against the store: its nearest memories by
+        embedding, the first ``min(surface_exclude, max(3, ceil(surface_fraction * N)))`` of
+        them, that stand two standard deviations or more above the turn's mean cosine over the
+        store (what ordinary recall finds near the top; a retelling, the same story). ``"band"``:
+        nothing beyond ``surface_z``, ``surface_names`` and ``analogy_literal_max``. ``"recall"``:
+        the first ``min(surface_exclude, ceil(surface_fraction * N))`` results of ordinary recall.
+        ``"neighbours"``: the turn's nearest surface neighbours, as many at cosine >= ``surface_floor``.
     surface_names : bool
         A memory that mentions one of the turn's names (people, organisations, places,
         products...; as the extractor reports them) is the same story in the same clothes,
@@ -173,6 +187,11 @@ class AnalogySettings:
         turn's most alike by embedding, averaged both ways) are more alike than this is the
         same story in other words (a flat for an apartment, a physician for a doctor) or the
         same things in another plot, never the analogy: an analogy maps different objects.
+    plot_margin : float
+        The plot view (:mod:`fastmem.analogy.plots`, when the structure mapping finds no analogy):
+        a plot is offered when its kernel score stands ``sqrt(2 ln N) + plot_margin`` standard
+        deviations above the store's (N plots: the best of N by chance stands near
+        ``sqrt(2 ln N)``). ``inf`` turns the plot view off.
     ranker : bool or Ranker
         Opt in to the learned ranker (:mod:`fastmem.analogy.ranker`, fitted on ProPara-Logy
         silver): among the candidates that pass the gate the most probable analog is shown,
@@ -185,10 +204,10 @@ class AnalogySettings:
     surface_z: float = 6.0
     analogy_literal_max: float = 0.5
     surface_exclude: int = 10
-    surface_fraction: float = 0.05
+    surface_fraction: float = 0.005
     surface_max: float | None = 0.9
     surface_floor: float = 0.5
-    surface_rule: str = "band"
+    surface_rule: str = "neighbourhood"
     surface_names: bool = True
     analogy_repeat_window: int = 20
     analogy_rerank: int = 32
@@ -196,6 +215,7 @@ class AnalogySettings:
     analogy_min_units: int = 3
     surface_objects: float = 0.8
     ranker: object = False
+    plot_margin: float = 2.0
 
     def __post_init__(self) -> None:
         self.checked()
@@ -214,7 +234,7 @@ class AnalogySettings:
             raise InvalidInput(f"surface_rule must be one of {SURFACE_RULES}, not {self.surface_rule!r}")
         if isinstance(self.analogy_rerank, bool) or not isinstance(self.analogy_rerank, int) or self.analogy_rerank < 1:
             raise InvalidInput(f"analogy_rerank must be a whole number of 1 or more, got {self.analogy_rerank!r}")
-        for name, lo, hi in (("analogy_alpha", 0.0, math.inf), ("surface_z", 0.0, math.inf),
+        for name, lo, hi in (("analogy_alpha", 0.0, math.inf), ("surface_z", 0.0, math.inf), ("plot_margin", 0.0, math.inf),
                              ("analogy_literal_max", 0.0, 1.0), ("z_min", -math.inf, math.inf),
                              ("surface_objects", 0.0, 1.0)):
             v = getattr(self, name)
@@ -276,11 +296,13 @@ class AnalogySlot:
         """The turn's structural query (parsed here unless ``parsed`` gives its events and
         names), weighted by the word counts of the store or of the scope's ``members``."""
         t0 = time.perf_counter()
-        events, names = parsed if parsed is not None else parse_turn(extractor, text)
+        events, names, plot = parsed if parsed is not None else parse_turn(extractor, text)
+        if isinstance(plot, list):  # the clauses, not yet embedded
+            plot = P.plot_vectors(self.verb_vectors, [plot])[0] if self.verb_vectors is not None else None
         t1 = time.perf_counter()
         sq = self.structure.query(events, members)
         parse_ms = (t1 - t0) * 1e3 if parsed is None else 0.0
-        return Turn(sq, tuple(names), tuple(events), parse_ms, (time.perf_counter() - t1) * 1e3)
+        return Turn(sq, tuple(names), tuple(events), parse_ms, (time.perf_counter() - t1) * 1e3, plot)
 
     def candidates(self, sq: StructQuery, z_min: float, members=None):
         """``(mean, std, n, ids, alignments)``: the exact statistics of the turn's code score
@@ -313,6 +335,9 @@ class AnalogySlot:
         if self.settings.surface_rule == "neighbours" and c.surface_rank is not None and c.surface_rank <= n_surface \
                 and c.surface >= self.settings.surface_floor:
             return True
+        if self.settings.surface_rule == "neighbourhood" and c.surface_rank is not None and c.surface_rank <= n_surface \
+                and c.surface_z >= HOOD_Z:
+            return True  # among the few memories that stand out as the turn's nearest: what recall finds
         if self.settings.surface_rule == "recall" and c.recall_rank is not None and c.recall_rank <= n_surface:
             return True  # ordinary recall already ranks it first for this turn
         return same_names is not None and same_names.search(c.text) is not None  # the same story by name
@@ -360,7 +385,7 @@ class AnalogySlot:
         if sq is None:
             return None, "the turn states no event the slot can read (no verb with a subject or an object)"
         mean, std, n, cids, aligns = self.candidates(sq, z_min, members)
-        if len(cids) == 0:
+        if len(cids) == 0 and turn.plot is None:
             if n < self.settings.min_store:
                 return None, (f"too few memories with a structure to compare against ({n}; the slot needs "
                               f"{self.settings.min_store})")
@@ -368,14 +393,20 @@ class AnalogySlot:
         recent = self._recent.get(session, ()) if session else ()
         bits = self.structure.verb_bits(members)
         scored = self.shortlist(turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live, bits)
-        if not scored:
-            return None, (f"every one of the {len(cids)} candidates sharing the turn's events is the turn's own "
-                          "story or topic (a paraphrase, a retelling, the same names) or was offered just before")
         # the best of how many: the memories the slot chooses from that have content events
         # (a small scope borrows the store's counts, not its population)
         population = bits.memories() if members is None else min(bits.memories(), self.structure.coded(members))
-        best = self.choose(turn, scored, max(population, 1), weights, (mean, std))
+        best = self.choose(turn, scored, max(population, 1), weights, (mean, std)) if scored else None
+        why = None
+        if best is None:  # the mapping found none: the plot view may
+            best, why = self.plot_pick(turn, vec, scope=scope, recent=recent, surface_labels=surface_labels,
+                                       n_live=n_live, weights=weights, members=members)
         if best is None:
+            if why is not None:
+                return None, why
+            if not scored:
+                return None, (f"every one of the {len(cids)} candidates sharing the turn's events is the turn's own "
+                              "story or topic (a paraphrase, a retelling, the same names) or was offered just before")
             return None, self.silence(turn, scored, max(population, 1))
         if session:
             self._recent.setdefault(session, deque(maxlen=self.settings.analogy_repeat_window)).append(best.id)
@@ -405,11 +436,86 @@ class AnalogySlot:
                     f"({clothes:.2f}; an analogy's differ, at most {s.surface_objects:.2f})")
         return "the learned ranker finds no candidate likely enough to be an analogy"
 
+    def _n_surface(self, n_live: int) -> int:
+        """How many of the turn's nearest surface neighbours the surface rule looks at: the
+        ``"recall"`` and ``"neighbours"`` rules ``min(surface_exclude, ceil(surface_fraction N))``,
+        the ``"neighbourhood"`` rule at least :data:`HOOD_MIN` of them, and none in a store of
+        fewer than :data:`HOOD_STORE`."""
+        s = self.settings
+        n = math.ceil(s.surface_fraction * max(n_live, 1))
+        if s.surface_rule == "neighbourhood":
+            if n_live < HOOD_STORE:
+                return 0  # a store this small is all neighbourhood: recall returns most of it
+            n = max(HOOD_MIN, n)
+        return min(s.surface_exclude or 0, n)
+
+    def plot_pick(self, turn: Turn, vec, *, scope, recent, surface_labels, n_live, weights,
+                  members=None) -> tuple[Analogy | None, str | None]:
+        """The plot view's pick (:mod:`fastmem.analogy.plots`): among the plots nearest the turn's,
+        the one whose kernel score stands highest above the store's (its z against a sample of
+        plots), when it stands ``sqrt(2 ln N) + plot_margin`` standard deviations up (N: the
+        plots of the store or scope) and passes the surface condition. ``(analogy, None)``, or
+        ``(None, why)``; ``(None, None)`` when the turn has no plot or the store too few."""
+        plots = self.structure.plots
+        population = plots.n if members is None else len(members & set(plots.ids.tolist()))
+        if turn.plot is None or population < self.settings.min_store:
+            return None, None
+        turn_white = plots.whiten(turn.plot.vecs)
+        ids = plots.nearest(turn.plot.vecs, P.FIRST, members, set(recent))
+        stored = P.read(self.db, ids, plots.dim)
+        band = self._band(vec)
+        n_surface = self._n_surface(n_live)
+        same_names = _mentions(turn.names) if self.settings.surface_names else None
+        mean, std = plots.chance(turn_white)
+        batch = plots.batch(stored)
+        score = dict(zip(batch.ids, P.kernels(turn_white, batch)))
+        best, best_key = None, None
+        for c in self._rows(ids, vec, band, surface_labels, ()):
+            if (scope is not None and c.scope != scope) or c.id not in stored or self._superficial(c, n_surface, same_names):
+                continue
+            if turn.events and self.mapper.clothes(turn.events, c.events) > self.settings.surface_objects:
+                continue
+            z = (score[c.id] - mean) / std
+            key = z + math.log2(max(weights.get(c.id, (1.0, 0, 0))[0], 1e-9))
+            if best_key is None or key > best_key:
+                best, best_key = (c, z), key
+        gate = math.sqrt(2.0 * math.log(max(population, 2))) + self.settings.plot_margin
+        if best is None:
+            return None, ("every plot near the turn's is the turn's own story or topic (a paraphrase, a retelling, "
+                          "the same names) or was offered just before")
+        c, z = best
+        other = plots.whiten(stored[c.id].vecs)
+        if z < gate:
+            return None, (f"the closest plot (memory {c.id}) stands {z:.1f} standard deviations above the store's; "
+                          f"among {population} plots the slot speaks from {gate:.1f}")
+        return self._plot_analogy(turn, c, z, gate, population, turn_white, other, stored[c.id],
+                                  weights.get(c.id, (1.0, 0, 0))[0]), None
+
+    def _plot_analogy(self, turn: Turn, c: _Candidate, z: float, gate: float, n: int, turn_white, other, plot,
+                      use: float) -> Analogy:
+        """The plot view's pick, explained: the clauses that correspond and, from the structure
+        mapping, the events and objects."""
+        told = [(turn.plot.clauses[i], plot.clauses[j]) for i, j, _ in P.pairs(turn_white, other)[:3]]
+        mp = self.mapper.map(list(turn.events), c.events)
+        likeness, objects = self.mapper.objects(turn.events, c.events, mp)
+        reason = "the same plot in other clothes: " + "; ".join(f"'{a}' ~ '{b}'" for a, b in told)
+        reason += f" ({z:.1f} standard deviations above the store's plots, {n} of them)"
+        if objects:
+            reason += "; objects " + ", ".join(objects[:3])
+        why = {"reason": reason, "view": "plot", "plot_z": z, "plot_gate": gate, "population": n,
+               "plot_pairs": [list(p) for p in told], "mapping": list(mp.labels), "matched": list(mp.labels),
+               "events": [list(pair) for pair in mp.pairs], "links": list(mp.links), "objects": list(objects),
+               "object_likeness": likeness, "clothes": self.mapper.clothes(turn.events, c.events),
+               "surface": c.surface, "surface_z": c.surface_z, "surface_rank": c.surface_rank, "use": use,
+               "z": z, "e_value": n * 0.5 * math.erfc(z / math.sqrt(2.0)),
+               "p": min(1.0, n * 0.5 * math.erfc(z / math.sqrt(2.0)))}
+        return Analogy(c.id, c.text, z * use, why, c.scope)
+
     def shortlist(self, turn: Turn, vec, cids, aligns, scope, recent, surface_labels, recall_ids, n_live,
                   bits) -> list[tuple[_Candidate, Mapping, float]]:
         """Stage 2: the first ``rerank`` candidates that pass the surface condition, each
         with its structure mapping (and stage-1 alignment), in stage-1 order."""
-        n_surface = min(self.settings.surface_exclude or 0, math.ceil(self.settings.surface_fraction * max(n_live, 1)))
+        n_surface = self._n_surface(n_live)
         same_names = _mentions(turn.names) if self.settings.surface_names else None
         band = self._band(vec)
         mapper = self.mapper.using(bits)

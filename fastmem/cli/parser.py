@@ -194,10 +194,12 @@ def _tool_commands(add) -> None:
     p.add_argument("--plot", default=None, help="draw latency against size (PNG; needs fastmem[plot])")
     p.add_argument("--cache", default=None, help="folder for the built stores (default: a temporary one)")
     p = add("eval", cmd_eval, "quality on public data: LoCoMo recall or ProPara-Logy analogies; the development "
-                              "chats (standing instructions, preferences, order); the story sets (the slot's picks)")
-    p.add_argument("dataset", choices=["locomo", "proparalogy", "chats", "stories"])
+                              "chats (standing instructions, preferences, order); the story sets (the slot's picks, "
+                              "or a multiple-choice file); the reading set (facts a person would store)")
+    p.add_argument("dataset", choices=["locomo", "proparalogy", "chats", "stories", "reading"])
     p.add_argument("path", help="a LoCoMo JSON file or folder / the ProPara-Logy silver CSV or its folder / the "
-                                "chats JSON (tests/data/chats.json) / the story sets (tests/data/stories.json)")
+                                "chats JSON (tests/data/chats.json) / the story sets (tests/data/stories.json, "
+                                "tests/data/analogy_mc.json) / the reading set (tests/data/reading.json)")
     p.add_argument("--fusion", default="score", choices=["score", "rrf"])
     p.add_argument("--no-baselines", action="store_true")
     p.add_argument("--mc", action="store_true", help="proparalogy: also the four-way multiple choice")

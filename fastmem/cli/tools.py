@@ -149,19 +149,51 @@ def _slot_table(rep: dict, head: str) -> None:
                   f"{r['distractor']:6.3f} {r['hit']:6.3f}")
 
 
-def cmd_eval(a) -> int:
-    if a.dataset == "stories":
-        from ..evaluate import stories as ST
+def _eval_reading(a) -> int:
+    from ..evaluate import reading as RD
 
-        data = ST.load(a.path)
-        if data is None:
-            raise FileNotFoundError(f"no story sets at {a.path}")
-        res = ST.evaluate(data, memory_kw={"embedder": a.embedder} if a.embedder else None)
+    data = RD.load(a.path)
+    if data is None:
+        raise FileNotFoundError(f"no reading set at {a.path}")
+    res = RD.evaluate(data, memory_kw={"embedder": a.embedder} if a.embedder else None)
+    if a.json:
+        _out(res)
+    else:
+        for split in ("dev", "heldout", "all"):
+            if split in res:
+                print(f"{split:<8} " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+                                                 for k, v in res[split].items()))
+    return 0
+
+
+def _eval_stories(a) -> int:
+    from ..evaluate import stories as ST
+
+    data = ST.load(a.path)
+    if data is None:
+        raise FileNotFoundError(f"no story sets at {a.path}")
+    if "items" in data:  # the multiple-choice form
+        res = ST.multiple_choice(data)
         if a.json:
             _out(res)
         else:
-            print(ST.table(res))
+            for split, row in res.items():
+                print(f"{split:<8} " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+                                                 for k, v in row.items()))
         return 0
+    res = ST.evaluate(data, memory_kw={"embedder": a.embedder} if a.embedder else None)
+    if a.json:
+        _out(res)
+    else:
+        print(ST.table(res))
+    return 0
+
+
+def cmd_eval(a) -> int:
+    if a.dataset == "reading":
+        return _eval_reading(a)
+    if a.dataset == "stories":
+        return _eval_stories(a)
     if a.dataset == "chats":
         from ..evaluate import chats as CH
 

@@ -137,6 +137,9 @@ def _structure(e) -> list[Problem]:
     no_terms = db.execute("SELECT count(*) FROM codes WHERE terms IS NULL").fetchone()[0]
     if no_terms:
         out.append(Problem("structure", f"{no_terms} structural codes have no stored terms"))
+    stored_plots = {r[0] for r in db.execute("SELECT memory_id FROM plots")}
+    if set(e.structure.plots.ids.tolist()) != stored_plots or e.structure.plots.n != len(stored_plots):
+        out.append(Problem("structure", "the in-process plots differ from the stored plots"))
     if not e.structure.in_sync():
         out.append(Problem("structure", "the in-process terms or statistics differ from the stored codes"))
     else:

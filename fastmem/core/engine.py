@@ -27,6 +27,7 @@ from contextlib import contextmanager
 
 from ..analogy.code_store import StructureIndex
 from ..analogy.codes import StructureEncoder
+from ..analogy.plots import plot_vectors
 from ..analogy.slot import SURFACE_SAMPLE, AnalogySettings, AnalogySlot
 from ..derived import vectors as V
 from ..derived.ann import BULK_THREADS_MIN, VectorIndex
@@ -42,6 +43,7 @@ from ..recall.scopes import Scopes
 from ..storage.store import Store
 from ..write import commit as C
 from ..write import guard
+from ..util.progress import bar
 from ..write.pending import BATCH, Finisher
 from ..write.prepare import Prepared, prepare
 from .transaction import Transaction
@@ -75,7 +77,8 @@ class Engine:
             self.embedder: Embedder = resolve_embedder(embedder, self.db)
             self.hrr_dim = self._stored_dim(hrr_dim)
             self.structure = StructureIndex(self.db, StructureEncoder(self.hrr_dim, embed=self.embedder.encode),
-                                            terms_path=None if self.path.startswith(":") else self.path + ".terms")
+                                            terms_path=None if self.path.startswith(":") else self.path + ".terms",
+                                            plot_dim=self.embedder.dim)
             self.slot = AnalogySlot(self.db, self.structure, slot, verb_vectors=self.embedder.encode,
                                     sample_vectors=lambda: self.index.sample(SURFACE_SAMPLE))
             self.index = self._open_vectors(reembed, progress)
@@ -296,7 +299,27 @@ class Engine:
         if reparse:
             self.rederive_failed()
         with self.lock:
-            return self.structure.rebuild(self.writing, self.parser(), reparse=reparse, progress=progress)
+            n = self.structure.rebuild(self.writing, self.parser(), reparse=reparse, progress=progress)
+        if reparse and self.extractor is not None:
+            self._rebuild_plots(progress)
+        return n
+
+    def _rebuild_plots(self, progress: bool | None) -> None:
+        """Every memory's plot read and embedded again (:mod:`fastmem.analogy.plots`), a batch of
+        :data:`fastmem.write.pending.BATCH` texts per transaction."""
+        with self.lock:
+            rows = C.texts_to_read(self.db)
+        b = bar(len(rows), "reading plots again", progress)
+        for start in range(0, len(rows), BATCH):
+            part = rows[start : start + BATCH]
+            got = plot_vectors(self.embedder, [p for _, _, p in guard.turns_read(self.extractor, [t for _, t in part])])
+            with self.lock, self.transaction() as tx:
+                tx.structure(C.replace_plots(tx.db, [mid for mid, _ in part], [t for _, t in part], got,
+                                             self.structure))
+            if b:
+                b.update(len(part))
+        if b:
+            b.close()
 
     def derive_pending(self, *, wait: bool = True, timeout: float | None = None) -> int | None:
         """See :meth:`fastmem.Memory.pending.derive`."""

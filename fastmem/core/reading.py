@@ -23,6 +23,7 @@ from ..errors import InvalidInput, NotFound
 from ..models.embedder import encode_queries, encode_query
 from ..passes import categories as CAT
 from ..passes import chunks as CH
+from ..analogy.plots import plot_vectors
 from ..reader.extract import parse_turn
 from ..recall.arrange import ORDERS
 from ..recall.channels import CHANNELS
@@ -98,6 +99,8 @@ class Reading:
         t1 = time.perf_counter()
         parsed = None if not slot else (guard.turns(self.e.extractor, list(queries)) if len(queries) > 1
                                         else [self.e.turn_parse(queries[0])])
+        if parsed is not None and self.e.structure.plots.n >= self.e.slot.settings.min_store:
+            parsed = self._plot_vectors(parsed)  # the plots' clauses, embedded (a turn with a plot only)
         parse_ms = (time.perf_counter() - t1) * 1e3 / max(len(queries), 1)
         out = []
         surfacing = [c for c, spec in CHANNELS.items() if spec.surfaces]
@@ -115,6 +118,19 @@ class Reading:
                         self.e.ledger.record(tx.db, res.hits, res.analogy, session, surfacing)
                 out.append(res)
         return out
+
+    def _plot_vectors(self, parsed: list) -> list:
+        """The turns' parses with each plot's clauses embedded (one batch for all turns); a turn
+        whose clauses cannot be embedded has no plot."""
+        plots = [p[2] if isinstance(p, tuple) else None for p in parsed]
+        try:
+            vecs = plot_vectors(self.e.embedder, plots)
+        except guard.FATAL:
+            raise
+        except Exception:
+            vecs = None
+        return [(p[0], p[1], None if vecs is None else vecs[i]) if isinstance(p, tuple) else p
+                for i, p in enumerate(parsed)]
 
     @staticmethod
     def _channels(channels) -> frozenset[str]:

@@ -118,6 +118,9 @@ def _derived(db, hrr_dim: int):
         w = db.execute("SELECT vecs FROM windows WHERE memory_id=?", (mid,)).fetchone()
         if w is not None:
             out["windows"] = _b64(w[0])
+        p = db.execute("SELECT clauses, vecs FROM plots WHERE memory_id=?", (mid,)).fetchone()
+        if p is not None:
+            out["plot"] = {"clauses": json.loads(p[0]), "vecs": _b64(p[1])}  # float16
         return out
     return fn
 
@@ -295,10 +298,29 @@ def _prepared(e, header: dict, mems: list[dict], vecs: np.ndarray, standing, win
              for r in mems]
     same_code = (same_model and header.get("hrr_dim") == e.hrr_dim
                  and header.get("structure_version") == StructureEncoder.version)
+    plots = [_plot(r, e.embedder.dim) for r in mems] if same_model else None
     return Prepared([r["text"] for r in mems], vecs, facts,
                       [r.get("events") or [] for r in mems],  # (verb, subjects, objects), as stored
                       standing, windows,
-                      [_code(r, e.hrr_dim) for r in mems] if same_code else None)
+                      [_code(r, e.hrr_dim) for r in mems] if same_code else None,
+                      plots=plots if plots and any(p is not None for p in plots) else None)
+
+
+def _plot(rec: dict, dim: int):
+    """The exported plot of a memory record (:mod:`fastmem.analogy.plots`), when present and whole."""
+    from ..analogy.plots import Plot
+
+    p = rec.get("plot")
+    if not isinstance(p, dict):
+        return None
+    try:
+        clauses = [str(c) for c in p["clauses"]]
+        vecs = np.frombuffer(base64.b64decode(p["vecs"]), np.float16).astype(np.float32)
+    except (KeyError, TypeError, ValueError):
+        raise InvalidInput(f"memory {rec.get('id')}: its exported plot is malformed") from None
+    if not clauses or vecs.size != len(clauses) * dim:
+        return None
+    return Plot(clauses, vecs.reshape(len(clauses), dim))
 
 
 def _code(rec: dict, hrr_dim: int) -> StoredCode | None:

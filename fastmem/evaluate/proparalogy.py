@@ -24,6 +24,7 @@ its distractor, its random paragraph, a target of another ``source_subject`` - s
 from __future__ import annotations
 
 import csv
+import math
 import os
 import random
 import re
@@ -438,6 +439,9 @@ def fit(path_or_data, *, folds: int = 5, cost: float = 1.0, out: str | None = No
         X, y = design(qs)
         mu, sd = X.mean(0), X.std(0)
         sd[sd < 1e-9] = 1.0
+        if len(set(y.tolist())) < 2:  # a fold whose examples are all right (or all wrong): their rate
+            rate = min(max(float(y.mean()) if len(y) else 0.5, 0.01), 0.99)
+            return Ranker(mu, sd, np.zeros(X.shape[1]), math.log(rate / (1.0 - rate)), cost / (1.0 + cost))
         lr = LogisticRegression(C=C, max_iter=2000).fit((X - mu) / sd, y)
         return Ranker(mu, sd, lr.coef_[0], lr.intercept_[0], cost / (1.0 + cost))
 

@@ -22,6 +22,8 @@ from .canon import canon_relation, fold_name, normalise_type
 from .chat import ChatExtractor, chat_complete  # noqa: F401 - their home before reader.chat
 from .lexicon import SKELETON
 from .links import links as _links, unrestated as _unrestated
+from .plot import PEOPLE as _PLOT_PEOPLE
+from .plot import clauses as plot_clauses, has_plot
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION",
@@ -71,37 +73,37 @@ def parse_texts(extractor: Extractor, texts: Sequence[str]) -> list[tuple[list[T
     return [(ts, events_from_triples(ts)) for ts in extractor.extract_many(texts)]
 
 
-def analyse_texts(extractor: Extractor, texts: Sequence[str]) -> list[tuple[list[Triple], list[Event], Any]]:
-    """:func:`parse_texts` plus each text's standing statement (:mod:`fastmem.reader.standing`), from
-    the same parse where the extractor can (``analyse_many``, as :class:`SpacyExtractor`
-    does); None for every text of an extractor that cannot (pass ``kind=`` instead)."""
+def analyse_texts(extractor: Extractor, texts: Sequence[str]) -> list[tuple[list[Triple], list[Event], Any, Any]]:
+    """:func:`parse_texts` plus each text's standing statement (:mod:`fastmem.reader.standing`)
+    and plot (:mod:`fastmem.reader.plot`: its clauses, or None when it has no plot), from the
+    same parse where the extractor can (``analyse_many``, as :class:`SpacyExtractor` does);
+    None for both from an extractor that cannot (pass ``kind=`` for the statement)."""
     both = getattr(extractor, "analyse_many", None)
     if both is not None:
         return both(texts)
-    return [(ts, ev, None) for ts, ev in parse_texts(extractor, texts)]
+    return [(ts, ev, None, None) for ts, ev in parse_texts(extractor, texts)]
 
 
-def parse_turn(extractor: Extractor | None, text: str) -> tuple[list[Event], tuple[str, ...]]:
-    """A turn's events and the names it mentions (names only from extractors that report
-    them, as :class:`SpacyExtractor` does; otherwise none)."""
+def parse_turn(extractor: Extractor | None, text: str) -> tuple[list[Event], tuple[str, ...], list[str] | None]:
+    """A turn's events, the names it mentions and its plot's clauses (names and plot only from
+    extractors that report them, as :class:`SpacyExtractor` does; otherwise none)."""
+    return parse_turns(extractor, [text])[0] if extractor else ([], (), None)
+
+
+def parse_turns(extractor: Extractor | None, texts: Sequence[str]) -> list[tuple[list[Event], tuple[str, ...], Any]]:
+    """:func:`parse_turn` of several turns (one ``pipe`` when the extractor can)."""
     if not extractor:
-        return [], ()
+        return [([], (), None) for _ in texts]
+    turns = getattr(extractor, "turns_many", None)
+    if turns is not None:
+        return [(ev, tuple(nm), plot) for ev, nm, plot in turns(list(texts))]
     both = getattr(extractor, "events_and_names_many", None)
     if both is not None:
-        events, names = both([text])[0]
-        return events, tuple(names)
+        return [(ev, tuple(nm), None) for ev, nm in both(list(texts))]
     ev = getattr(extractor, "events_many", None)
     if ev is not None:
-        return ev([text])[0], ()
-    return events_from_triples(extractor.extract_many([text])[0]), ()
-
-
-def parse_turns(extractor: Extractor | None, texts: Sequence[str]) -> list[tuple[list[Event], tuple[str, ...]]]:
-    """:func:`parse_turn` of several turns (one ``pipe`` when the extractor can)."""
-    both = getattr(extractor, "events_and_names_many", None) if extractor else None
-    if both is not None:
-        return [(ev, tuple(nm)) for ev, nm in both(list(texts))]
-    return [parse_turn(extractor, t) for t in texts]
+        return [(e, (), None) for e in ev(list(texts))]
+    return [(events_from_triples(ts), (), None) for ts in extractor.extract_many(list(texts))]
 
 
 def lemmatiser(extractor: Extractor | None):
@@ -283,12 +285,33 @@ class SpacyExtractor:
         """Triples and events of each text from one parse."""
         return [(self._doc_triples(doc), self._doc_events(doc)) for doc in self._docs(texts)]
 
-    def analyse_many(self, texts: Sequence[str]) -> list[tuple[list[Triple], list[Event], Any]]:
-        """Triples, events and the standing statement (:func:`fastmem.reader.standing.detect_docs`)
-        of each text from one parse."""
+    def analyse_many(self, texts: Sequence[str]) -> list[tuple[list[Triple], list[Event], Any, list[str] | None]]:
+        """Triples, events, the standing statement (:func:`fastmem.reader.standing.detect_docs`)
+        and the plot's clauses (:meth:`plot`) of each text from one parse."""
         from .standing import detect_docs
 
-        return [(self._doc_triples(doc), self._doc_events(doc), detect_docs([doc])[0]) for doc in self._docs(texts)]
+        return [(self._doc_triples(doc), self._doc_events(doc), detect_docs([doc])[0], self._doc_plot(doc))
+                for doc in self._docs(texts)]
+
+    def turns_many(self, texts: Sequence[str]) -> list[tuple[list[Event], tuple[str, ...], list[str] | None]]:
+        """Events, names (:meth:`names`) and the plot's clauses (:meth:`plot`) of each text from
+        one parse: what the analogy slot reads in a turn."""
+        return [(self._doc_events(doc), self._doc_names(doc), self._doc_plot(doc)) for doc in self._docs(texts)]
+
+    def plot(self, text: str) -> list[str] | None:
+        """The text's plot (:mod:`fastmem.reader.plot`): its sentences rendered without their
+        clothes, or None when it has none (fewer than two clauses with a content verb)."""
+        return self._doc_plot(self._docs([text])[0])
+
+    def told_many(self, texts: Sequence[str]) -> list[str]:
+        """Each text told without its clothes (:mod:`fastmem.reader.plot`): every sentence
+        rendered, joined; what the story sets' probe embeds."""
+        return [" ".join(plot_clauses(doc, _PLOT_PEOPLE)[0]) for doc in self._docs(texts)]
+
+    @staticmethod
+    def _doc_plot(doc) -> list[str] | None:
+        got = plot_clauses(doc, _PLOT_PEOPLE)
+        return got[0] if has_plot(got) else None
 
     def events_many(self, texts: Sequence[str]) -> list[list[Event]]:
         """Events of each text: every main verb in text order with its subject and object

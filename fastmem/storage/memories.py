@@ -15,7 +15,7 @@ from ..errors import NotFound
 from ..util.text import from_epoch
 
 __all__ = ["ROW_KEYS", "insert", "exists", "require", "set_fields", "delete", "insert_pending", "pending_rows",
-           "pending_texts", "drop_pending", "make_pending", "row", "texts", "ids_with_text", "with_meta_key",
+           "pending_texts", "derived_texts", "drop_pending", "make_pending", "row", "texts", "ids_with_text", "with_meta_key",
            "scopes", "count", "newest", "pending_count", "with_meta", "text_index_problem", "rebuild_text_index"]
 
 ROW_KEYS = ("id", "text", "scope", "source", "created", "updated", "meta", "at", "speaker")
@@ -108,6 +108,12 @@ def pending_rows(db: apsw.Connection, limit: int, after: int = 0) -> list[tuple[
     return [(mid, text, None if ts is None else json.loads(ts)) for mid, text, ts in db.execute(
         "SELECT p.memory_id, m.text, p.triples FROM pending p JOIN memories m ON m.id=p.memory_id "
         "WHERE p.memory_id>? ORDER BY p.memory_id LIMIT ?", (after, limit))]
+
+
+def derived_texts(db: apsw.Connection) -> list[tuple[int, str]]:
+    """``(id, text)`` of every memory that is not pending, by id."""
+    return db.execute("SELECT id, text FROM memories WHERE id NOT IN (SELECT memory_id FROM pending) "
+                      "ORDER BY id").fetchall()
 
 
 def pending_texts(db: apsw.Connection, ids: Sequence[int]) -> dict[int, str]:

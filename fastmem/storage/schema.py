@@ -362,6 +362,26 @@ def _m20_derive_failures(db: apsw.Connection) -> None:
     )
 
 
+def _m21_plots(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        -- each memory's plot (fastmem.analogy.plots): its clauses rendered without their clothes,
+        -- embedded; only memories whose text tells one (two clauses or more with a content verb)
+        CREATE TABLE plots(
+            memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+            n INTEGER NOT NULL,         -- clauses
+            centroid BLOB NOT NULL,     -- their mean vector, float16
+            vecs BLOB NOT NULL,         -- n float16 vectors, one after the other
+            clauses TEXT NOT NULL       -- the n rendered clauses, a JSON list (what the slot shows)
+        );
+        {triggers}
+        """.format(triggers="\n".join(
+            f"CREATE TRIGGER plots_log_{op[0].lower()} AFTER {op} ON plots BEGIN "
+            f"INSERT INTO change_log(memory_id, part) VALUES ({row}.memory_id, 'code'); END;"
+            for op, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old"))))
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -383,5 +403,6 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("raw_ends", _m18_raw_ends),
     ("use_log", _m19_use_log),
     ("derive_failures", _m20_derive_failures),
+    ("plots", _m21_plots),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..analogy import plots as P
 from ..analogy.code_store import StructuralChanges, StructureIndex
 from ..derived import graph as G
 from ..derived import standing as ST
@@ -34,7 +35,7 @@ from . import guard
 from .prepare import Prepared
 
 __all__ = ["commit", "commit_rows", "commit_pending", "pending_rows", "forget", "update", "KEEP", "failed_rows",
-           "rederive", "give_up"]
+           "rederive", "give_up", "texts_to_read", "replace_plots"]
 
 
 def _insert_rows(db, texts: Sequence[str], *, scope, source, meta_json, at, speaker, ids, now: float,
@@ -75,7 +76,7 @@ def _derive_parts(db, ids: Sequence[int], prep: Prepared, structure: StructureIn
     if any(prep.facts):
         guard.each(sorted(range(len(ids)), key=ids.__getitem__), batch, one, failed, guard.PART_FACTS, db)
     structure.stage_many(db, ids, prep.events, pending, prep.codes, ahead=sums,
-                         failed=lambda j, exc: failed.add(j, guard.PART_STRUCTURE, exc))
+                         failed=lambda j, exc: failed.add(j, guard.PART_STRUCTURE, exc), plots=prep.plots)
     if prep.windows is not None:
         X.write(db, [(mid, w) for mid, w in zip(ids, prep.windows) if w is not None])
     if prep.standing is not None:  # a host's kind= (written with the row) is kept
@@ -133,6 +134,25 @@ def pending_rows(db, limit: int, after: int = 0) -> list[tuple[int, str, list[Tr
     ``triples`` None where they are to be extracted."""
     return [(mid, text, None if ts is None else [Triple(*t) for t in ts])
             for mid, text, ts in R.pending_rows(db, limit, after)]
+
+
+def texts_to_read(db) -> list[tuple[int, str]]:
+    """``(id, text)`` of every memory that is not pending, by id (what a reader upgrade reads)."""
+    return R.derived_texts(db)
+
+
+def replace_plots(db, ids: Sequence[int], texts: Sequence[str], plots, structure: StructureIndex) -> StructuralChanges:
+    """Replace the plots of ``ids`` (whose text is still ``texts``) with ``plots`` (None, or one
+    :class:`fastmem.analogy.plots.Plot` or None per memory), inside the caller's transaction."""
+    pending = StructuralChanges()
+    now = {mid: R.row(db, mid)["text"] for mid in ids if R.exists(db, mid)}
+    keep = [j for j, mid in enumerate(ids) if now.get(mid) == texts[j]]
+    for j in keep:
+        if P.drop(db, ids[j]):
+            pending.plots.removed.append(int(ids[j]))
+    if plots is not None:
+        pending.plots.added += P.write(db, [(ids[j], plots[j]) for j in keep if plots[j] is not None])
+    return pending
 
 
 def give_up(db, mid: int, text: str, failure: guard.Failure) -> None:

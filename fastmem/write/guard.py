@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ..reader.extract import EVENTS_VERSION, analyse_texts, parse_turns
 from ..storage.store import FATAL
 
-__all__ = ["READER", "Failure", "Failures", "caught", "analyse", "turns", "each", "warn", "PART_READING", "PART_FACTS",
+__all__ = ["READER", "Failure", "Failures", "caught", "analyse", "turns", "turns_read", "each", "warn", "PART_READING", "PART_FACTS",
            "PART_STRUCTURE", "PART_ALL", "FATAL"]
 
 logger = logging.getLogger("fastmem")
@@ -79,9 +79,9 @@ class Failures(dict):
 
 
 def analyse(extractor, texts: Sequence[str]) -> tuple[list, Failures]:
-    """:func:`fastmem.reader.extract.analyse_texts`, guarded: ``(facts, events, standing)`` per
-    text and the failures by position. The batch is read at once; when that raises, each text is
-    read alone, and a text that raises alone gets no facts, events or statement."""
+    """:func:`fastmem.reader.extract.analyse_texts`, guarded: ``(facts, events, standing, plot)``
+    per text and the failures by position. The batch is read at once; when that raises, each
+    text is read alone, and a text that raises alone gets no facts, events, statement or plot."""
     failures = Failures()
     try:
         return analyse_texts(extractor, texts), failures
@@ -97,12 +97,12 @@ def analyse(extractor, texts: Sequence[str]) -> tuple[list, Failures]:
             raise
         except Exception as exc:
             failures.add(i, PART_READING, exc)
-            out.append(([], [], None))
+            out.append(([], [], None, None))
     return out, failures
 
 
 def turns(extractor, texts: Sequence[str]) -> list:
-    """:func:`fastmem.reader.extract.parse_turns`, guarded: a turn's ``(events, names)``, or the
+    """:func:`fastmem.reader.extract.parse_turns`, guarded: a turn's ``(events, names, plot)``, or the
     exception its own read raised (the recall's slot then stays silent and says why)."""
     try:
         return parse_turns(extractor, texts)
@@ -119,6 +119,11 @@ def turns(extractor, texts: Sequence[str]) -> list:
         except Exception as exc:
             out.append(exc)
     return out
+
+
+def turns_read(extractor, texts: Sequence[str]) -> list:
+    """:func:`turns`, with a turn that cannot be read as ``([], (), None)`` (nothing read)."""
+    return [t if isinstance(t, tuple) else ([], (), None) for t in turns(extractor, texts)]
 
 
 def each(keys: Sequence, run: Callable[[Sequence], None], one: Callable[[object], None], failures: Failures,
@@ -145,7 +150,7 @@ def each(keys: Sequence, run: Callable[[Sequence], None], one: Callable[[object]
 
 
 #: What a memory lacks when a part failed, in words.
-LACKS = {PART_READING: "facts, events and standing statement", PART_FACTS: "facts",
+LACKS = {PART_READING: "facts, events, plot and standing statement", PART_FACTS: "facts",
          PART_STRUCTURE: "structural code", PART_ALL: "vector, facts and code"}
 
 

@@ -16,6 +16,7 @@ from ..analogy.code_store import StoredCode, stored_code
 from ..analogy.codes import StructureEncoder
 from ..models.embedder import Embedder, checked, encode_with_windows
 from ..reader import standing as S
+from ..analogy.plots import plot_vectors
 from ..reader.extract import Extractor, Triple, events_from_triples
 from ..util.progress import bar
 from . import guard, workers
@@ -45,6 +46,9 @@ class Prepared:
     #: the parts that could not be derived, by position (:class:`fastmem.write.guard.Failures`;
     #: the commit adds its own and records them with the memories)
     failures: guard.Failures = field(default_factory=guard.Failures)
+    #: per text, its plot's clause vectors (``(n, dim)`` float32, :mod:`fastmem.analogy.plots`) or
+    #: None (no plot); None for the whole batch: none
+    plots: list | None = None
 
     def subset(self, keep: Sequence[int]) -> "Prepared":
         """The texts at positions ``keep``, with everything derived from them."""
@@ -53,7 +57,7 @@ class Prepared:
                         None if self.standing is None else [self.standing[j] for j in keep],
                         None if self.windows is None else [self.windows[j] for j in keep],
                         None if self.codes is None else [self.codes[j] for j in keep],
-                        self.failures.shifted(keep))
+                        self.failures.shifted(keep), None if self.plots is None else [self.plots[j] for j in keep])
 
 
 #: From this many texts on, the parse runs on the parse thread while the model embeds (below
@@ -73,6 +77,7 @@ def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Ex
     events: list[list] = []
     found: list = []
     wins: list = []
+    plots: list = []
     failures = guard.Failures()
     for start in range(0, len(texts), step):
         part = list(texts[start : start + step])
@@ -88,16 +93,18 @@ def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Ex
         ex = dict(zip(need, got))
         for j in range(len(part)):
             g = given[start + j]
-            fs, ev, st = (g, events_from_triples(g), None) if g is not None else ex.get(j, ([], [], None))
+            fs, ev, st, pl = (g, events_from_triples(g), None, None) if g is not None else ex.get(j, ([], [], None, None))
             facts.append(fs)
             events.append(ev)
             found.append(st)
+            plots.append(pl)
         if b:
             b.update(len(part))
     if b:
         b.close()
     return Prepared(list(texts), vecs, facts, events, _statements(texts, vecs, found, kinds, embedder),
-                    wins if any(w is not None for w in wins) else None, failures=failures)
+                    wins if any(w is not None for w in wins) else None, failures=failures,
+                    plots=plot_vectors(embedder, plots))
 
 
 def _statements(texts, vecs, found: list, kinds, embedder: Embedder) -> list | None:

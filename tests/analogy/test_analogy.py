@@ -97,16 +97,22 @@ def test_a_memory_naming_what_the_turn_is_about_is_never_the_analogy(store):
     assert res.hits[0].id == answer
     assert res.analogy is None or res.analogy.id != answer  # it names Jon
     store.analogy.settings.surface_names = False
+    store.analogy.settings.surface_rule = "band"  # the surface band alone lets it through
     loose = store.recall(question, k=5, record=False).analogy
     assert loose is not None and loose.id == answer and loose.why["surface_z"] < store.analogy.settings.surface_z
     assert loose.why["recall_rank"] == 1
-    store.analogy.settings.surface_rule = "recall"  # ordinary recall's first results are never the analogy either
-    strict = store.recall(question, k=5, record=False).analogy
-    assert strict is None or strict.id != answer
+    # ordinary recall's first results, and the turn's own surface neighbourhood (the default),
+    # are never the analogy either
+    for rule in ("recall", "neighbourhood"):
+        store.analogy.settings.surface_rule = rule
+        strict = store.recall(question, k=5, record=False).analogy
+        assert strict is None or strict.id != answer, rule
 
 
 def test_names_exclude_only_what_they_name(store):
-    # the same structure about someone else still rhymes; "Jonathan" is not "Jon"
+    # the same structure about someone else still rhymes; "Jonathan" is not "Jon" (the surface
+    # band alone: the turn's own neighbourhood, the default, would keep the nearest memory out)
+    store.analogy.settings.surface_rule = "band"
     other = store.remember("Jonathan: Mia lost her keys at the station in spring.")
     an = store.recall("Where did Jon lose his job?", k=5, record=False).analogy
     assert an is not None and an.id == other
@@ -115,6 +121,7 @@ def test_names_exclude_only_what_they_name(store):
 def test_the_same_things_doing_the_same_are_literal_similarity_not_analogy(store):
     """A retelling keeps its objects: the same relation with the same things on the same
     roles is literal similarity (``analogy_literal_max``), whoever does it."""
+    store.analogy.settings.surface_rule = "band"  # the literal share alone decides
     same = store.remember("Jonathan: Mia lost her job at the bakery in spring.")
     assert store.recall("Where did Jon lose his job?", k=5, record=False).analogy is None
     store.analogy.settings.analogy_literal_max = store.analogy.settings.surface_objects = 1.0
@@ -124,6 +131,7 @@ def test_the_same_things_doing_the_same_are_literal_similarity_not_analogy(store
 def test_a_paraphrase_is_never_the_analogy(mem):
     """The top of the turn's own surface neighbourhood (``surface_z``) is the same story in
     other words, however well its structure maps."""
+    mem.analogy.settings.surface_rule = "band"  # the band alone (the default rule keeps it out too)
     mem.remember_many(FACTS * 3)
     retold = mem.remember("The pump pulls water out of the well; the filter cleans that water; the tank then stores it.")
     turn = "The pump pulls water from the well, the filter cleans the water and the tank stores it."
@@ -185,6 +193,8 @@ def test_narrative_order_counts():
 
 def test_rare_structure_outweighs_common_structure(store):
     # "own" is everywhere, "evaporate/condense" is rare: the rare narrative is the analogy
+    # (in a store this small it is also the turn's nearest memory: the band alone here)
+    store.analogy.settings.surface_rule = "band"
     store.remember_many([f"Person number {i} owns a house in town {i}." for i in range(30)])
     rare = store.remember("Sea water evaporates in the sun, the vapour condenses into clouds and falls as rain.")
     res = store.recall("Alcohol evaporates from the still, condenses in the coil and falls into a jar; the distiller owns the still.",
@@ -328,7 +338,8 @@ def test_the_analogy_does_not_depend_on_the_order_written(tmp_path):
     for k, (turn, pair, fill) in enumerate(cases):
         picked = []
         for i, order in enumerate((pair, pair[::-1])):
-            with fastmem.Memory(str(tmp_path / f"{k}-{i}.db")) as m:
+            # the twins are each other's and the turn's nearest memories: the band alone here
+            with fastmem.Memory(str(tmp_path / f"{k}-{i}.db"), analogy=fastmem.AnalogySettings(surface_rule="band")) as m:
                 ids = m.remember_many(fill + list(order), progress=False)
                 if k == 0:
                     a, b = exact_scores(m.admin.engine.slot, turn, ids[-2:], m.admin.extractor)
@@ -348,7 +359,7 @@ def _story_picks(path, ids, **settings):
 
     sets = [s for s in json.loads((TESTDATA / "stories.json").read_text())["sets"] if s["id"] in ids]
     kinds = ("analogy", "literal", "false", "appearance")
-    with fastmem.Memory(str(path), analogy=fastmem.AnalogySettings(**settings)) as m:
+    with fastmem.Memory(str(path), analogy=fastmem.AnalogySettings(**{"surface_rule": "band", **settings})) as m:
         texts = [(s["id"], k, s[k]) for s in sets for k in kinds]
         which = dict(zip(m.remember_many([t for _, _, t in texts] + FACTS), texts))
         return {s["id"]: r.analogy and which[r.analogy.id][:2]

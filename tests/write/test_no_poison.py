@@ -150,5 +150,5 @@ def test_a_turn_the_reader_cannot_read_still_gets_its_hits(db_path):
 @pytest.mark.parametrize("text", ODD)
 def test_the_reader_reads_each_odd_sentence_without_failing(text):
     ex = SpacyExtractor()
-    triples, events, _ = ex.analyse_many([text])[0]
+    triples, events, _, _ = ex.analyse_many([text])[0]
     assert events and all(isinstance(t.subject, str) and isinstance(t.object, str) for t in triples)
