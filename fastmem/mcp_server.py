@@ -146,7 +146,7 @@ def _analogy(an) -> dict[str, Any]:
 
 
 def _fact(f) -> dict[str, Any]:
-    return {"subject": f.subject, "relation": f.relation, "object": f.object, "memory_id": f.memory_id}
+    return {"subject": f.subject, "relation": f.relation, "object": f.object, "memory_id": f.memory_id, "mood": f.mood}
 
 
 def _category(c) -> dict[str, Any]:

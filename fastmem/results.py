@@ -264,6 +264,8 @@ class Fact:
     #: "Caroline's sister": :mod:`fastmem.reader.who`); None where they are the names above
     subject_raw: str | None = None
     object_raw: str | None = None
+    #: "asserted", "planned" or "negated" (:mod:`fastmem.reader.mood`)
+    mood: str = "asserted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,3 +283,6 @@ class Triple:
     #: the speaker, :mod:`fastmem.reader.who`); None: as above
     subject_raw: str | None = None
     object_raw: str | None = None
+    #: what the text says of it: "asserted", "planned" ("I'll book the tapas place") or
+    #: "negated" ("I don't drink coffee"); :mod:`fastmem.reader.mood`
+    mood: str = "asserted"

@@ -167,7 +167,8 @@ def cmd_graph(a) -> int:
         for e in out:
             print(f"{e['name']} ({e['type']}; aliases: {', '.join(e['aliases'])})")
             for f in e["facts"]:
-                print(f"   {f['subject']} -{f['relation']}-> {f['object']}   [memory {f['memory_id']}]")
+                mood = "" if f["mood"] == "asserted" else f" ({f['mood']})"
+                print(f"   {f['subject']} -{f['relation']}-> {f['object']}{mood}   [memory {f['memory_id']}]")
     elif a.action == "neighbours":
         for x in out:
             print(f"{x['distance']}  {x['name']} ({x['type']})")
@@ -181,7 +182,7 @@ def cmd_graph(a) -> int:
 
 
 def _fact(f) -> dict:
-    return {"subject": f.subject, "relation": f.relation, "object": f.object, "memory_id": f.memory_id}
+    return {"subject": f.subject, "relation": f.relation, "object": f.object, "memory_id": f.memory_id, "mood": f.mood}
 
 
 def cmd_stats(a) -> int:

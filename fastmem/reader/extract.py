@@ -22,6 +22,8 @@ from .canon import canon_relation, fold_name, normalise_type
 from .chat import ChatExtractor, chat_complete  # noqa: F401 - their home before reader.chat
 from .lexicon import SKELETON
 from .links import links as _links, unrestated as _unrestated
+from .mood import STORED as STORED_MOODS
+from .mood import mood as clause_mood
 from .plot import PEOPLE as _PLOT_PEOPLE
 from .plot import clauses as plot_clauses, has_plot
 
@@ -205,6 +207,80 @@ ALL_REPAIRS = ("pronoun", "copula", "light", "conj", "nominal", "restated")
 #: stores parse their memories again on open). 2: skeleton verbs keep their lemma. 3: a
 #: transcript's "Name:" label is not parsed with what the turn says. 4: events carry their
 #: links (cause, condition, purpose, contrast, time) to later or earlier events.
+#: Words of conversation that are never a thing of a fact: interjections, greetings, backchannel
+#: ("Yep", "haha", "Glad"), read whatever a parse tagged them as.
+INTERJECTIONS = frozenset(("yep yeah yes yup no nope nah haha hahaha hah lol lmao omg wow ok okay alright hey hi "
+                           "hello thanks thank oh ah aw aww hmm hm um uh yay woo whoa oops sure cool glad awesome "
+                           "btw tbh ugh phew bye cheers congrats congratulations ooh oof rip wait well").split())
+#: Heads too vague to be a thing on their own ("a great way", "much joy", "a blast"): a fact
+#: about one needs a noun that says which ("family time", "the top of the hill").
+VAGUE_HEADS = frozenset(("way joy fun time thing things lot lots blast try while top stuff bit kind sort deal one "
+                         "something anything everything nothing part idea experience moment day place best chance "
+                         "people pic").split())
+#: Light verbs with an action noun read as the action ("give it a try" -> try, "take care of"
+#: -> care for): (verb, noun) -> (relation, where its object is).
+IDIOMS = {("give", "try"): ("try", "dative"), ("give", "shot"): ("try", "dative"), ("give", "go"): ("try", "dative"),
+          ("take", "care"): ("care for", "of"), ("take", "look"): ("look at", "at"), ("have", "look"): ("look at", "at"),
+          ("pay", "visit"): ("visit", "dative"), ("make", "decision"): ("decide", "about")}
+#: Verb and noun pairs of set phrases that state no fact ("hit a rough patch", "take a while").
+SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"), ("have", "blast"), ("have", "time"),
+                         ("have", "fun"), ("take", "time"), ("make", "point"), ("get", "point")})
+
+
+#: Nouns of time: an object of a preposition that is one is when, not what ("quit in March").
+TIME_NOUNS = frozenset(("morning afternoon evening night midnight noon today tonight tomorrow yesterday weekend week "
+                        "month year years day days hour hours minute minutes season spring summer autumn fall winter "
+                        "christmas holiday holidays monday tuesday wednesday thursday friday saturday sunday january "
+                        "february march april may june july august september october november december").split())
+
+
+def _when(tok) -> bool:
+    """Whether a token is a time (a date or time entity, or a noun of time)."""
+    return tok is not _UNDERSTOOD_I and (tok.ent_type_ in ("DATE", "TIME") or tok.lemma_.lower() in TIME_NOUNS)
+
+
+def _thing(tok) -> bool:
+    """Whether a token can be an end of a fact: not an interjection, not a vague head with
+    nothing that says which (the understood "I" is always one)."""
+    if tok is _UNDERSTOOD_I:
+        return True
+    low = tok.lower_
+    if low in INTERJECTIONS:
+        return False
+    if tok.lemma_.lower() in VAGUE_HEADS and tok.pos_ in ("NOUN", "PRON"):
+        return any(c.dep_ in ("compound", "poss", "prep", "nmod", "nummod") for c in tok.children)
+    return True
+
+
+def _no_fact(verb, subs) -> bool:
+    """A set phrase that states no fact: "you're telling me", "hit a rough patch"."""
+    lemma = verb.lemma_.lower()
+    objs = [c for c in verb.children if c.dep_ in ("dobj", "dative")]
+    if lemma == "tell" and any(s is not _UNDERSTOOD_I and s.lower_ == "you" for s in subs) \
+            and any(o.lower_ == "me" for o in objs):
+        return True
+    return any((lemma, o.lemma_.lower()) in SET_PHRASES for o in objs)
+
+
+def _idiom(verb):
+    """``(relation, objects)`` of a light verb with an action noun (:data:`IDIOMS`), or None."""
+    lemma = verb.lemma_.lower()
+    for c in verb.children:
+        if c.dep_ != "dobj":
+            continue
+        got = IDIOMS.get((lemma, c.lemma_.lower()))
+        if got is None:
+            continue
+        rel, where = got
+        if where == "dative":
+            objs = [d for d in verb.children if d.dep_ == "dative"]
+        else:
+            objs = [q for p in list(c.children) + list(verb.children) if p.dep_ == "prep" and p.lower_ == where
+                    for q in p.children if q.dep_ == "pobj"]
+        return rel, objs
+    return None
+
+
 EVENTS_VERSION = 4
 #: The rules applied by default: copula only; pronoun, light and conj earned nothing on
 #: ProPara-Logy silver, alone or beside it, so they stay opt-in (``docs/defaults.md``, "Parse repairs").
@@ -366,6 +442,7 @@ class SpacyExtractor:
         if tok.pos_ == "PRON":
             return tok.text, ("person" if low in _PERSON_PRON else "thing")
         words = [c for c in tok.lefts if c.dep_ in ("compound", "amod", "nummod", "nmod") and c.i >= tok.i - 3]
+        words = [w for w in words if w.lower_ not in INTERJECTIONS]  # "Alright Maya": Maya
         text = " ".join([w.text for w in words] + [tok.text])
         owner = next((c for c in tok.lefts if c.dep_ == "poss"), None)
         if owner is not None and owner.lower_ in _POSSESSIVE_PRON:
@@ -410,6 +487,11 @@ class SpacyExtractor:
             subs = [x for x in subs if x is _UNDERSTOOD_I or not _clause(x)]
             if not subs:
                 continue
+            said = clause_mood(verb)
+            if said not in STORED_MOODS:
+                continue  # a question, a request, a wish, a condition, a hypothesis: no fact
+            if _no_fact(verb, subs):
+                continue  # an idiom read as none ("you're telling me")
             neg = any(c.dep_ == "neg" for c in verb.children)
             prt = [c.lower_ for c in verb.children if c.dep_ == "prt"]
             base = ("not " if neg else "") + " ".join([verb.lemma_.lower()] + prt)
@@ -417,8 +499,16 @@ class SpacyExtractor:
                 base = "be " + base
             objs: list[tuple[str, object]] = []
             agent = None
-            for c in verb.children:
-                if c.dep_ in _OBJ:
+            idiom = _idiom(verb)  # "give zucchini bread a try" -> try (zucchini bread)
+            if idiom is not None:
+                base, objs = ("not " if neg else "") + idiom[0], [(("not " if neg else "") + idiom[0], o) for o in idiom[1]]
+            direct = any(c.dep_ == "dobj" for c in verb.children)
+            for c in verb.children if idiom is None else ():
+                if c.dep_ == "dative" and c.pos_ == "ADP":  # "painted it for him": a preposition
+                    objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
+                elif c.dep_ == "dative" and direct:  # "sold me his car": the car is sold, to me
+                    objs.extend((f"{base} to", o) for o in self._conj(c))
+                elif c.dep_ in _OBJ:
                     objs.extend((base, o) for o in self._conj(c))
                 elif c.dep_ == "agent":
                     for p in c.children:
@@ -427,7 +517,7 @@ class SpacyExtractor:
                 elif c.dep_ == "prep":
                     for p in c.children:
                         if p.dep_ == "pobj":
-                            objs.extend((f"{base} {c.lower_}", o) for o in self._conj(p))
+                            objs.extend((f"{base} {c.lower_}", o) for o in self._conj(p) if not _when(o))
                 elif c.dep_ == "acomp":
                     for p in c.children:
                         if p.dep_ == "prep":
@@ -438,11 +528,12 @@ class SpacyExtractor:
                 # "X was acquired by Y" -> (Y, acquire, X)
                 rel = base[3:] if base.startswith("be ") else base
                 for s in subs:
-                    out.append(self._triple(agent, rel, s))
-                objs = [(r, o) for r, o in objs]
+                    if _thing(agent) and _thing(s):
+                        out.append(self._triple(agent, rel, s, said))
             for s in subs:
                 for rel, o in objs:
-                    out.append(self._triple(s, rel, o))
+                    if _thing(s) and _thing(o):
+                        out.append(self._triple(s, rel, o, said))
             if len(out) >= self.max_triples:
                 break
         return out[: self.max_triples]
@@ -638,17 +729,17 @@ class SpacyExtractor:
                     return stem  # creation -> create, movement -> move, transpiration -> transpire
         return None
 
-    def _triple(self, s, rel, o) -> Triple:
+    def _triple(self, s, rel, o, said: str = "asserted") -> Triple:
         if s is _UNDERSTOOD_I:
             ot, oty = self._span(self._referent(o))
-            return Triple("I", rel, ot, "person", oty, "(I, understood)", None)
+            return Triple("I", rel, ot, "person", oty, "(I, understood)", None, said)
         if o is _UNDERSTOOD_I:  # a passive's agent swap: "Hired by Google last week!" -> (Google, hire, I)
             st, sty = self._span(self._referent(s))
-            return Triple(st, rel, "I", sty, "person", None, "(I, understood)")
+            return Triple(st, rel, "I", sty, "person", None, "(I, understood)", said)
         s2, o2 = self._referent(s), self._referent(o)
         st, sty = self._span(s2)
         ot, oty = self._span(o2)
-        return Triple(st, rel, ot, sty, oty, s.text if s2 is not s else None, o.text if o2 is not o else None)
+        return Triple(st, rel, ot, sty, oty, s.text if s2 is not s else None, o.text if o2 is not o else None, said)
 
     def _referent(self, tok):
         """What a third-person pronoun of a fact stands for in its own text: the nearest mention

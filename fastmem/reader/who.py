@@ -166,7 +166,8 @@ def resolve(triples: Sequence[Triple], turn: Turn) -> list[Triple]:
         if key in seen:
             continue
         seen.add(key)
-        out.append(Triple(s[0], t.relation, o[0], s[1], o[1], t.subject_raw or t.subject, t.object_raw or t.object))
+        out.append(Triple(s[0], t.relation, o[0], s[1], o[1], t.subject_raw or t.subject, t.object_raw or t.object,
+                          t.mood))
     return out
 
 

@@ -382,6 +382,16 @@ def _m21_plots(db: apsw.Connection) -> None:
     )
 
 
+def _m22_fact_mood(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        -- what the text says of a fact (fastmem.reader.mood): 'asserted', 'planned' ("I'll book
+        -- the tapas place") or 'negated'; questions, wishes and conditions are not stored
+        ALTER TABLE edges ADD COLUMN mood TEXT NOT NULL DEFAULT 'asserted';
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -404,5 +414,6 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("use_log", _m19_use_log),
     ("derive_failures", _m20_derive_failures),
     ("plots", _m21_plots),
+    ("fact_mood", _m22_fact_mood),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

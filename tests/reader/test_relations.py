@@ -63,7 +63,7 @@ SENTENCES = [
  ("Leo visited his grandmother in Faro.", {("leo", "visit", "grandmother")}),
  ("We went to the beach on Sunday.", {("we", "visit", "beach")}),
  ("Nina wrote a short story.", {("nina", "create", "short story")}),
- ("Nina made a decision about the job.", {("nina", "make", "decision")}),
+ ("Nina made a decision about the job.", {("nina", "decide", "job")}),  # a light verb and its action: the action
  ("Quentin founded a coffee company.", {("quentin", "create", "coffee company")}),
  ("Rosa started a new job at Acme.", {("rosa", "start", "new job")}),
  ("The Acme office employs forty people.", {("forty people", "work_for", "acme office")}),

@@ -99,7 +99,7 @@ def test_a_store_reads_the_same_however_its_writes_were_batched(tmp_path):
              ("Melanie", "I loved it! My kids took their bikes to the lake near Oslo."),
              ("Caroline", "They must love it there. Jon told me he bought a boat."),
              ("Melanie", "He did! It is red and he sails it every weekend."),
-             ("Caroline", "You should paint it for him."),
+             ("Caroline", "You painted it for him."),
              ("Melanie", "I will, and Jon says Oslo is lovely in June, so we might visit it.")]
     texts = [f"{s}: {t}" for s, t in turns]
     got = []

@@ -1,0 +1,97 @@
+"""What a clause says of its facts: asserted, planned, negated, or not a fact at all.
+
+A question ("Do you believe in luck?"), a request ("Tell her I sent you"), a wish ("I wish I
+could draw"), a condition ("If it rains, we stay home"), a hypothetical ("You should come",
+"our neighbours must hate us") or a generic remark ("It's easier when you have good friends
+around") states no fact about the people in it: :func:`mood` names it, and the reader keeps
+no fact from it. A plan ("I'll book the tapas place", "I'm going to try pottery") and a
+negation ("I don't drink coffee") are facts about the person, stored with their mood.
+"""
+
+from __future__ import annotations
+
+__all__ = ["mood", "STORED", "ASSERTED", "PLANNED", "NEGATED", "ASKED", "WISHED", "CONDITIONAL", "HYPOTHETICAL",
+           "GENERIC"]
+
+ASSERTED, PLANNED, NEGATED = "asserted", "planned", "negated"
+ASKED, WISHED, CONDITIONAL, HYPOTHETICAL, GENERIC = "asked", "wished", "conditional", "hypothetical", "generic"
+#: The moods whose facts are stored.
+STORED = frozenset({ASSERTED, PLANNED, NEGATED})
+
+_HYPOTHETICAL = frozenset({"could", "would", "should", "might", "may", "must", "can", "ca", "shall", "ought", "'d"})
+_FUTURE = frozenset({"will", "'ll", "wo"})
+_WISH = frozenset({"wish", "hope", "dream", "pray"})
+_PLAN = frozenset({"plan", "intend", "decide", "aim", "mean", "want"})
+_CONDITION = frozenset({"if", "unless", "whether", "assuming", "provided", "suppose", "supposing"})
+_GENERIC_MARKS = frozenset({"when", "whenever", "if", "once", "until", "while"})
+_GENERIC_SUBJ = frozenset({"you", "we", "one", "everyone", "everybody", "people"})
+
+
+def _clause_chain(verb, depth: int = 6):
+    """The verb and the verbs above it whose clause it belongs to (conjuncts, complements,
+    adverbial clauses), nearest first."""
+    out, v = [verb], verb
+    while depth and v.dep_ in ("conj", "xcomp", "ccomp", "advcl", "acomp") and v.head is not v:
+        v = v.head
+        out.append(v)
+        depth -= 1
+    return out
+
+
+def _question(sent) -> bool:
+    words = [t for t in sent if not t.is_space]
+    if not words:
+        return False
+    if any(t.text.endswith("?") for t in words[-3:]):
+        return True
+    return False
+
+
+def _imperative(verb) -> bool:
+    """A request: the clause's verb in its base form, first in its sentence (after interjections,
+    vocatives and discourse words), with no subject and no auxiliary."""
+    if verb.tag_ != "VB" or verb.dep_ not in ("ROOT", "conj", "advcl"):
+        return False
+    if any(c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass", "expl") for c in verb.children):
+        return False
+    first = next((t for t in verb.sent if not t.is_punct and t.pos_ not in ("INTJ", "PROPN")
+                  and t.dep_ not in ("intj", "npadvmod", "advmod", "discourse", "cc")), None)
+    lead = verb.head if verb.dep_ == "conj" else verb  # "Sit down and relax": the first verb leads
+    return first is not None and first.i == lead.i
+
+
+def mood(verb) -> str:
+    """The mood of the clause headed by ``verb`` (a spaCy token): one of :data:`STORED` when its
+    facts are facts, else why not."""
+    if _question(verb.sent):
+        return ASKED
+    chain = _clause_chain(verb)
+    for v in chain:
+        if _imperative(v):
+            return ASKED
+        kids = list(v.children)
+        if any(c.dep_ == "mark" and c.lower_ in _CONDITION for c in kids):
+            return CONDITIONAL
+        if any(c.dep_ == "advcl" and any(g.dep_ == "mark" and g.lower_ in _CONDITION for g in c.children) for c in kids):
+            return CONDITIONAL  # the consequence of a condition
+    for v in chain[1:]:
+        if v.lemma_.lower() in _WISH:
+            return WISHED
+    subj = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+    if (subj and subj[0].lower_ in _GENERIC_SUBJ and verb.dep_ == "advcl"
+            and any(c.dep_ in ("mark", "advmod") and c.lower_ in _GENERIC_MARKS for c in verb.children)):
+        return GENERIC  # "It's easier when you have good friends around"
+    aux = {c.lower_ for v in chain[:1] for c in v.children if c.dep_ in ("aux", "auxpass")}
+    if aux & _HYPOTHETICAL:
+        return HYPOTHETICAL
+    negated = any(c.dep_ == "neg" for c in verb.children)
+    if aux & _FUTURE or _going_to(verb) or any(v.lemma_.lower() in _PLAN for v in chain[1:]):
+        return NEGATED if negated else PLANNED
+    return NEGATED if negated else ASSERTED
+
+
+def _going_to(verb) -> bool:
+    """"I'm going to try pottery", "gonna move": the verb is the complement of a progressive "go"."""
+    head = verb.head
+    return (verb.dep_ == "xcomp" and head.lemma_.lower() == "go" and head.tag_ == "VBG"
+            and any(c.dep_ == "aux" and c.lemma_ == "be" for c in head.children))

@@ -1,0 +1,59 @@
+"""What a clause says of its facts (fastmem.reader.mood): a question, a request, a wish, a
+condition, a hypothesis or a generic remark is not a fact; a plan and a negation are, stored
+with their mood. Idioms and light verbs read as the action or as nothing; interjections,
+vocatives and vague heads are never things of a fact."""
+
+import pytest
+
+import fastmem
+from fastmem.reader.extract import SpacyExtractor
+
+NONE = ["Do you believe in luck?", "What have you been learning in those classes?",
+        "It's easier when you have good friends around.", "You're telling me!", "Tell her I sent you lol",
+        "I wish I could draw.", "You should come to the drawing class on Thursdays!",
+        "If the laptop is not fixed by Friday you can borrow mine.", "Our neighbours must hate us.",
+        "Cooking is a great way to relax.", "We had a blast!", "I hit a rough patch at work."]
+FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
+         ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
+         ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
+         ("I don't drink coffee anymore.", ("I", "not drink", "coffee", "negated")),
+         ("I'll give zucchini bread a try.", ("I", "try", "zucchini bread", "planned")),
+         ("I take care of my mom on weekends.", ("I", "care for", "my mom", "asserted")),
+         ("My uncle is selling me his old Fiat.", ("my uncle", "sell", "Fiat", "asserted")),
+         ("My uncle is selling me his old Fiat.", ("my uncle", "sell to", "me", "asserted")),
+         ("Nope, I quit in March.", None)]
+
+
+@pytest.fixture(scope="module")
+def reader():
+    return SpacyExtractor()
+
+
+@pytest.mark.parametrize("text", NONE)
+def test_what_is_not_asserted_is_not_a_fact(reader, text):
+    assert reader.extract_many([text])[0] == []
+
+
+@pytest.mark.parametrize("text,fact", FACTS)
+def test_plans_negations_and_idioms_are_facts_with_their_mood(reader, text, fact):
+    got = [(t.subject, t.relation, t.object, t.mood) for t in reader.extract_many([text])[0]]
+    if fact is None:  # "in March" is when, not what
+        assert all(o != "March" for _, _, o, _ in got)
+    else:
+        assert fact in got
+
+
+def test_no_interjection_or_vocative_is_a_thing(reader):
+    got = reader.extract_many(["Yep, Maya! I adopted a cat.", "Alright Maya, I booked the ferry.", "haha I love jazz"])
+    ends = {x for ts in got for t in ts for x in (t.subject, t.object)}
+    assert not ends & {"Yep", "Alright Maya", "haha", "Alright"}
+    assert ("I", "book", "ferry") in [(t.subject, t.relation, t.object) for t in got[1]]
+
+
+def test_the_mood_is_stored_and_shown(tmp_path):
+    with fastmem.Memory(str(tmp_path / "m.db")) as m:
+        mid = m.remember("Maya: I'll book the tapas place on Elm Street. Do you like tapas?", speaker="Maya")
+        facts = m.graph.facts(mid)
+        assert [(f.subject, f.relation, f.object, f.mood) for f in facts] == [("Maya", "book", "tapas place", "planned")]
+        assert m.graph.facts_about("Maya")[0].mood == "planned"
+
