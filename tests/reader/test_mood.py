@@ -57,3 +57,13 @@ def test_the_mood_is_stored_and_shown(tmp_path):
         assert [(f.subject, f.relation, f.object, f.mood) for f in facts] == [("Maya", "book", "tapas place", "planned")]
         assert m.graph.facts_about("Maya")[0].mood == "planned"
 
+
+
+def test_the_mood_survives_an_export_and_an_import(tmp_path):
+    with fastmem.Memory(str(tmp_path / "a.db")) as a:
+        a.remember("Maya: I'll book the tapas place on Elm Street. I don't eat shellfish.", speaker="Maya")
+        a.admin.export_jsonl(str(tmp_path / "a.jsonl"))
+    with fastmem.Memory(str(tmp_path / "b.db")) as b:
+        b.admin.import_jsonl(str(tmp_path / "a.jsonl"))
+        got = {(f.relation, f.object, f.mood) for f in b.graph.facts_about("Maya")}
+        assert ("book", "tapas place", "planned") in got and ("not_eat", "shellfish", "negated") in got
