@@ -207,7 +207,7 @@ class AnalogySettings:
     surface_fraction: float = 0.005
     surface_max: float | None = 0.9
     surface_floor: float = 0.5
-    surface_rule: str = "neighbourhood"
+    surface_rule: str = "band"
     surface_names: bool = True
     analogy_repeat_window: int = 20
     analogy_rerank: int = 32
@@ -215,7 +215,7 @@ class AnalogySettings:
     analogy_min_units: int = 3
     surface_objects: float = 0.8
     ranker: object = False
-    plot_margin: float = 2.0
+    plot_margin: float = 3.0
 
     def __post_init__(self) -> None:
         self.checked()
@@ -326,8 +326,10 @@ class AnalogySlot:
         c = sample @ np.asarray(vec, np.float32)
         return float(c.mean()), max(float(c.std()), 1e-6)
 
-    def _superficial(self, c: _Candidate, n_surface: int, same_names) -> bool:
-        """Whether a candidate is the turn's own story or topic rather than an analogy."""
+    def _superficial(self, c: _Candidate, n_surface: int, same_names, hood: int = 0) -> bool:
+        """Whether a candidate is the turn's own story or topic rather than an analogy;
+        ``hood``: also when it is among the first ``hood`` of the turn's surface neighbourhood
+        (the ``"neighbourhood"`` rule, whatever ``surface_rule`` says)."""
         if c.surface_z >= self.settings.surface_z:
             return True  # the top of the turn's surface neighbourhood: a paraphrase, a retelling
         if self.settings.surface_max is not None and c.surface > self.settings.surface_max:
@@ -335,8 +337,8 @@ class AnalogySlot:
         if self.settings.surface_rule == "neighbours" and c.surface_rank is not None and c.surface_rank <= n_surface \
                 and c.surface >= self.settings.surface_floor:
             return True
-        if self.settings.surface_rule == "neighbourhood" and c.surface_rank is not None and c.surface_rank <= n_surface \
-                and c.surface_z >= HOOD_Z:
+        if (self.settings.surface_rule == "neighbourhood" or hood) and c.surface_rank is not None \
+                and c.surface_rank <= (hood or n_surface) and c.surface_z >= HOOD_Z:
             return True  # among the few memories that stand out as the turn's nearest: what recall finds
         if self.settings.surface_rule == "recall" and c.recall_rank is not None and c.recall_rank <= n_surface:
             return True  # ordinary recall already ranks it first for this turn
@@ -436,14 +438,14 @@ class AnalogySlot:
                     f"({clothes:.2f}; an analogy's differ, at most {s.surface_objects:.2f})")
         return "the learned ranker finds no candidate likely enough to be an analogy"
 
-    def _n_surface(self, n_live: int) -> int:
-        """How many of the turn's nearest surface neighbours the surface rule looks at: the
-        ``"recall"`` and ``"neighbours"`` rules ``min(surface_exclude, ceil(surface_fraction N))``,
-        the ``"neighbourhood"`` rule at least :data:`HOOD_MIN` of them, and none in a store of
-        fewer than :data:`HOOD_STORE`."""
+    def _n_surface(self, n_live: int, rule: str | None = None) -> int:
+        """How many of the turn's nearest surface neighbours the surface rule (``rule``, default
+        the settings') looks at: the ``"recall"`` and ``"neighbours"`` rules
+        ``min(surface_exclude, ceil(surface_fraction N))``, the ``"neighbourhood"`` rule at
+        least :data:`HOOD_MIN` of them, and none in a store of fewer than :data:`HOOD_STORE`."""
         s = self.settings
         n = math.ceil(s.surface_fraction * max(n_live, 1))
-        if s.surface_rule == "neighbourhood":
+        if (rule or s.surface_rule) == "neighbourhood":
             if n_live < HOOD_STORE:
                 return 0  # a store this small is all neighbourhood: recall returns most of it
             n = max(HOOD_MIN, n)
@@ -465,13 +467,15 @@ class AnalogySlot:
         stored = P.read(self.db, ids, plots.dim)
         band = self._band(vec)
         n_surface = self._n_surface(n_live)
+        hood = self._n_surface(n_live, "neighbourhood")  # a plot is blind to clothes: never the turn's own
         same_names = _mentions(turn.names) if self.settings.surface_names else None
         mean, std = plots.chance(turn_white)
         batch = plots.batch(stored)
         score = dict(zip(batch.ids, P.kernels(turn_white, batch)))
         best, best_key = None, None
         for c in self._rows(ids, vec, band, surface_labels, ()):
-            if (scope is not None and c.scope != scope) or c.id not in stored or self._superficial(c, n_surface, same_names):
+            if ((scope is not None and c.scope != scope) or c.id not in stored
+                    or self._superficial(c, n_surface, same_names, hood)):
                 continue
             if turn.events and self.mapper.clothes(turn.events, c.events) > self.settings.surface_objects:
                 continue
