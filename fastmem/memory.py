@@ -197,7 +197,7 @@ class Memory:
     def recall(self, query: str, *, k: int = 10, scope: str | None = None, session: str | None = None,
                analogy: bool = True, z_min: float | None = None, record: bool = True,
                channels: Sequence[str] = CHANNELS, exclude: Collection[int] = (), floor: bool = False,
-               standing: int = 3, order: str = "rank") -> Recall:
+               standing: int = 5, order: str = "rank") -> Recall:
         """Hybrid recall: keyword (FTS5 bm25), vector (hnswlib), graph, context and speaker
         channels, fused (``fusion``), each memory's fused score times its use weight; plus the
         analogy slot.
@@ -227,8 +227,9 @@ class Memory:
             The evidence floor (:mod:`fastmem.recall.evidence`): no hits when none is grounded
             in the turn; ``Recall.grounding`` says why. Hosts turn it on.
         standing : int
-            At most this many standing instructions and preferences that match the turn go in
-            ``Recall.standing`` (:mod:`fastmem.reader.standing`); 0: none.
+            At most this many of the scope's active standing instructions and preferences go in
+            ``Recall.standing`` (:mod:`fastmem.reader.standing`), a profile: the global ones
+            first, then the most relevant to the turn, with no relevance bar; 0: none.
         order : {"rank", "time"}
             ``"rank"``: best first. ``"time"``: the same hits, oldest first.
 
@@ -246,7 +247,7 @@ class Memory:
     def recall_many(self, queries: Sequence[str], *, k: int = 10, scope: str | None = None, session: str | None = None,
                     analogy: bool = True, z_min: float | None = None, record: bool = True,
                     channels: Sequence[str] = CHANNELS, exclude: Collection[int] = (),
-                    floor: bool = False, standing: int = 3, order: str = "rank") -> list[Recall]:
+                    floor: bool = False, standing: int = 5, order: str = "rank") -> list[Recall]:
         """:meth:`recall` for several queries (embedded in one batch)."""
         return self._read.recall_many(queries, k=k, scope=scope, session=session, analogy=analogy, z_min=z_min,
                                       record=record, channels=channels, exclude=exclude, floor=floor,

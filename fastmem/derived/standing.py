@@ -2,11 +2,13 @@
 recall-time index over it. What a statement is and how one is found at write time:
 :mod:`fastmem.reader.standing`.
 
-**Standing recall** (:class:`StandingIndex`): each statement is embedded on its own (the
-sentence, not the whole message); a turn matches a statement by the cosine of their
-embeddings plus :data:`TOPIC_BONUS` per topic word the turn shares; statements at or above
-:data:`MATCH_MIN` are returned, best first, newest first among equals, at most ``k``.
-A *global* statement (a format, length, tone, language or persona with no condition:
+**Standing recall** (:class:`StandingIndex`): every recall returns the scope's active
+statements as a profile, at most ``k``: each statement is embedded on its own (the sentence,
+not the whole message) and scored against the turn by the cosine of their embeddings plus
+:data:`TOPIC_BONUS` per topic word the turn shares, best first, newest first among equals, with
+no relevance bar (a conditional instruction and the later request that meets its condition
+in other words are no nearer by embedding than a statement and an unrelated request: the
+host's model judges which applies). A *global* statement (a format, length, tone, language or persona with no condition:
 :func:`fastmem.reader.standing.reach_of`) applies to every turn and is returned first.
 **Supersession**: a newer statement of the same kind on the same topic replaces an older one
 (same topic: their embeddings' cosine at least :data:`SAME_TOPIC` with a topic word in
@@ -30,7 +32,8 @@ from ..results import Standing
 __all__ = ["StandingIndex", "MATCH_MIN", "TOPIC_BONUS", "SAME_TOPIC", "SAME_TOPIC_ALONE", "write", "drop", "exported",
            "vector_of", "reembed"]
 
-#: Least match (cosine plus topic bonus) for a standing statement to be shown.
+#: Least match (cosine plus topic bonus) of earlier releases' relevance bar (no longer applied:
+#: every active statement is returned, best first; kept for code that read it).
 MATCH_MIN = 0.25
 #: Added to the cosine per topic word the turn shares with the statement (at most two count).
 TOPIC_BONUS = 0.08
@@ -147,10 +150,11 @@ class StandingIndex:
 
     def match(self, vec: np.ndarray | None, words: frozenset[str], *, scope: str | None, members=None,
               k: int = 3) -> list[Standing]:
-        """The standing statements that apply to a turn (embedded as ``vec``, its lower-case
-        words ``words``): the global ones (every turn of their scope) first, newest first, then
-        the topical ones that match, best first; at most ``k``. ``scope``/``members`` confine
-        them as recall's hits are."""
+        """The scope's standing statements for a turn (embedded as ``vec``, its lower-case words
+        ``words``), a profile: the global ones (every turn of their scope) first, newest first,
+        then the topical ones, the most relevant to the turn first (no relevance bar: among a
+        scope's few statements the one that applies is often no nearer the turn than the
+        others); at most ``k``. ``scope``/``members`` confine them as recall's hits are."""
         if vec is None or k <= 0:
             return []
         self._load()
@@ -162,8 +166,7 @@ class StandingIndex:
             if not self._live[i] or (scope is not None and r[6] != scope) or (members is not None and r[0] not in members):
                 continue
             score = float(sims[i]) + TOPIC_BONUS * min(2, len(r[7] & words))
-            if score >= MATCH_MIN or r[8] == "global":
-                out.append(Standing(r[0], r[1], r[2], r[3], r[4], round(score, 4), r[5],
-                                    self._supersedes.get(r[0], ()), r[8]))
+            out.append(Standing(r[0], r[1], r[2], r[3], r[4], round(score, 4), r[5],
+                                self._supersedes.get(r[0], ()), r[8]))
         out.sort(key=lambda s: (s.reach != "global", -s.at if s.reach == "global" else -s.score, -s.at))
         return out[:k]

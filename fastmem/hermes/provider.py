@@ -386,7 +386,8 @@ class FastmemProvider(MemoryProvider):
         budget = self._cfg["prefetch_chars"]
         head = []
         if res.standing:
-            head.append("Standing instructions and preferences (the user's; a later one replaces an earlier one):")
+            head.append("What the user asked for (standing instructions and preferences; a later one replaces an "
+                        "earlier one):")
             for x in res.standing:
                 head.append(f"- [m{x.id}] {_shorten(x.sentence, 240)} ({datetime.fromtimestamp(x.at, timezone.utc):%Y-%m-%d})")
             head.append("Recalled:")

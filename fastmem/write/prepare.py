@@ -16,6 +16,7 @@ from ..analogy.code_store import StoredCode, stored_code
 from ..analogy.codes import StructureEncoder
 from ..models.embedder import Embedder, checked, encode_with_windows
 from ..reader import standing as S
+from ..reader.standing_model import refine
 from ..analogy.plots import plot_vectors
 from ..reader.extract import Extractor, Triple, events_from_triples
 from ..util.progress import bar
@@ -102,6 +103,8 @@ def prepare(texts: Sequence[str], given: list, embedder: Embedder, extractor: Ex
             b.update(len(part))
     if b:
         b.close()
+    if extractor is not None:  # what the rules missed, the classifier may name (never the assistant's)
+        found = refine(list(texts), vecs, found, skip={i for i, k in enumerate(kinds or ()) if k is not None})
     return Prepared(list(texts), vecs, facts, events, _statements(texts, vecs, found, kinds, embedder),
                     wins if any(w is not None for w in wins) else None, failures=failures,
                     plots=plot_vectors(embedder, plots))
