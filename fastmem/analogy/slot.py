@@ -71,8 +71,8 @@ HOOD_MIN = 3
 #: ... and how far above the store's mean cosine for the turn (in its standard deviations) a
 #: neighbour stands to be the turn's own neighbourhood rather than a chance nearest.
 HOOD_Z = 2.0
-#: The ``"neighbourhood"`` rule needs a store (or scope) of this many memories: in a smaller
-#: one the few nearest are a good part of the whole, and nothing stands out from it.
+#: Below this many memories in the store (or scope) the ``"neighbourhood"`` rule looks at the
+#: turn's one nearest memory only: the few nearest are a good part of a store this small.
 HOOD_STORE = 10 * HOOD_MIN
 #: Stored vectors sampled to estimate the spread of a turn's cosines over the store (all of a
 #: store this small or smaller; 6 MB; why not fewer: ``docs/defaults.md``).
@@ -442,12 +442,12 @@ class AnalogySlot:
         """How many of the turn's nearest surface neighbours the surface rule (``rule``, default
         the settings') looks at: the ``"recall"`` and ``"neighbours"`` rules
         ``min(surface_exclude, ceil(surface_fraction N))``, the ``"neighbourhood"`` rule at
-        least :data:`HOOD_MIN` of them, and none in a store of fewer than :data:`HOOD_STORE`."""
+        least :data:`HOOD_MIN` of them (the nearest only in a store of fewer than :data:`HOOD_STORE`)."""
         s = self.settings
         n = math.ceil(s.surface_fraction * max(n_live, 1))
         if (rule or s.surface_rule) == "neighbourhood":
             if n_live < HOOD_STORE:
-                return 0  # a store this small is all neighbourhood: recall returns most of it
+                return min(s.surface_exclude or 0, 1)  # a store this small is all neighbourhood
             n = max(HOOD_MIN, n)
         return min(s.surface_exclude or 0, n)
 

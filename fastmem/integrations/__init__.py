@@ -46,12 +46,14 @@ def standing_metadata(s) -> dict[str, Any]:
     """A standing statement's metadata (:class:`fastmem.reader.standing.Standing`): ``kind``
     ("instruction" or "preference"), ``id``, ``statement`` (the sentence), ``polarity``,
     ``score`` (the match), ``at`` (ISO 8601), ``supersedes`` (older ids it replaced) and
-    ``reach`` ("global": every turn; "topical": turns on its topic)."""
+    ``reach`` ("global": every turn; "topical": turns on its topic), and ``channels`` (empty: a
+    statement comes with every turn of its scope, not from a search), so that every document of a
+    recall carries the same keys as a hit's."""
     from datetime import datetime, timezone
 
     return {"kind": s.kind, "id": s.id, "statement": s.sentence, "polarity": s.polarity,
             "score": round(float(s.score), 6), "at": datetime.fromtimestamp(s.at, timezone.utc).isoformat(),
-            "supersedes": list(s.supersedes), "reach": s.reach}
+            "supersedes": list(s.supersedes), "reach": s.reach, "channels": {}}
 
 
 def tool_hit(h) -> dict[str, Any]:

@@ -26,6 +26,8 @@ from .mood import STORED as STORED_MOODS
 from .mood import mood as clause_mood
 from .plot import PEOPLE as _PLOT_PEOPLE
 from .plot import clauses as plot_clauses, has_plot
+from .words import INTERJECTIONS, UNDERSTOOD_I as _UNDERSTOOD_I
+from .words import idiom as _idiom, is_thing as _thing, is_when as _when, no_fact as _no_fact
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION",
@@ -169,8 +171,6 @@ _NOMINAL_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "sis", "ure", "al",
 _PRON_SING = {"it", "its"}
 _PRON_PLUR = {"they", "them", "their"}
 _HE_SHE = {"he", "him", "she", "her"}
-#: The subject a chat turn leaves out ("Went camping last week"): the speaker, resolved at the write.
-_UNDERSTOOD_I = object()
 
 
 def _clause(tok) -> bool:
@@ -207,80 +207,6 @@ ALL_REPAIRS = ("pronoun", "copula", "light", "conj", "nominal", "restated")
 #: stores parse their memories again on open). 2: skeleton verbs keep their lemma. 3: a
 #: transcript's "Name:" label is not parsed with what the turn says. 4: events carry their
 #: links (cause, condition, purpose, contrast, time) to later or earlier events.
-#: Words of conversation that are never a thing of a fact: interjections, greetings, backchannel
-#: ("Yep", "haha", "Glad"), read whatever a parse tagged them as.
-INTERJECTIONS = frozenset(("yep yeah yes yup no nope nah haha hahaha hah lol lmao omg wow ok okay alright hey hi "
-                           "hello thanks thank oh ah aw aww hmm hm um uh yay woo whoa oops sure cool glad awesome "
-                           "btw tbh ugh phew bye cheers congrats congratulations ooh oof rip wait well").split())
-#: Heads too vague to be a thing on their own ("a great way", "much joy", "a blast"): a fact
-#: about one needs a noun that says which ("family time", "the top of the hill").
-VAGUE_HEADS = frozenset(("way joy fun time thing things lot lots blast try while top stuff bit kind sort deal one "
-                         "something anything everything nothing part idea experience moment day place best chance "
-                         "people pic").split())
-#: Light verbs with an action noun read as the action ("give it a try" -> try, "take care of"
-#: -> care for): (verb, noun) -> (relation, where its object is).
-IDIOMS = {("give", "try"): ("try", "dative"), ("give", "shot"): ("try", "dative"), ("give", "go"): ("try", "dative"),
-          ("take", "care"): ("care for", "of"), ("take", "look"): ("look at", "at"), ("have", "look"): ("look at", "at"),
-          ("pay", "visit"): ("visit", "dative"), ("make", "decision"): ("decide", "about")}
-#: Verb and noun pairs of set phrases that state no fact ("hit a rough patch", "take a while").
-SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"), ("have", "blast"), ("have", "time"),
-                         ("have", "fun"), ("take", "time"), ("make", "point"), ("get", "point")})
-
-
-#: Nouns of time: an object of a preposition that is one is when, not what ("quit in March").
-TIME_NOUNS = frozenset(("morning afternoon evening night midnight noon today tonight tomorrow yesterday weekend week "
-                        "month year years day days hour hours minute minutes season spring summer autumn fall winter "
-                        "christmas holiday holidays monday tuesday wednesday thursday friday saturday sunday january "
-                        "february march april may june july august september october november december").split())
-
-
-def _when(tok) -> bool:
-    """Whether a token is a time (a date or time entity, or a noun of time)."""
-    return tok is not _UNDERSTOOD_I and (tok.ent_type_ in ("DATE", "TIME") or tok.lemma_.lower() in TIME_NOUNS)
-
-
-def _thing(tok) -> bool:
-    """Whether a token can be an end of a fact: not an interjection, not a vague head with
-    nothing that says which (the understood "I" is always one)."""
-    if tok is _UNDERSTOOD_I:
-        return True
-    low = tok.lower_
-    if low in INTERJECTIONS:
-        return False
-    if tok.lemma_.lower() in VAGUE_HEADS and tok.pos_ in ("NOUN", "PRON"):
-        return any(c.dep_ in ("compound", "poss", "prep", "nmod", "nummod") for c in tok.children)
-    return True
-
-
-def _no_fact(verb, subs) -> bool:
-    """A set phrase that states no fact: "you're telling me", "hit a rough patch"."""
-    lemma = verb.lemma_.lower()
-    objs = [c for c in verb.children if c.dep_ in ("dobj", "dative")]
-    if lemma == "tell" and any(s is not _UNDERSTOOD_I and s.lower_ == "you" for s in subs) \
-            and any(o.lower_ == "me" for o in objs):
-        return True
-    return any((lemma, o.lemma_.lower()) in SET_PHRASES for o in objs)
-
-
-def _idiom(verb):
-    """``(relation, objects)`` of a light verb with an action noun (:data:`IDIOMS`), or None."""
-    lemma = verb.lemma_.lower()
-    for c in verb.children:
-        if c.dep_ != "dobj":
-            continue
-        got = IDIOMS.get((lemma, c.lemma_.lower()))
-        if got is None:
-            continue
-        rel, where = got
-        if where == "dative":
-            objs = [d for d in verb.children if d.dep_ == "dative"]
-        else:
-            objs = [q for p in list(c.children) + list(verb.children) if p.dep_ == "prep" and p.lower_ == where
-                    for q in p.children if q.dep_ == "pobj"]
-        return rel, objs
-    return None
-
-
 EVENTS_VERSION = 4
 #: The rules applied by default: copula only; pronoun, light and conj earned nothing on
 #: ProPara-Logy silver, alone or beside it, so they stay opt-in (``docs/defaults.md``, "Parse repairs").

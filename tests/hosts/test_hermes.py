@@ -353,9 +353,9 @@ def test_a_standing_instruction_from_an_earlier_session_opens_the_block(home):
     assert mm.flush_pending(timeout=60)
     mm.shutdown_all()
     mm2, p2 = _manager(home, session="s2", agent_context="primary")
-    block = _prefetch_until(mm2, "Write me a Python function that parses the upload CSV.", "Standing", session="s2")
+    block = _prefetch_until(mm2, "Write me a Python function that parses the upload CSV.", "What the user asked for", session="s2")
     head, _, _ = block.partition("Recalled:")
-    assert head.startswith("Standing instructions") and "Always add type hints" in head
+    assert head.startswith("What the user asked for") and "Always add type hints" in head
     assert "salted hash" not in head
     out = json.loads(mm2.handle_tool_call("fastmem_recall", {"query": "Show me a Python class for a CSV row."}))
     assert any("type hints" in s["statement"] for s in out["standing"])
