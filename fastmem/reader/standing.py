@@ -15,7 +15,8 @@ below, per sentence; a memory keeps its strongest statement). A question never i
   form without a subject; or "you should / must ..."; or "I want / I'd like you to ...")
   that is meant to hold beyond this turn: it carries a standing word (*always, never, ever,
   whenever, from now on, going forward, in future, every / each / any time*), a condition
-  clause about the user or the assistant (*when I ask ..., if you ..., unless I ...*), or it
+  clause about the user or the assistant (*when I ask ..., if you ..., unless I ...*; not a
+  chance, *if you ever ...*), or it
   names what it applies to in general (*in all your answers, in my emails, in every
   snippet*: a plural or quantified noun owned by the user or the assistant). "Write me a
   function", "please explain recursion", "don't worry" and "never mind" are not.
@@ -24,7 +25,8 @@ below, per sentence; a memory keeps its strongest statement). A question never i
   hate, dislike, detest* (also under *tend to*), *would rather*, *can't stand*, *(not) a
   fan of*, *my favourite X is*, or *I use X because ...*. Not a preference: a request ("I'd
   like to book", "I'd love to hear"), a reaction to the conversation (an object that is a
-  pronoun, *your ...*, *this / that ...* or a *how / what* clause: "I like your answer"),
+  pronoun, *your ...*, *this / that ...*, *the ...* with nothing after it, or a *how / what*
+  clause: "I like your answer", "I love all the yellow leaves" of a photo just shown),
   anyone else's taste ("my brother prefers tea"). Negative polarity: *hate, dislike,
   detest, can't stand, not a fan*, a negated verb.
 
@@ -151,7 +153,23 @@ def _has_standing_word(sent, v=None) -> bool:
         return False
     toks = _own_clause(v) if v is not None else list(sent)
     text = " ".join(t.lower_ for t in toks)
-    return any(t.lower_ in _STANDING for t in toks) or any(p in text for p in _STANDING_PHRASES)
+    return any(t.lower_ in _STANDING and not _in_condition(t) for t in toks) or \
+        any(p in text for p in _STANDING_PHRASES)
+
+
+def _in_condition(t) -> bool:
+    """``t`` is the "ever" of a condition clause ("if you ever do it": once, some day, not
+    always); a condition that holds beyond the turn counts by itself (:func:`_condition`)."""
+    if t.lower_ != "ever":
+        return False
+    h = t.head
+    for _ in range(4):
+        if h.dep_ in ("advcl", "relcl") and any(m.lower_ in _COND_MARKS for m in h.children if m.dep_ in ("mark", "advmod")):
+            return True
+        if h.head.i == h.i:
+            return False
+        h = h.head
+    return False
 
 
 def _about_something(v) -> bool:
@@ -169,7 +187,10 @@ def _condition(root, *, below: bool = False) -> str | None:
             continue
         if c.dep_ in ("advcl", "relcl") and c.tag_ != "MD" and any(
                 m.lower_ in _COND_MARKS for m in c.children if m.dep_ in ("mark", "advmod")):
-            if any(s.lower_ in ("i", "you", "we") or _about_the_ask(s) for s in _subjects(c)):  # not "when you can"
+            subj = _subjects(c)
+            if any(s.lower_ == "you" for s in subj) and any(t.lower_ == "ever" for t in c.children):
+                continue  # a chance, not a trigger: "if you ever do it, let me know"
+            if any(s.lower_ in ("i", "you", "we") or _about_the_ask(s) for s in subj):  # not "when you can"
                 return "".join(t.text_with_ws for t in c.subtree).strip()
     return None
 
@@ -185,6 +206,11 @@ def _about_the_ask(subj) -> bool:
     return subj.lower_ in _ASK_NOUNS or any(k.lower_ in ("my", "our") for k in subj.children if k.dep_ == "poss")
 
 
+#: Nouns of set phrases that quantify nothing the statement applies to ("in any way I can",
+#: "in any case", "at any rate").
+_MANNER = {"way", "ways", "case", "rate"}
+
+
 def _general_scope(sent) -> bool:
     """What the statement applies to, in general, after a preposition: a quantified noun (all /
     every / each / any: "in every snippet", "in all your answers") or a plural owned by the
@@ -192,7 +218,7 @@ def _general_scope(sent) -> bool:
     customers": advice does that ("cut every word that ...", "build relationships with your
     customers")."""
     for t in sent:
-        if t.pos_ not in ("NOUN", "PROPN") or t.dep_ != "pobj":
+        if t.pos_ not in ("NOUN", "PROPN") or t.dep_ != "pobj" or t.lower_ in _MANNER:
             continue
         kids = {c.lower_ for c in t.children if c.dep_ in ("det", "poss", "predet")}
         if kids & _QUANT:
@@ -348,6 +374,9 @@ def _conversational(verb) -> bool:
                 return True
             if any(k.lower_ in _DEICTIC | {"your"} for k in c.children if k.dep_ in ("det", "poss")):
                 return True
+            if c.dep_ == "dobj" and any(k.lower_ == "the" for k in c.children if k.dep_ == "det") \
+                    and not any(k.dep_ in ("prep", "acl", "relcl") for k in c.children):
+                return True  # "I love the yellow leaves", "I like the second option": what was just shown
             if c.dep_ == "ccomp" and any(k.tag_ in ("WRB", "WP") or (k.dep_ == "mark" and k.lower_ == "that")
                                          or k.dep_ in ("nsubj", "nsubjpass") for k in c.children):
                 return True  # "how you explained it", "that you chose pottery"

@@ -66,6 +66,18 @@ def test_chat_pleasantries_are_neither():
     assert [(t, g) for t, g in zip(said, detect(said, load_spacy())) if g is not None] == []
 
 
+def test_a_reaction_to_what_was_shown_and_an_offer_are_neither():
+    """A like of the thing just shown ("the yellow leaves" of a photo) and an offer for a day
+    that may come are what a turn says, not what holds: with the profile they would reach every
+    later turn. The same words about a kind of thing, or about the user's own asking, stay."""
+    said = ["I love all the yellow leaves, it looks so cozy.", "I like the second option.",
+            "If you ever do it, let me know, I'd love to help in any way I can."]
+    assert [(t, g) for t, g in zip(said, detect(said, load_spacy())) if g is not None] == []
+    kept = detect(["I love the smell of fresh bread.", "If I ever ask for a regex, explain each part of it.",
+                   "I love yellow leaves in autumn."], load_spacy())
+    assert [g.kind if g else None for g in kept] == ["preference", "instruction", "preference"]
+
+
 def _chat(m, scope="u"):
     """A few sessions of a coding chat: two instructions, a preference, filler."""
     said = [
