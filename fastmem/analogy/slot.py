@@ -459,8 +459,10 @@ class AnalogySlot:
         plots of the store or scope) and passes the surface condition. ``(analogy, None)``, or
         ``(None, why)``; ``(None, None)`` when the turn has no plot or the store too few."""
         plots = self.structure.plots
+        if turn.plot is None:
+            return None, None  # most chat turns: nothing to count
         population = plots.n if members is None else len(members & set(plots.ids.tolist()))
-        if turn.plot is None or population < self.settings.min_store:
+        if population < self.settings.min_store:
             return None, None
         turn_white = plots.whiten(turn.plot.vecs)
         ids = plots.nearest(turn.plot.vecs, P.FIRST, members, set(recent))
@@ -488,10 +490,10 @@ class AnalogySlot:
             return None, ("every plot near the turn's is the turn's own story or topic (a paraphrase, a retelling, "
                           "the same names) or was offered just before")
         c, z = best
-        other = plots.whiten(stored[c.id].vecs)
         if z < gate:
             return None, (f"the closest plot (memory {c.id}) stands {z:.1f} standard deviations above the store's; "
                           f"among {population} plots the slot speaks from {gate:.1f}")
+        other = plots.whiten(stored[c.id].vecs)
         return self._plot_analogy(turn, c, z, gate, population, turn_white, other, stored[c.id],
                                   weights.get(c.id, (1.0, 0, 0))[0]), None
 

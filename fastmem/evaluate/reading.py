@@ -17,13 +17,14 @@ the person's; recall: the share of the person's facts matched. Reported per spli
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
 from collections.abc import Sequence
 
 import numpy as np
+
+from . import json_file
 
 __all__ = ["load", "evaluate", "matches", "RELATION_COSINE"]
 
@@ -34,13 +35,9 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 def load(path: str | os.PathLike) -> dict | None:
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        path = os.path.join(path, "reading.json")
-    if not os.path.exists(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    """The reading set at ``path`` (a JSON file, or a folder holding ``reading.json``); None
+    when there is none."""
+    return json_file(path, "reading.json")
 
 
 def _words(text: str) -> list[str]:

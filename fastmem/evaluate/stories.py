@@ -25,10 +25,11 @@ scores highest, by :func:`fastmem.structural_similarity`, the probe and plain Mi
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Sequence
+
+from . import json_file
 
 __all__ = ["KINDS", "load", "evaluate", "table", "multiple_choice", "probe"]
 
@@ -40,13 +41,7 @@ _PICKS = KINDS + ("other", "none")
 def load(path: str | os.PathLike) -> dict | None:
     """The story sets at ``path`` (a JSON file, or a folder holding ``stories.json``); None
     when there is none."""
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        path = os.path.join(path, "stories.json")
-    if not os.path.exists(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    return json_file(path, "stories.json")
 
 
 def _picks(sets: Sequence[dict], memory_kw: dict | None) -> dict[str, str]:
