@@ -31,7 +31,7 @@ from . import channels as C
 from .channels import CHANNELS, ChannelSpec, TurnQuery, channel
 from .evidence import grounded
 from .channels.keyword import varint
-from .fusion import REF_DEPTH, drop_boundary_ties, length_prior, normalised
+from .fusion import REF_DEPTH, clear_winner, drop_boundary_ties, length_prior, normalised
 from .scopes import Scopes
 from .stand_in import stand_in
 
@@ -127,6 +127,8 @@ class RecallPipeline:
         if exclude:  # the base ones are filtered already; a neighbour or a speaker's turn may be one
             found.update({c: _without(v, exclude, pool) for c, v in found.items() if CHANNELS[c].derived})
         fused = self.fuse(found, {c: CHANNELS[c].weight for c in found}, self._long_prior(found))
+        if len(found) > 1 and "vector" in found:  # the sentence model's clear winner stays in the head
+            clear_winner(fused, found["vector"])
         # use weights
         weights = self.ledger.weights_for(session)
         for mid in fused:

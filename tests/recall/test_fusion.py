@@ -1,6 +1,7 @@
 """Fusion of the recall channels: the head of a recall does not depend on how many hits were asked for."""
 
 import json
+import os
 import random
 import re
 
@@ -9,6 +10,8 @@ import pytest
 from fastmem.evaluate import bench as B
 from fastmem.recall import fusion as F
 from tests.shared import DATA
+
+HERE = os.path.dirname(os.path.dirname(__file__))
 
 
 def _channel(n, seed):
@@ -108,3 +111,27 @@ def test_a_long_answer_that_repeats_the_words_does_not_bury_the_short_statement(
     with_prior = found()
     monkeypatch.setattr(F, "LONG_WORDS", 10**9)
     assert with_prior == len(facts) and found() < with_prior
+
+
+def test_the_sentence_models_clear_winner_keeps_a_place_in_the_head():
+    vector = {7: (1, 0.50), 8: (2, 0.28), 9: (3, 0.26)}
+    fused = {1: 1.3, 2: 1.2, 3: 1.1, 4: 1.05, 7: 1.0, 8: 0.5}
+    F.clear_winner(fused, vector)
+    assert sorted(fused, key=lambda m: -fused[m]).index(7) == F.CLEAR_PLACE - 1
+    close = {7: (1, 0.50), 8: (2, 0.45)}  # no clear winner: fusion decides
+    fused = {1: 1.3, 2: 1.2, 3: 1.1, 4: 1.05, 7: 1.0}
+    assert F.clear_winner(dict(fused), close) == fused
+
+
+def test_a_request_that_shares_only_its_framing_words_does_not_bury_the_instruction(mem):
+    # a development chat (tests/data/chats.json): "Give me ..." shares "give" with other
+    # requests and the instruction shares no word with the turn, but the sentence model finds
+    # it first by far; before the clear-winner rule it was sixth, under "Give me three titles"
+    # and "Noted."
+    chat = next(c for c in json.load(open(os.path.join(HERE, "data", "chats.json")))["chats"] if c["id"] == "c5")
+    q = next(q for q in chat["questions"] if q["question"].startswith("Give me a 30-minute leg session"))
+    ids = mem.remember_many([m["text"] for m in chat["messages"]], speaker=[m["role"] for m in chat["messages"]],
+                            progress=False)
+    of = dict(zip(ids, (m["id"] for m in chat["messages"])))
+    r = mem.recall(q["question"], k=5, record=False, analogy=False)
+    assert set(q["evidence"]) & {of[h.id] for h in r.hits}
