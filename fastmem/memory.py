@@ -230,8 +230,10 @@ class Memory:
             At most this many of the scope's active standing instructions and preferences go in
             ``Recall.standing`` (:mod:`fastmem.reader.standing`), a profile: the global ones
             first, then the most relevant to the turn, with no relevance bar; 0: none.
-        order : {"rank", "time"}
-            ``"rank"``: best first. ``"time"``: the same hits, oldest first.
+        order : {"rank", "time", "auto"}
+            ``"rank"``: best first. ``"time"``: the same hits, oldest first. ``"auto"``: oldest
+            first when the turn asks in what order things were said ("in what order did I
+            bring up ...", "which came first"), best first otherwise.
 
         Returns
         -------

@@ -11,7 +11,9 @@ is asked with ``recall(k=10, scope=chat)``. Per kind:
 - ``fact``: the evidence in the top 5 (any@5); ``long`` questions (evidence in a long
   assistant answer) are also reported alone;
 - ``order``: every evidence message in the top 10 (all@10), and, of those, the share whose
-  hits come in the order said (``order="time"``).
+  hits come in the order said (``order="time"``);
+- ``summary`` (a summary of a topic across sessions): the share of the evidence messages in
+  the top 10 (recall@10; ``order="time"``).
 
 Baselines in the same run: each channel alone (``channel:NAME``), and a plain embedding that
 reads a message's first window only (what sentence-transformers does with the first 256 word
@@ -34,7 +36,7 @@ __all__ = ["DATA", "load", "evaluate", "table"]
 #: The development set in the repository (absent from an installed package).
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "chats.json")
 
-KINDS = ("instruction", "preference", "order", "fact")
+KINDS = ("instruction", "preference", "order", "summary", "fact")
 
 
 def load(path: str | None = None) -> list[dict] | None:
@@ -43,6 +45,21 @@ def load(path: str | None = None) -> list[dict] | None:
         return None
     with open(p, encoding="utf-8") as f:
         return json.load(f)["chats"]
+
+
+#: The kinds that need several messages, asked for with ``k=10`` and ``order="time"``.
+WIDE = ("order", "summary")
+
+
+def _found(kind: str, evidence: set, got) -> float:
+    """What a kind counts as found: every evidence message (``order``), the share of them
+    (``summary``), or any (the rest)."""
+    got = set(got)
+    if kind == "order":
+        return float(evidence <= got)
+    if kind == "summary":
+        return len(evidence & got) / len(evidence)
+    return float(bool(evidence & got))
 
 
 def _truncated(embedder, texts: list[str]) -> np.ndarray:
@@ -69,12 +86,13 @@ def evaluate(chats: list[dict], *, memory_kw: dict | None = None, baselines: boo
             trunc = _truncated(m.admin.embedder, [x["text"] for x in msgs]) if baselines else None
             for q in chat["questions"]:
                 kind, ev = q["kind"], set(q["evidence"])
-                if kind == "order":
+                if kind in WIDE:
                     r = m.recall(q["question"], k=10, scope=chat["id"], record=False, analogy=False, order="time")
                     got = [of[h.id] for h in r.hits]
-                    score["fused"][kind].append(float(ev <= set(got)))
-                    said = [g for g in got if g in ev]
-                    score["fused"]["order-in-time"].append(float(ev <= set(got) and said == sorted(ev, key=at.get)))
+                    score["fused"][kind].append(_found(kind, ev, got))
+                    if kind == "order":
+                        said = [g for g in got if g in ev]
+                        score["fused"]["order-in-time"].append(float(ev <= set(got) and said == sorted(ev, key=at.get)))
                 else:
                     r = m.recall(q["question"], k=10, scope=chat["id"], record=False, analogy=False)
                     top5 = [of[h.id] for h in r.hits[:5]]
@@ -88,18 +106,18 @@ def evaluate(chats: list[dict], *, memory_kw: dict | None = None, baselines: boo
                         score["fused"]["stale-in-hits"].append(float(bool(set(q["superseded"]) & set(top5))))
                     if q.get("long"):
                         score["fused"]["long"].append(float(bool(ev & set(top5))))
-                k = 10 if kind == "order" else 5
+                k = 10 if kind in WIDE else 5
                 if not baselines:
                     continue
                 for ch in NAMES:
                     v = m.recall(q["question"], k=k, scope=chat["id"], record=False, analogy=False, channels=[ch])
                     got = {of[h.id] for h in v.hits}
-                    score["channel:" + ch][kind].append(float(ev <= got) if kind == "order" else float(bool(ev & got)))
+                    score["channel:" + ch][kind].append(_found(kind, ev, got))
                     if q.get("long") and ch == "vector":
                         score["channel:vector"]["long"].append(float(bool(ev & got)))
                 qv = m.admin.embedder.encode([q["question"]])[0]
                 top = [msgs[i]["id"] for i in np.argsort(-(trunc @ qv))[:k]]
-                score["truncated"][kind].append(float(ev <= set(top)) if kind == "order" else float(bool(ev & set(top))))
+                score["truncated"][kind].append(_found(kind, ev, top))
                 if q.get("long"):
                     score["truncated"]["long"].append(float(bool(ev & set(top))))
             if chat.get("part"):  # the same figures again, under SYSTEM@PART

@@ -354,11 +354,11 @@ class FastmemProvider(MemoryProvider):
                 if full:
                     res = self._mem.recall(query, k=2 * k, scope=self._ctx.scope, session=sid or None,
                                            analogy=self._cfg["analogy"], record=False, exclude=seen,
-                                           floor=self._cfg["evidence_floor"])
+                                           floor=self._cfg["evidence_floor"], order="auto")  # an order question: oldest first
                 else:
                     res = self._mem.recall(query, k=2 * k, scope=self._ctx.scope, session=sid or None,
                                            analogy=False, channels=fastmem.recall_channels(model_free=True), record=False, exclude=seen,
-                                           floor=self._cfg["evidence_floor"])
+                                           floor=self._cfg["evidence_floor"], order="auto")  # an order question: oldest first
             # (the analogy may be one of them: that this turn rhymes with an earlier one is news)
             # a global instruction once per session (then the context holds it), a topical one
             # on each turn it applies to, neither when the turn that said it is in the context

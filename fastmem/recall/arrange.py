@@ -21,13 +21,14 @@ import re
 
 import numpy as np
 
-from ..util.text import strip_label
+from ..util.text import prefix_speaker, strip_label
 
-__all__ = ["ORDERS", "MMR_REDUNDANCY", "SPREAD_POOL", "QUESTION_WEIGHT", "listy", "spread", "by_time", "only_asks",
-           "answers_first"]
+__all__ = ["ORDERS", "MMR_REDUNDANCY", "SPREAD_POOL", "QUESTION_WEIGHT", "REPLY_WEIGHT", "REPLY_SPEAKERS", "listy",
+           "spread", "by_time", "only_asks", "answers_first", "own_words", "asker_first", "asks_order"]
 
-#: What ``recall(order=...)`` accepts: "rank" (best first, the default) or "time" (oldest first).
-ORDERS = ("rank", "time")
+#: What ``recall(order=...)`` accepts: "rank" (best first, the default), "time" (oldest first)
+#: or "auto" (oldest first when the turn asks in what order things were said: :func:`asks_order`).
+ORDERS = ("rank", "time", "auto")
 #: The weight of a candidate's similarity to the hits already chosen (against its fused score,
 #: both on the scale of the best candidate).
 MMR_REDUNDANCY = 0.5
@@ -89,11 +90,56 @@ def answers_first(db, ranked: list[tuple[int, float]], depth: int, *, scope: str
 _LISTY = re.compile(
     r"\b(in what order|what order|which order|order did|in order|list|all (?:the|of)|every|each time|"
     r"how many (?:times|different)|what (?:are|were) (?:all|the)|over time|timeline|sequence|"
-    r"across (?:our|the|all|my)|which \w+s\b|what \w+s (?:has|have|did|does|do))\b", re.I)
+    r"across (?:our|the|all|my)|which \w+s\b|what \w+s (?:has|have|did|does|do)|summar(?:y|ise|ize)|recap|sum up|"
+    r"everything|overview)\b", re.I)
+
+
+#: What a reply of the assistant keeps of its fused score for a question about the asker's own
+#: words (:func:`own_words`, :func:`asker_first`).
+REPLY_WEIGHT = 0.5
+#: The speakers that are the assistant's side of a chat (the roles agent hosts write), never
+#: the asker.
+REPLY_SPEAKERS = frozenset({"assistant", "ai", "bot", "model", "system", "tool"})
+_OWN = re.compile(
+    r"\b(?:(?:did|have|had|do) (?:i|we) (?:ever )?(?:bring|brought|mention|ask|say|said|talk|discuss|tell|told|raise|"
+    r"share|cover|go over)|i(?:'ve| have| had)? (?:brought up|mentioned|asked|said|talked|discussed|told you|raised|"
+    r"shared|covered|gone over|went over)|(?:we(?:'ve| have)?|you and i(?: have)?) (?:discussed|talked about|covered|"
+    r"gone over|went over))\b", re.I)
+
+
+def own_words(query: str) -> bool:
+    """Whether a question asks what the asker said ("in what order did I bring up...",
+    "summarise everything I've discussed with you about..."): the asker's own turns are the
+    evidence, questions included, and the replies to them are not (:func:`asker_first`)."""
+    return _OWN.search(query) is not None
+
+
+def asker_first(db, fused: dict[int, float]) -> dict[int, float]:
+    """``fused`` for a question about the asker's own words: the assistant's replies (their
+    speaker, or the "Assistant: " label of a host's transcript turn, in :data:`REPLY_SPEAKERS`)
+    keep :data:`REPLY_WEIGHT` of their score. In place; returned."""
+    if not fused:
+        return fused
+    for mid, who, head in db.execute("SELECT id, speaker, substr(text, 1, 80) FROM memories "
+                                     "WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(fused)),)):
+        who = who if who is not None else prefix_speaker(head)
+        if who is not None and who.strip().casefold() in REPLY_SPEAKERS:
+            fused[mid] *= REPLY_WEIGHT
+    return fused
+
+
+_ORDER = re.compile(r"\b(?:in (?:what|which) order|what order|order (?:did|do|does|were|was|have|had)|chronolog\w*|"
+                    r"timeline|which came first|what came first)\b", re.I)
+
+
+def asks_order(query: str) -> bool:
+    """Whether a question asks in what order things happened or were said (``recall(order="auto")``
+    then returns its hits oldest first); "in order to" does not."""
+    return _ORDER.search(query) is not None
 
 
 def listy(query: str) -> bool:
-    """Whether a question asks for a list or an order (several memories, each needed)."""
+    """Whether a question asks for a list, an order or a summary (several memories, each needed)."""
     return _LISTY.search(query) is not None
 
 

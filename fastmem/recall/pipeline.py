@@ -39,6 +39,10 @@ __all__ = ["RecallPipeline", "MAX_EXCLUDED_ROOM", "CHANNELS", "channel", "Channe
 
 #: Most extra candidates a channel fetches to make room for excluded ids.
 MAX_EXCLUDED_ROOM = 200
+#: A question about the asker's own words that asks for a list, an order or a summary runs the
+#: vector channel again with the mean vector of this many of the best memories fused so far
+#: added to the turn's (relevance feedback; see :meth:`RecallPipeline._fed_back`).
+FEEDBACK = 1
 
 
 def _without(ch: C.Channel, exclude: frozenset[int], pool: int) -> C.Channel:
@@ -126,9 +130,19 @@ class RecallPipeline:
         found = {c: (drop_boundary_ties(v, pool) if CHANNELS[c].cut_ties else v) for c, v in found.items() if c in use}
         if exclude:  # the base ones are filtered already; a neighbour or a speaker's turn may be one
             found.update({c: _without(v, exclude, pool) for c, v in found.items() if CHANNELS[c].derived})
+        own = A.own_words(query)  # "what did I bring up": the asker's turns, questions included
+        wide = A.listy(query)  # a list or an order: spread over near-duplicates
+        if own:
+            found.pop("context", None)  # a neighbour's credit goes to the reply
         fused = self.fuse(found, {c: CHANNELS[c].weight for c in found}, self._long_prior(found))
         if len(found) > 1 and "vector" in found:  # the sentence model's clear winner stays in the head
             clear_winner(fused, found["vector"])
+        if own:
+            A.asker_first(self.db, fused)
+            if wide and vec is not None and "vector" in found and fused:  # one round of feedback
+                found["vector"] = self._fed_back(turn, vec, fused, exclude, pool)
+                fused = self.fuse(found, {c: CHANNELS[c].weight for c in found}, self._long_prior(found))
+                A.asker_first(self.db, fused)
         # use weights
         weights = self.ledger.weights_for(session)
         for mid in fused:
@@ -136,13 +150,13 @@ class RecallPipeline:
             if w is not None:
                 fused[mid] *= w[0]
         ranked = sorted(fused.items(), key=lambda x: (-x[1], -x[0]))
-        ranked = A.answers_first(self.db, ranked, max(2 * k, 10), scope=scope, exclude=exclude)  # answers first
-        wide = A.listy(query)  # a list or an order: spread over near-duplicates
+        if not own:
+            ranked = A.answers_first(self.db, ranked, max(2 * k, 10), scope=scope, exclude=exclude)  # answers first
         top, stood_in = stand_in(self.db, ranked, k * A.SPREAD_POOL if wide else k)  # a chunk stands for its members
         hits = self._hits(top, found, turn, stood_in, weights)
         if wide:
             hits = A.spread(hits, self._vectors([h.id for h in hits]), k)
-        if order == "time":
+        if order == "time" or (order == "auto" and A.asks_order(query)):
             hits = A.by_time(hits)
         grounding: dict = {}
         if floor:  # nothing above chance for this turn: no hits (see fastmem.recall.evidence)
@@ -186,6 +200,20 @@ class RecallPipeline:
                                                  weights=weights, members=members)
         t["analogy"] = (time.perf_counter() - t3) * 1e3 - sturn.parse_ms
         return an, an_reason
+
+    def _fed_back(self, turn: TurnQuery, vec: np.ndarray, fused: dict[int, float], exclude, pool: int) -> C.Channel:
+        """The vector channel again, for the turn's vector plus the vector of the best memory
+        fused so far (one round of relevance feedback): a topic's later turns rarely repeat its
+        name, but they are near the turn that introduced it."""
+        best = sorted(fused, key=lambda m: (-fused[m], -m))[:FEEDBACK]
+        seen = self._vectors(best)
+        seen = seen[np.any(seen, axis=1)] if seen.size else seen
+        if not seen.size:
+            return turn.found["vector"]
+        q = np.asarray(vec, np.float32) + seen.mean(0)
+        q /= max(float(np.linalg.norm(q)), 1e-9)
+        again = TurnQuery(turn.query, q, turn.fetch, pool, turn.scope, turn.members)
+        return _without(CHANNELS["vector"].run(self, again), exclude, pool) if exclude else CHANNELS["vector"].run(self, again)
 
     def _long_prior(self, found: dict[str, C.Channel]) -> dict[str, dict[int, float]]:
         """The length prior of the memories the shared-word channels found
