@@ -24,7 +24,8 @@ import numpy as np
 from ..util.text import prefix_speaker, strip_label
 
 __all__ = ["ORDERS", "MMR_REDUNDANCY", "SPREAD_POOL", "QUESTION_WEIGHT", "REPLY_WEIGHT", "REPLY_SPEAKERS", "listy",
-           "spread", "by_time", "only_asks", "answers_first", "own_words", "asker_first", "asks_order"]
+           "spread", "by_time", "only_asks", "answers_first", "own_words", "asker_first", "asks_order",
+           "lists_topics"]
 
 #: What ``recall(order=...)`` accepts: "rank" (best first, the default), "time" (oldest first)
 #: or "auto" (oldest first when the turn asks in what order things were said: :func:`asks_order`).
@@ -136,6 +137,16 @@ def asks_order(query: str) -> bool:
     """Whether a question asks in what order things happened or were said (``recall(order="auto")``
     then returns its hits oldest first); "in order to" does not."""
     return _ORDER.search(query) is not None
+
+
+_TOPIC_LIST = re.compile(r"\b[\w'-]+(?: [\w'-]+){0,3}, (?:[\w'-]+ ){0,3}[\w'-]+,? (?:and|or) [\w'-]+", re.I)
+
+
+def lists_topics(query: str) -> bool:
+    """Whether a question names several topics in a list ("did I bring up solar panels, Rust
+    and GraphQL"): each is its own search, so no one memory's neighbourhood may stand for all
+    (the relevance feedback of a question about one topic is left out)."""
+    return _TOPIC_LIST.search(query) is not None
 
 
 def listy(query: str) -> bool:

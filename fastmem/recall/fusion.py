@@ -129,8 +129,7 @@ def clear_winner(fused: dict[int, float], vector: dict[int, tuple[int, float]], 
     """``fused`` with the sentence model's clear winner kept in the head: when the vector
     channel's best memory stands ``gap`` (:data:`CLEAR_GAP`) or more in cosine above its second,
     it is fused no lower than the ``place``-th (:data:`CLEAR_PLACE`) best score, so words shared
-    by chance elsewhere (a request's "give me", a stem that two words share) cannot push it out
-    of the hits. Changes ``fused`` in place and returns it."""
+    by chance elsewhere (a request's "give me") cannot push it out of the hits. Changes ``fused`` in place and returns it."""
     gap = CLEAR_GAP if gap is None else gap
     place = CLEAR_PLACE if place is None else place
     if len(vector) < 2 or not fused:

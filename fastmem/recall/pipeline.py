@@ -139,7 +139,8 @@ class RecallPipeline:
             clear_winner(fused, found["vector"])
         if own:
             A.asker_first(self.db, fused)
-            if wide and vec is not None and "vector" in found and fused:  # one round of feedback
+            if wide and vec is not None and "vector" in found and fused and not A.lists_topics(query):
+                # one topic asked about as a whole: one round of feedback
                 found["vector"] = self._fed_back(turn, vec, fused, exclude, pool)
                 fused = self.fuse(found, {c: CHANNELS[c].weight for c in found}, self._long_prior(found))
                 A.asker_first(self.db, fused)
