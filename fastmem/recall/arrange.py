@@ -108,11 +108,25 @@ _OWN = re.compile(
     r"gone over|went over))\b", re.I)
 
 
+#: A question about the conversation itself ("in our chats", "did these come up") ...
+_CONVERSATION = re.compile(r"\b(?:(?:come|came|coming) up|our (?:\w+ )?(?:chats?|conversations?|sessions?|talks?|"
+                           r"discussions?|exchanges?))\b", re.I)
+#: ... asked in the first person ...
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|i've|i'd|i'm)\b", re.I)
+#: ... that is not about what the assistant said.
+_YOUR_WORDS = re.compile(r"\byou (?:said|told|recommended|suggested|gave|mentioned|explained|answered|wrote)\b", re.I)
+
+
 def own_words(query: str) -> bool:
     """Whether a question asks what the asker said ("in what order did I bring up...",
-    "summarise everything I've discussed with you about..."): the asker's own turns are the
-    evidence, questions included, and the replies to them are not (:func:`asker_first`)."""
-    return _OWN.search(query) is not None
+    "summarise everything I've discussed with you about..."; also an order or list question
+    about the conversation in the first person, "in what order did these come up: my plan
+    for..."): the asker's own turns are the evidence, questions included, and the replies to
+    them are not (:func:`asker_first`)."""
+    if _OWN.search(query) is not None:
+        return True
+    return ((asks_order(query) or listy(query)) and _CONVERSATION.search(query) is not None
+            and _FIRST_PERSON.search(query) is not None and _YOUR_WORDS.search(query) is None)
 
 
 def asker_first(db, fused: dict[int, float]) -> dict[int, float]:
@@ -130,6 +144,8 @@ def asker_first(db, fused: dict[int, float]) -> dict[int, float]:
 
 
 _ORDER = re.compile(r"\b(?:in (?:what|which) order|what order|order (?:did|do|does|were|was|have|had)|chronolog\w*|"
+                    r"the order (?:in which )?(?:i|we|you|they|these|those|it)|"
+                    r"(?:in )?(?:what|which) sequence (?:did|do|does|were|was|have|had|they|these|those)|"
                     r"timeline|which came first|what came first)\b", re.I)
 
 
@@ -151,7 +167,7 @@ def lists_topics(query: str) -> bool:
 
 def listy(query: str) -> bool:
     """Whether a question asks for a list, an order or a summary (several memories, each needed)."""
-    return _LISTY.search(query) is not None
+    return _LISTY.search(query) is not None or asks_order(query)
 
 
 def spread(hits: list, vecs: np.ndarray, k: int) -> list:

@@ -140,9 +140,11 @@ class RecallPipeline:
         if own:
             A.asker_first(self.db, fused)
             if wide and vec is not None and "vector" in found and fused and not A.lists_topics(query):
-                # one topic asked about as a whole: one round of feedback
-                found["vector"] = self._fed_back(turn, vec, fused, exclude, pool)
-                fused = self.fuse(found, {c: CHANNELS[c].weight for c in found}, self._long_prior(found))
+                # one topic asked about as a whole: one round of feedback, and the sentence model
+                # alone ranks (the rest of such a question is framing, "everything I've told you
+                # about ... across our chats", which the shared-word channels match anywhere)
+                found = {"vector": self._fed_back(turn, vec, fused, exclude, pool)}
+                fused = self.fuse(found, {"vector": CHANNELS["vector"].weight}, {})
                 A.asker_first(self.db, fused)
         # use weights
         weights = self.ledger.weights_for(session)

@@ -2,7 +2,7 @@
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -16,6 +16,11 @@ HERE = os.path.dirname(os.path.dirname(__file__))
     ("Can you summarise everything I've discussed with you about the renovation?", True),
     ("What have we talked about regarding the survey so far?", True),
     ("What did I ask you about grout?", True),
+    ("Thinking back over our chats about the boat, in what order did these come up: my plan for the paint, "
+     "the rigging and the mast?", True),
+    ("Which came first across our conversations: me choosing the tiles or me hiring the plumber?", True),
+    ("In our chats, what did you recommend for my back pain?", False),
+    ("Across our conversations, list everything you suggested for my knee.", False),
     ("Who is my manager?", False),
     ("Which hobbies did Melanie mention?", False),
     ("Give me a list of packing items.", False),
@@ -47,11 +52,52 @@ def test_the_aspects_of_a_project_named_once_come_back_in_the_order_they_were_br
     assert sum(role[g] == "user" for g in got) > len(got) / 2  # what the asker said, not the replies
 
 
+def test_a_summary_of_a_project_named_once_finds_every_aspect_the_asker_brought_up(mem):
+    # the same blind chat: the summary question names the project; its later aspects never do
+    chat = _chat("o0")
+    msgs = chat["messages"]
+    ids = mem.remember_many([m["text"] for m in msgs], speaker=[m["role"] for m in msgs],
+                            at=[datetime.fromtimestamp(m["at"], timezone.utc) for m in msgs], progress=False)
+    of = dict(zip(ids, (m["id"] for m in msgs)))
+    q = next(q for q in chat["questions"] if q["kind"] == "summary")
+    got = {of[h.id] for h in mem.recall(q["question"], k=10, record=False, analogy=False).hits}
+    assert set(q["evidence"]) <= got
+
+
+def test_a_summary_question_finds_the_topic_not_its_framing_words(mem):
+    t0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    turns = [
+        ("user", "I'm organising the Alder Court bike shelter for our building: twelve bikes, a roof and a proper lock."),
+        ("assistant", "Start by measuring the spot and asking the landlord who pays for what."),
+        ("user", "Everything I told my sister across our conversations last week, she repeated to my mum."),
+        ("assistant", "That sounds frustrating; maybe tell her which things are private."),
+        ("user", "The landlord agreed to pay for half of the roof panels."),
+        ("assistant", "Great, get that in writing before you order anything."),
+        ("user", "Can you recap the plot of the film we talked about across our chats?"),
+        ("assistant", "It follows two sisters who reopen their late father's bakery."),
+        ("user", "Found a rack that holds the bikes vertically, it saves half the floor space."),
+        ("assistant", "Vertical racks are a good fit for a tight shelter."),
+        ("user", "I summarised everything from the conversations with my accountant in one note."),
+        ("assistant", "Handy to have it all in one place."),
+        ("user", "Two neighbours offered to help dig the footings on Saturday."),
+        ("assistant", "Make sure they bring gloves and a spirit level."),
+    ]
+    ids = mem.remember_many([t for _, t in turns], speaker=[s for s, _ in turns],
+                            at=[t0 + timedelta(days=3 * i) for i in range(len(turns))], progress=False)
+    aspects = {ids[i] for i in (0, 4, 8, 12)}
+    hits = mem.recall("Can you recap everything I've told you about the Alder Court bike shelter across our conversations?",
+                      k=6, record=False, analogy=False).hits
+    assert aspects <= {h.id for h in hits}  # the framing words ("everything", "across our conversations") do not crowd them out
+
+
 @pytest.mark.parametrize("q, asks", [
     ("In what order did I bring up the garden and the shed?", True),
     ("Which came first, the move or the new job?", True),
     ("Give me a timeline of the renovation.", True),
+    ("In what sequence did I mention the payload box and the launch?", True),
+    ("Can you put these in the order I raised them: the scan time, the database and the name?", True),
     ("I need it in order to file the taxes.", False),
+    ("Which sequence alignment tool should I use?", False),
     ("What did I order for dinner?", False),
 ])
 def test_a_question_that_asks_for_an_order(q, asks):
