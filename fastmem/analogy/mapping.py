@@ -196,6 +196,22 @@ class Mapper:
         other._vec, other._sim = self._vec, self._sim
         return other
 
+    def _embed(self, keys) -> None:
+        """Cache the vectors of ``keys`` not cached yet, in one model call (a verb is its own
+        key, a noun ``"n:" + noun``): a pass over many pairs calls the model once."""
+        if self.verb_vectors is None:
+            return
+        missing = sorted({k for k in keys if k not in self._vec})
+        if missing:
+            words = [k[2:] if k.startswith("n:") else k.replace("_", " ") for k in missing]
+            for k, vec in zip(missing, self.verb_vectors(words)):
+                self._vec[k] = np.asarray(vec, np.float64)
+
+    def prime(self, stories: Sequence[Sequence]) -> None:
+        """Embed the relations of the content events of all ``stories`` (a turn and its
+        candidates) in one model call before they are mapped: what :meth:`map` compares."""
+        self._embed(evs[i][0] for evs in stories for i in content_events(evs))
+
     def verb_sim(self, a: str, b: str) -> float:
         """How far two relations correspond: 1 when equal, the cosine of their embeddings
         rescaled above ``synonym_floor``, else 0 (never across a negation)."""
@@ -206,10 +222,7 @@ class Mapper:
         key = (a, b) if a < b else (b, a)
         got = self._sim.get(key)
         if got is None:
-            missing = [v for v in key if v not in self._vec]
-            if missing:
-                for v, vec in zip(missing, self.verb_vectors([x.replace("_", " ") for x in missing])):
-                    self._vec[v] = np.asarray(vec, np.float64)
+            self._embed(key)
             c = float(self._vec[a] @ self._vec[b])
             got = 0.0 if c < self.synonym_floor else (c - self.synonym_floor) / (1.0 - self.synonym_floor)
             self._sim[key] = got
@@ -246,6 +259,7 @@ class Mapper:
         ti, ci = content_events(turn), content_events(cand)
         if not ti or not ci:
             return Mapping(0.0, (), (), len(ti), len(ci))
+        self._embed([turn[i][0] for i in ti] + [cand[j][0] for j in ci])
         w = self._weights(turn, cand, ti, ci)
         score, local = _align(w)
         if not local:
@@ -274,10 +288,7 @@ class Mapper:
         key = (f"n:{a}", f"n:{b}") if a < b else (f"n:{b}", f"n:{a}")
         got = self._sim.get(key)
         if got is None:
-            missing = [k for k in key if k not in self._vec]
-            if missing:
-                for k, vec in zip(missing, self.verb_vectors([k[2:] for k in missing])):
-                    self._vec[k] = np.asarray(vec, np.float64)
+            self._embed(key)
             got = self._sim[key] = max(0.0, float(self._vec[key[0]] @ self._vec[key[1]]))
         return got
 
@@ -288,6 +299,8 @@ class Mapper:
         physician for a doctor), low for an analogy (a beam of light for an army). Also the
         object correspondences, ``"apartment~flat 0.81"``, most alike first."""
         sims, shown = [], {}
+        self._embed(f"n:{x}" for i, j in mp.pairs for r in (1, 2) for x in (*turn[i][r], *cand[j][r])
+                    if not x.startswith("@"))
         for i, j in mp.pairs:
             for r in (1, 2):
                 a = [x for x in turn[i][r] if not x.startswith("@")]
@@ -309,6 +322,7 @@ class Mapper:
         b = sorted({f for e in cand for r in (1, 2) for f in e[r] if not f.startswith("@")})
         if not a or not b:
             return 0.0
+        self._embed(f"n:{x}" for x in a + b)
         s = [[self.noun_sim(x, y) for y in b] for x in a]
         there = sum(max(row) for row in s) / len(a)
         back = sum(max(s[i][j] for i in range(len(a))) for j in range(len(b))) / len(b)

@@ -474,17 +474,19 @@ class AnalogySlot:
         mean, std = plots.chance(turn_white)
         batch = plots.batch(stored)
         score = dict(zip(batch.ids, P.kernels(turn_white, batch)))
-        best, best_key = None, None
+        keyed = []
         for c in self._rows(ids, vec, band, surface_labels, ()):
             if ((scope is not None and c.scope != scope) or c.id not in stored
                     or self._superficial(c, n_surface, same_names, hood)):
                 continue
+            z = (score[c.id] - mean) / std
+            keyed.append((z + math.log2(max(weights.get(c.id, (1.0, 0, 0))[0], 1e-9)), z, c))
+        best = None
+        for _, z, c in sorted(keyed, key=lambda x: -x[0]):  # the highest that is not told in the turn's objects
             if turn.events and self.mapper.clothes(turn.events, c.events) > self.settings.surface_objects:
                 continue
-            z = (score[c.id] - mean) / std
-            key = z + math.log2(max(weights.get(c.id, (1.0, 0, 0))[0], 1e-9))
-            if best_key is None or key > best_key:
-                best, best_key = (c, z), key
+            best = (c, z)
+            break
         gate = math.sqrt(2.0 * math.log(max(population, 2))) + self.settings.plot_margin
         if best is None:
             return None, ("every plot near the turn's is the turn's own story or topic (a paraphrase, a retelling, "
@@ -531,12 +533,11 @@ class AnalogySlot:
         while start < len(cids) and len(out) < self.settings.analogy_rerank:
             part = [int(m) for m in cids[start : start + 2 * self.settings.analogy_rerank] if int(m) not in recent]
             start += 2 * self.settings.analogy_rerank
-            for c in self._rows(part, vec, band, surface_labels, recall_ids):
-                if (scope is not None and c.scope != scope) or self._superficial(c, n_surface, same_names):
-                    continue
-                out.append((c, mapper.map(turn.events, c.events), align_of[c.id]))
-                if len(out) >= self.settings.analogy_rerank:
-                    break
+            kept = [c for c in self._rows(part, vec, band, surface_labels, recall_ids)
+                    if (scope is None or c.scope == scope) and not self._superficial(c, n_surface, same_names)]
+            kept = kept[: self.settings.analogy_rerank - len(out)]
+            mapper.prime([turn.events, *(c.events for c in kept)])  # one model call for their relations
+            out.extend((c, mapper.map(turn.events, c.events), align_of[c.id]) for c in kept)
         return out
 
     def gated(self, scored, n: int, turn: Turn | None = None):
