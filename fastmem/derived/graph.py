@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import deque
 
 import apsw
@@ -25,6 +26,8 @@ MERGE_SCORE = 94.0
 #: ratio at or above which (and below MERGE_SCORE) a review candidate is recorded instead
 CANDIDATE_SCORE = 84.0
 _MIN_FUZZY_LEN = 5
+#: "<possessor>'s [own] <thing>"
+_POSSESSIVE = re.compile(r"^\s*(.+?)(?:'s|\u2019s|s'|s\u2019)\s+(?:own\s+)?(.+?)\s*$", re.IGNORECASE)
 
 
 def _compatible(a: str | None, b: str | None) -> bool:
@@ -51,30 +54,7 @@ def resolve_entity(db: apsw.Connection, name: str, etype: str | None, *, create:
             return nid
     if not create:
         return None
-    # fuzzy: block on the first two characters (an index range, so this never scans every
-    # name) and on the lengths a ratio of CANDIDATE_SCORE allows; every alias of the block is
-    # considered, so a merge never depends on the rows' order. Names with digits (dates,
-    # codes, amounts) and times/quantities only ever match exactly
-    cands: list[tuple[float, int]] = []
-    if len(key) >= _MIN_FUZZY_LEN and not rows and etype not in ("time", "quantity") and not any(c.isdigit() for c in key):
-        lo = key[:2]
-        hi = lo[:-1] + chr(ord(lo[-1]) + 1)
-        r = CANDIDATE_SCORE / 100.0  # ratio = 1 - indel / (la + lb) >= r needs |la - lb| <= (1 - r)(la + lb)
-        shortest, longest = math.floor(len(key) * r / (2 - r)), math.ceil(len(key) * (2 - r) / r)
-        block = [
-            (alias, nid)
-            for alias, nid, ntype in db.execute(
-                "SELECT a.alias, n.id, n.type FROM aliases a JOIN nodes n ON n.id=a.node_id "
-                "WHERE a.alias>=? AND a.alias<? AND length(a.alias) BETWEEN ? AND ? ORDER BY a.alias",
-                (lo, hi, shortest, longest),
-            )
-            if _compatible(etype, None if ntype == "?" else ntype)
-        ]
-        if block:
-            for _, score, j in process.extract(
-                key, [a for a, _ in block], scorer=fuzz.ratio, score_cutoff=CANDIDATE_SCORE, limit=5
-            ):
-                cands.append((score, block[j][1]))
+    cands = _fuzzy(db, key, name, etype) if not rows else []
     cands.sort(reverse=True)
     if cands and cands[0][0] >= MERGE_SCORE:
         nid = cands[0][1]
@@ -94,6 +74,73 @@ def resolve_entity(db: apsw.Connection, name: str, etype: str | None, *, create:
                 (nid, other, score),
             )
     return nid
+
+
+def _fuzzy(db: apsw.Connection, key: str, name: str, etype: str | None) -> list[tuple[float, int]]:
+    """``(ratio, node id)`` of the nodes whose names are close to ``name`` (folded: ``key``),
+    at least :data:`CANDIDATE_SCORE`: blocked on the first two characters (an index range,
+    so this never scans every name) and on the lengths that ratio allows; every alias of the
+    block is considered, so a merge never depends on the rows' order. Names with digits
+    (dates, codes, amounts) and times or quantities only ever match exactly; two names of one
+    possessor are judged on what they name (:func:`_owned_ratio`)."""
+    cands: list[tuple[float, int]] = []
+    if len(key) >= _MIN_FUZZY_LEN and etype not in ("time", "quantity") and not any(c.isdigit() for c in key):
+        lo = key[:2]
+        hi = lo[:-1] + chr(ord(lo[-1]) + 1)
+        r = CANDIDATE_SCORE / 100.0  # ratio = 1 - indel / (la + lb) >= r needs |la - lb| <= (1 - r)(la + lb)
+        shortest, longest = math.floor(len(key) * r / (2 - r)), math.ceil(len(key) * (2 - r) / r)
+        block = [
+            (alias, nid, nname)
+            for alias, nid, ntype, nname in db.execute(
+                "SELECT a.alias, n.id, n.type, n.name FROM aliases a JOIN nodes n ON n.id=a.node_id "
+                "WHERE a.alias>=? AND a.alias<? AND length(a.alias) BETWEEN ? AND ? ORDER BY a.alias",
+                (lo, hi, shortest, longest),
+            )
+            if _compatible(etype, None if ntype == "?" else ntype)
+        ]
+        if block:
+            owned = possessed(name)
+            limit = 5 if owned is None else 20  # one possessor's names crowd the first five
+            for _, score, j in process.extract(key, [a for a, _, _ in block], scorer=fuzz.ratio,
+                                               score_cutoff=CANDIDATE_SCORE, limit=limit):
+                score = _owned_ratio(owned, possessed(block[j][2]), score)
+                if score >= CANDIDATE_SCORE:
+                    cands.append((score, block[j][1]))
+            if owned is not None:  # "Caroline's own path" for "Caroline's path": the same thing of hers
+                for _, nid, nname in block:
+                    if possessed(nname) == owned and all(nid != c for _, c in cands):
+                        cands.append((100.0, nid))
+    return cands
+
+
+def possessed(name: str) -> tuple[str, str] | None:
+    """``(possessor, thing)`` of a possessive name, folded ("Caroline's own path" ->
+    ``("caroline", "path")``), or None."""
+    m = _POSSESSIVE.match(name or "")
+    if m is None:
+        return None
+    owner, thing = fold_name(m.group(1)), fold_name(m.group(2))
+    return (owner, thing) if owner and thing else None
+
+
+def _owned_ratio(a: tuple[str, str] | None, b: tuple[str, str] | None, score: float) -> float:
+    """The fuzzy ratio of two names, judged on what they name when both are one possessor's:
+    "Caroline's path" and "Caroline's art" share "Caroline's " and differ in everything else
+    (the whole names' ratio is 88; the things' 57). Short things match only exactly."""
+    if a is None or b is None or a[0] != b[0]:
+        return score
+    if a[1] == b[1]:
+        return 100.0
+    if _plural_of(a[1], b[1]) or _plural_of(b[1], a[1]):
+        return score  # "toy" and "toys": as close as the whole names say
+    if min(len(a[1]), len(b[1])) < _MIN_FUZZY_LEN:
+        return 0.0
+    return float(fuzz.ratio(a[1], b[1]))
+
+
+def _plural_of(one: str, many: str) -> bool:
+    """Whether ``many`` is ``one`` with a plural ending (toy/toys, box/boxes, story/stories)."""
+    return many in (one + "s", one + "es") or (one.endswith("y") and many == one[:-1] + "ies")
 
 
 def add_facts_many(db: apsw.Connection, ids, facts, names: dict | None = None) -> None:

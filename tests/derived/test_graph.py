@@ -50,6 +50,24 @@ def test_fuzzy_merge_and_review_candidates(mem):
         mem.graph.review_alias(cid, accept=False)
 
 
+def test_one_possessors_things_are_judged_by_the_thing(mem):
+    # "Caroline's path" and "Caroline's art" share "Caroline's " (a ratio of 88 over the whole
+    # names) and name two different things: no merge, and nothing for a person to review
+    mem.remember("a", triples=[("Caroline", "follows", "Caroline's path", "person", "thing")])
+    mem.remember("b", triples=[("Caroline", "shows", "Caroline's art", "person", "thing")])
+    mem.remember("c", triples=[("Caroline", "feels", "Caroline's emotions", "person", "thing")])
+    mem.remember("d", triples=[("Caroline", "has", "Caroline's ambitions", "person", "thing")])
+    assert mem.graph.entity("Caroline's path")[0].id != mem.graph.entity("Caroline's art")[0].id
+    assert mem.graph.alias_candidates() == []
+    # her own path is her path; a plural is as close as the whole names say (a candidate)
+    mem.remember("e", triples=[("Caroline", "walks", "Caroline's own path", "person", "thing")])
+    assert mem.graph.entity("Caroline's own path")[0].id == mem.graph.entity("Caroline's path")[0].id
+    mem.remember("f", triples=[("Caroline", "writes", "Caroline's story", "person", "thing")])
+    mem.remember("g", triples=[("Caroline", "tells", "Caroline's stories", "person", "thing")])
+    pairs = [{c["name"], c["other"]} for c in mem.graph.alias_candidates()]
+    assert pairs == [{"Caroline's story", "Caroline's stories"}], pairs
+
+
 def test_distinct_short_names_not_fuzzy_merged(mem):
     mem.remember("a", triples=[("Anna", "likes", "tea", "person", "thing")])
     mem.remember("b", triples=[("Anne", "likes", "coffee", "person", "thing")])
