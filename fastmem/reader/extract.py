@@ -679,8 +679,8 @@ class SpacyExtractor:
         for cand in reversed(tok.doc[: tok.i]):
             if cand.dep_ in ("compound", "poss") or cand.pos_ not in ("NOUN", "PROPN"):
                 continue
-            if cand.ent_type_ in _NOT_REFERENTS:
-                continue
+            if cand.ent_type_ in _NOT_REFERENTS or not _thing(cand):
+                continue  # "it" is never "awesome--" nor "a great way"
             person = cand.ent_type_ == "PERSON" or cand.lemma_.lower() in _PERSON_NOUNS
             plural = cand.tag_ in ("NNS", "NNPS") or cand.ent_type_ in ("NORP", "ORG") and low in _PRON_PLUR
             if ((low in _HE_SHE and person and not plural) or (low in _PRON_SING and not person and not plural)

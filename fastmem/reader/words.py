@@ -6,7 +6,7 @@ understood "I" of a chat turn (:data:`UNDERSTOOD_I`) is a thing, never a time.
 
 from __future__ import annotations
 
-__all__ = ["INTERJECTIONS", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I",
+__all__ = ["INTERJECTIONS", "PRAISE", "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I",
            "is_when", "is_thing", "no_fact", "idiom"]
 
 #: The subject a chat turn leaves out ("Went camping last week"): the speaker, resolved at the write.
@@ -23,6 +23,15 @@ INTERJECTIONS = frozenset(("yep yeah yes yup no nope nah haha hahaha hah lol lma
 VAGUE_HEADS = frozenset(("way joy fun time thing things lot lots blast try while top stuff bit kind sort deal one "
                          "something anything everything nothing part idea experience moment day place best chance "
                          "people pic").split())
+#: Words of praise that a parse can leave as the end of a fact ("it's awesome", "family is the
+#: best"): an opinion of the thing, not a thing (a noun they modify is one: "a great teacher").
+PRAISE = frozenset(("awesome great amazing best fantastic wonderful incredible cool nice lovely beautiful perfect "
+                    "terrific brilliant superb excellent").split())
+#: Nouns of a person that, with "a" and nothing that says who ("a photo of a man holding a
+#: frisbee"), name nobody in particular: no node of the graph.
+ANYONE = frozenset("person man woman guy girl boy lady gentleman individual".split())
+#: Punctuation a tokeniser leaves on a word ("awesome--", "great!!").
+_EDGES = "-\u2013\u2014.,!?;:~*'\"()"
 #: Light verbs with an action noun read as the action ("give it a try" -> try, "take care of"
 #: -> care for): (verb, noun) -> (relation, where its object is).
 IDIOMS = {("give", "try"): ("try", "dative"), ("give", "shot"): ("try", "dative"), ("give", "go"): ("try", "dative"),
@@ -46,15 +55,19 @@ def is_when(tok) -> bool:
 
 
 def is_thing(tok) -> bool:
-    """Whether a token can be an end of a fact: not an interjection, not a vague head with
-    nothing that says which (the understood "I" is always one)."""
+    """Whether a token can be an end of a fact: not an interjection, not a word of praise
+    ("awesome", "the best"), not a vague head with nothing that says which (the understood "I"
+    is always one). A word is judged without the punctuation a parse leaves on it ("awesome--")."""
     if tok is UNDERSTOOD_I:
         return True
-    low = tok.lower_
-    if low in INTERJECTIONS:
+    low = tok.lower_.strip(_EDGES)
+    if low in INTERJECTIONS or low in PRAISE and tok.pos_ in ("ADJ", "NOUN", "ADV"):
         return False
-    if tok.lemma_.lower() in VAGUE_HEADS and tok.pos_ in ("NOUN", "PRON"):
+    if (tok.lemma_.lower() in VAGUE_HEADS or low in VAGUE_HEADS) and tok.pos_ in ("NOUN", "PRON", "ADJ"):
         return any(c.dep_ in ("compound", "poss", "prep", "nmod", "nummod") for c in tok.children)
+    if tok.lemma_.lower() in ANYONE and any(c.dep_ == "det" and c.lower_ in ("a", "an", "another") for c in tok.children):
+        return any(c.dep_ in ("compound", "poss", "prep", "nmod", "appos") or c.dep_ == "acl"
+                   and c.lemma_.lower() in ("name", "call") for c in tok.children)  # "a woman named Sara"
     return True
 
 

@@ -50,6 +50,20 @@ def test_no_interjection_or_vocative_is_a_thing(reader):
     assert ("I", "book", "ferry") in [(t.subject, t.relation, t.object) for t in got[1]]
 
 
+def test_praise_and_anyone_are_no_things_and_it_is_never_praise(reader):
+    # a tokeniser leaves "awesome--" one word; "the best" is praise; "a man holding a frisbee"
+    # (a shared photo's caption) is nobody in particular; "it" stands for a thing before it
+    got = reader.extract_many([
+        "The pattern on my bowl is awesome-- it reminds me of art.", "Wow, family love and support is the best!",
+        "[shares a photo: a photo of a man holding a frisbee in a park]", "I met a woman named Sara at the gym.",
+        "Jon is a great teacher."])
+    ends = [{t.subject for t in ts} | {t.object for t in ts} for ts in got]
+    assert not set().union(*ends) & {"awesome--", "awesome", "best", "man"}, ends
+    assert {(t.subject, t.object) for t in got[0] if t.relation == "remind of"} <= {("pattern", "art"), ("my bowl", "art")}
+    assert any(t.relation == "remind of" for t in got[0]), got[0]
+    assert "woman" in ends[3] and "great teacher" in ends[4], ends  # named, and praise of a noun: things
+
+
 def test_the_mood_is_stored_and_shown(tmp_path):
     with fastmem.Memory(str(tmp_path / "m.db")) as m:
         mid = m.remember("Maya: I'll book the tapas place on Elm Street. Do you like tapas?", speaker="Maya")
