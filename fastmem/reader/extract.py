@@ -26,6 +26,7 @@ from .mood import STORED as STORED_MOODS
 from .mood import mood as clause_mood
 from .plot import PEOPLE as _PLOT_PEOPLE
 from .plot import clauses as plot_clauses, has_plot
+from .roles import roles as _roles
 from .words import INTERJECTIONS, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import idiom as _idiom, is_thing as _thing, is_when as _when, no_fact as _no_fact
 
@@ -462,6 +463,7 @@ class SpacyExtractor:
                         out.append(self._triple(s, rel, o, said))
             if len(out) >= self.max_triples:
                 break
+        out += _roles(doc, _PERSON_NOUNS)  # "my sister Ana" -> (Ana, be, my sister)
         return out[: self.max_triples]
 
     def _filler(self, tok) -> str | None:

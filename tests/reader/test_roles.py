@@ -1,0 +1,34 @@
+"""Who a name is to someone (fastmem.reader.roles): "my sister Ana" is a fact about Ana, and
+the write says whose sister."""
+
+import pytest
+
+import fastmem
+from fastmem.reader.extract import SpacyExtractor
+
+
+@pytest.fixture(scope="module")
+def reader():
+    return SpacyExtractor()
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("Btw my sister Ana is getting married in June.", ("Ana", "be", "my sister")),
+    ("Ooh nice, that's near my cousin Meera.", ("Meera", "be", "my cousin")),
+    ("Heading up to the cabin with my brothers Karl and Erik.", ("Erik", "be", "my brother")),
+    ("I went to the fair with Sol, my boyfriend.", ("Sol", "be", "my boyfriend")),
+    ("Tom's uncle Hugo fixed our lights.", ("Hugo", "be", "Tom's uncle")),
+])
+def test_a_name_with_a_role_is_a_fact_about_the_name(reader, text, fact):
+    assert fact in [(t.subject, t.relation, t.object) for t in reader.extract(text)]
+
+
+def test_a_role_without_a_possessor_or_a_name_spoken_to_says_nothing(reader):
+    assert not [t for t in reader.extract("The plumber Dave came by.") if t.relation == "be"]
+    assert not [t for t in reader.extract("Your support, Gina, means the world to me.") if t.relation == "be"]
+
+
+def test_the_write_says_whose(tmp_path):
+    with fastmem.Memory(str(tmp_path / "m.db")) as m:
+        mid = m.remember("Btw my sister Ana is getting married in June.", speaker="Tom", source="chat")
+        assert ("Ana", "be", "Tom's sister") in [(f.subject, f.relation, f.object) for f in m.graph.facts(mid)]
