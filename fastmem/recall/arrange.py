@@ -47,6 +47,32 @@ _ASKS = re.compile(r"^(?:(?:so|and|but|hey|ok|okay|oh|well|also|btw)[,\s]+)*(?:w
                    r"had|am)\b", re.I)
 
 
+#: A request for new work rather than a question about what was said: an imperative ("Make me a
+#: training plan", "Could you write tests for ..."), advice asked of the assistant ("What should I
+#: use for ...", "Which database should the app use?", "How would you build ..."), a judgement ("Is
+#: it safe to ...", "... quick enough?") or a choice ("Redis or Memcached for the cache?").
+_REQUEST = re.compile(
+    r"^(?:(?:so|and|but|hey|hi|ok|okay|oh|well|also|btw|now|next|quick question)[,:\s]+)*(?:please[,\s]+)?"
+    r"(?:(?:can|could|would|will) you (?:please )?|i (?:need|want|'d like) you to |help me )?"
+    r"(?:give|make|write|rewrite|suggest|recommend|plan|draft|set up|create|build|find|show|explain|plot|draw|"
+    r"generate|compose|prepare|design|outline|translate|fix|refactor|convert|book|pick|choose|propose|sketch|"
+    r"put together|come up with|schedule|add|update|rename|implement|optimi[sz]e|speed up|clean up|tidy|migrate|"
+    r"deploy|document|organi[sz]e|format|restructure|review|check)\b"
+    r"|\b(?:should|would|could|can) (?:i|we|you)\b|\bshould (?:the|my|our|this|it|these|those)\b|\bdo i need\b"
+    r"|\bwould help\b|^how long (?:should|will|would)\b|^what(?:'s| is) the (?:command|way|best way) to\b"
+    r"|^(?:is|are) (?:it|the|this|that|my|our|these|those)\b.*\b(?:ok|okay|safe|fine|enough|a good idea)\b"
+    r"|^[\w .+#-]{1,40} or [\w .+#-]{1,40} for\b|^i need (?:a|an|some)\b", re.I)
+
+
+def asks_for_work(query: str) -> bool:
+    """Whether a turn asks for something new to be done ("Make me a weekly training plan for a
+    10k", "How should I get from Paris to Amsterdam?") rather than about what was said: the
+    context channel's credit to the replies of earlier questions is then left out (the user's
+    own statements and the sentence model's neighbours are what such a turn needs)."""
+    first = _SENTENCE.findall(strip_label(query).strip(" \t\"'(*-"))
+    return any(_REQUEST.search(p.strip()) for p in first[-2:])  # the ask ends a turn: "Here's my decorator, can you ..."
+
+
 def only_asks(text: str) -> bool:
     """Whether a memory's text (its speaker label aside) is questions only: every sentence ends
     with a question mark and opens as a question does."""

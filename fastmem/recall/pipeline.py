@@ -132,7 +132,7 @@ class RecallPipeline:
             found.update({c: _without(v, exclude, pool) for c, v in found.items() if CHANNELS[c].derived})
         own = A.own_words(query)  # "what did I bring up": the asker's turns, questions included
         wide = A.listy(query)  # a list or an order: spread over near-duplicates
-        if own:
+        if own or (not wide and A.asks_for_work(query)):  # "make me a plan": what was asked before is no answer
             found.pop("context", None)  # a neighbour's credit goes to the reply
         fused = self.fuse(found, {c: CHANNELS[c].weight for c in found}, self._long_prior(found))
         if len(found) > 1 and "vector" in found:  # the sentence model's clear winner stays in the head

@@ -110,3 +110,38 @@ def test_a_hosts_labelled_transcript_turns_count_as_the_assistants_replies(mem):
     fused = {ids[0]: 1.0, ids[1]: 1.0}
     A.asker_first(mem.admin.engine.db, fused)
     assert fused == {ids[0]: 1.0, ids[1]: A.REPLY_WEIGHT}
+
+
+@pytest.mark.parametrize("q, work", [
+    ("Make me a weekly training plan for a 10k.", True),
+    ("Here's my retry decorator, can you review it?", True),
+    ("What should I use for the front end of the habit tracker?", True),
+    ("Which database should the bookmark manager use?", True),
+    ("How should I get from Paris to Amsterdam?", True),
+    ("Is it safe to put the user's id straight into the redirect URL?", True),
+    ("Redis or Memcached for the session cache?", True),
+    ("What's my sister's name?", False),
+    ("When did I move to Leeds?", False),
+    ("Where do I work these days?", False),
+    ("What did Caroline paint last summer?", False),
+    ("Would Melanie go to the pride parade again?", False),
+])
+def test_a_request_for_new_work(q, work):
+    assert A.asks_for_work(q) is work
+
+
+def test_a_request_is_not_answered_by_the_replies_to_earlier_questions(mem):
+    # the replies to the user's earlier running questions share the request's topic; the
+    # context channel credited each as the answer of a question near the request, and they
+    # filled the hits ahead of what the user said they like
+    turns = [("user", "I like morning runs much better than evening workouts."), ("assistant", "Noted.")]
+    for q, a in [("What should I eat before a long run?", "Eat something light and familiar two hours before a long run."),
+                 ("How do I stop my knees hurting when I run?", "Knee pain often comes from adding distance too fast."),
+                 ("How many rest days do runners need?", "Most runners do well with one or two rest days a week."),
+                 ("Should I stretch before running?", "Dynamic movements before a run, longer stretches after it."),
+                 ("How do I get faster at running?", "Intervals once a week and an easy long run build speed."),
+                 ("What shoes are good for running?", "Get fitted at a running shop; comfort beats the brand.")]:
+        turns += [("user", q), ("assistant", a)]
+    ids = mem.remember_many([t for _, t in turns], speaker=[s for s, _ in turns], progress=False)
+    hits = mem.recall("Make me a weekly training plan for a 10k.", k=5, record=False, analogy=False).hits
+    assert ids[0] in [h.id for h in hits], [h.text for h in hits]
