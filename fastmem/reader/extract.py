@@ -21,13 +21,15 @@ from ..util.text import strip_label
 from .canon import canon_relation, fold_name, normalise_type
 from .chat import ChatExtractor, chat_complete  # noqa: F401 - their home before reader.chat
 from .lexicon import SKELETON
-from .links import links as _links, unrestated as _unrestated
+from .links import links as _links, story_position as _story_position, unrestated as _unrestated
 from .mood import STORED as STORED_MOODS
 from .mood import mood as clause_mood
 from .plot import PEOPLE as _PLOT_PEOPLE
 from .plot import clauses as plot_clauses, has_plot
 from .roles import roles as _roles
-from .words import INTERJECTIONS, UNDERSTOOD_I as _UNDERSTOOD_I
+from .sense import EVALUATIVE, clause as _clause, doer as _doer, first_person_left_out as _first_person_left_out
+from .sense import measured as _measured, of_what as _of_what, says_nothing as _says_nothing
+from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import idiom as _idiom, is_thing as _thing, is_when as _when, no_fact as _no_fact
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
@@ -158,10 +160,6 @@ _WORKPLACE_NOUNS = {
 }
 #: Entity labels that name something (what a text is *about*), as opposed to dates and amounts.
 _NAME_LABELS = {"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"}
-#: A subordinate event introduced by one of these happened before its main clause's ...
-_BEFORE_MARKERS = {"after", "once", "since", "following", "when", "whenever"}
-#: ... and by one of these, after it.
-_AFTER_MARKERS = {"before", "until", "till", "prior"}
 _TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "madam", "st", "mt"}
 #: Verbs that carry little meaning of their own beside a noun naming the action ("take a
 #: walk", "undergo a transformation").
@@ -172,30 +170,11 @@ _NOMINAL_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "sis", "ure", "al",
 _PRON_SING = {"it", "its"}
 _PRON_PLUR = {"they", "them", "their"}
 _HE_SHE = {"he", "him", "she", "her"}
-
-
-def _clause(tok) -> bool:
-    """Whether a subject is a clause, not a thing: a verb with arguments of its own ("*Taking*
-    care of ourselves is vital", "*Being* a mom is awesome", "*starting* a business has its ups
-    and downs"). Its head word alone would stand for the whole activity in a fact ("Taking, be,
-    vital"); a bare gerund ("Painting looks like a great outlet") is a thing and stays."""
-    return tok.pos_ in ("VERB", "AUX") and any(c.dep_ not in ("cc", "conj", "punct") for c in tok.children)
-
-
-def _first_person_left_out(verb, depth: int = 0) -> bool:
-    """A sentence that starts with its verb in the past or in "gonna / wanna / gotta" form,
-    with no subject: chat's "Went camping last week", "Gonna continue my studies" (and a verb
-    joined to one: "... and check out career options"). An order ("Keep going!") has a
-    base-form verb first and is not read as a fact."""
-    if verb.dep_ == "conj" and depth < 3 and verb.head.i != verb.i:
-        return _first_person_left_out(verb.head, depth + 1)
-    first = next((t for t in verb.sent if not t.is_punct and t.pos_ != "INTJ" and t.dep_ != "advmod"), None)
-    if first is None:
-        return False
-    if first.i == verb.i:  # "Loved by millions is a song ...": an auxiliary after it, not a fragment
-        return (verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN")
-                and not any(c.dep_ in ("aux", "auxpass") and c.i > verb.i for c in verb.children))
-    return first.lower_ in ("gon", "gonna", "wanna", "gotta") and verb.head.i == first.i
+#: Verbs whose adjective says what the subject is ("I'm good at chess", "got tired of it"): the
+#: adjective's preposition is part of the relation. Any other verb's adjective describes the
+#: subject in passing ("stopped, too busy with the new job") and says nothing of the object;
+#: "you look great in that dress" is praise, no fact.
+_STATE_VERBS = frozenset(("be", "become", "get", "feel", "stay", "remain", "grow", "turn", "keep"))
 
 
 #: "my sister": a possessive determiner kept with its noun (the write says whose).
@@ -360,6 +339,8 @@ class SpacyExtractor:
             for e in tok.doc.ents:
                 if e.start <= tok.i < e.end:
                     start = min([e.start] + [c.i for c in tok.lefts if c.dep_ == "compound"])
+                    while start < tok.i and tok.doc[start].lower_ in INTERJECTIONS:
+                        start += 1  # "Yep Jon": Jon
                     return tok.doc[start : max(e.end, tok.i + 1)].text, normalise_type(e.label_)
         # "my friend Bob": prefer the appositive proper name
         for c in tok.children:
@@ -371,6 +352,9 @@ class SpacyExtractor:
         words = [c for c in tok.lefts if c.dep_ in ("compound", "amod", "nummod", "nmod") and c.i >= tok.i - 3]
         words = [w for w in words if w.lower_ not in INTERJECTIONS]  # "Alright Maya": Maya
         text = " ".join([w.text for w in words] + [tok.text])
+        what = _of_what(tok)
+        if what is not None:
+            text = f"{text} of {self._span(what)[0]}"  # "the journey of acceptance", "the top of the hill"
         owner = next((c for c in tok.lefts if c.dep_ == "poss"), None)
         if owner is not None and owner.lower_ in _POSSESSIVE_PRON:
             text = f"{owner.lower_} {text}"  # "my sister": whose, the write resolves (fastmem.reader.who)
@@ -409,7 +393,11 @@ class SpacyExtractor:
             if verb.pos_ not in ("VERB", "AUX") or (verb.pos_ == "AUX" and verb.dep_ not in ("ROOT", "conj", "relcl", "ccomp", "advcl")):
                 continue
             subs, passive = self._subjects(verb)
-            if not subs and _first_person_left_out(verb):
+            passive = passive and verb.lemma_ != "be"  # "it's been a ride": a copula, not a passive
+            who = _doer(verb, self._person)  # "it pushed me to take", "it's tough starting", "a dream to have"
+            if who is not None:
+                subs = [s for x in who for s in self._conj(x)]
+            if not subs and who is None and _first_person_left_out(verb):
                 subs = [_UNDERSTOOD_I]  # "Went camping with the kids", "Gonna continue my studies"
             subs = [x for x in subs if x is _UNDERSTOOD_I or not _clause(x)]
             if not subs:
@@ -417,8 +405,8 @@ class SpacyExtractor:
             said = clause_mood(verb)
             if said not in STORED_MOODS:
                 continue  # a question, a request, a wish, a condition, a hypothesis: no fact
-            if _no_fact(verb, subs):
-                continue  # an idiom read as none ("you're telling me")
+            if _no_fact(verb, subs) or _says_nothing(verb, subs):
+                continue  # an idiom read as none ("you're telling me"), "it's a great feeling"
             neg = any(c.dep_ == "neg" for c in verb.children)
             prt = [c.lower_ for c in verb.children if c.dep_ == "prt"]
             base = ("not " if neg else "") + " ".join([verb.lemma_.lower()] + prt)
@@ -429,10 +417,14 @@ class SpacyExtractor:
             idiom = _idiom(verb)  # "give zucchini bread a try" -> try (zucchini bread)
             if idiom is not None:
                 base, objs = ("not " if neg else "") + idiom[0], [(("not " if neg else "") + idiom[0], o) for o in idiom[1]]
-            direct = any(c.dep_ == "dobj" for c in verb.children)
+            direct = [c for c in verb.children if c.dep_ == "dobj"]
+            if direct and not all(map(_thing, direct)):
+                direct = None  # "gives me so much joy": no fact about "me" either
             for c in verb.children if idiom is None else ():
                 if c.dep_ == "dative" and c.pos_ == "ADP":  # "painted it for him": a preposition
                     objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
+                elif c.dep_ == "dative" and direct is None:
+                    continue
                 elif c.dep_ == "dative" and direct:  # "sold me his car": the car is sold, to me
                     objs.extend((f"{base} to", o) for o in self._conj(c))
                 elif c.dep_ in _OBJ:
@@ -443,9 +435,9 @@ class SpacyExtractor:
                             agent = p
                 elif c.dep_ == "prep":
                     for p in c.children:
-                        if p.dep_ == "pobj":
+                        if p.dep_ == "pobj" and not (verb.lemma_ == "be" and c.lower_ == "to" and p.pos_ == "PRON"):
                             objs.extend((f"{base} {c.lower_}", o) for o in self._conj(p) if not _when(o))
-                elif c.dep_ == "acomp":
+                elif c.dep_ == "acomp" and verb.lemma_ in _STATE_VERBS and c.lower_ not in PRAISE:
                     for p in c.children:
                         if p.dep_ == "prep":
                             for q in p.children:
@@ -465,6 +457,11 @@ class SpacyExtractor:
                 break
         out += _roles(doc, _PERSON_NOUNS)  # "my sister Ana" -> (Ana, be, my sister)
         return out[: self.max_triples]
+
+    @staticmethod
+    def _person(tok) -> bool:
+        return (tok.ent_type_ == "PERSON" or tok.lemma_.lower() in _PERSON_NOUNS
+                or tok.pos_ == "PRON" and tok.lower_ in _PERSON_PRON)
 
     def _filler(self, tok) -> str | None:
         if tok.tag_ in ("WDT", "WP", "WP$") and tok.head.dep_ in ("relcl", "acl") and tok.head.head is not tok.head:
@@ -493,24 +490,6 @@ class SpacyExtractor:
             if verb.dep_ == "pcomp" and head.head is not head and head.head.pos_ in ("VERB", "AUX"):
                 return self._event_subjects(head.head, depth + 1)  # "works by absorbing": the worker absorbs
         return self._subjects(verb)
-
-    @staticmethod
-    def _when(verb) -> float:
-        """Where an event belongs in the story: its position in the text, unless a temporal
-        marker says otherwise ("After X, Y" / "Y once X": X comes before Y; "Y before X" /
-        "Y until X": X comes after Y)."""
-        marker, anchor = None, None
-        if verb.dep_ == "advcl":
-            marks = [c.lower_ for c in verb.children if c.dep_ in ("mark", "advmod") and c.i < verb.i]
-            marker, anchor = (marks[0] if marks else None), verb.head
-        elif verb.dep_ == "pcomp" and verb.head.dep_ == "prep":
-            marker, anchor = verb.head.lower_, verb.head.head
-        if anchor is not None and anchor is not verb and anchor.pos_ in ("VERB", "AUX"):
-            if marker in _BEFORE_MARKERS:
-                return anchor.i - 0.5
-            if marker in _AFTER_MARKERS:
-                return anchor.i + 0.5
-        return float(verb.i)
 
     def _doc_events(self, doc) -> list[Event]:
         repairs = self.repairs
@@ -553,7 +532,7 @@ class SpacyExtractor:
             of = tuple(sorted({f for f in map(self._filler, objs) if f}))
             if flip:
                 sf, of = of, sf
-            keyed.append((self._when(verb), (rel, sf, of), verb.i))
+            keyed.append((_story_position(verb), (rel, sf, of), verb.i))
             if len(keyed) >= self.max_triples:
                 break
         keyed.sort(key=lambda x: x[0])
@@ -674,6 +653,7 @@ class SpacyExtractor:
         before it that it can name (a person for *he* / *she*, a thing for *it*, a plural for
         *they*); the token itself when there is none (the write then looks in the turns before,
         :mod:`fastmem.reader.who`)."""
+        tok = _measured(tok)  # "a lot of friends": friends
         low = tok.lower_
         if tok.pos_ != "PRON" or low not in _HE_SHE and low not in _PRON_SING and low not in _PRON_PLUR:
             return tok
@@ -681,8 +661,9 @@ class SpacyExtractor:
         for cand in reversed(tok.doc[: tok.i]):
             if cand.dep_ in ("compound", "poss") or cand.pos_ not in ("NOUN", "PROPN"):
                 continue
-            if cand.ent_type_ in _NOT_REFERENTS or not _thing(cand):
-                continue  # "it" is never "awesome--" nor "a great way"
+            if (cand.ent_type_ in _NOT_REFERENTS or not _thing(cand) or _when(cand)
+                    or cand.dep_ == "attr" and cand.lemma_ in EVALUATIVE):
+                continue  # "it" is never "awesome--" nor "a great way", nor "a bummer" ("... but it pushed me")
             person = cand.ent_type_ == "PERSON" or cand.lemma_.lower() in _PERSON_NOUNS
             plural = cand.tag_ in ("NNS", "NNPS") or cand.ent_type_ in ("NORP", "ORG") and low in _PRON_PLUR
             if ((low in _HE_SHE and person and not plural) or (low in _PRON_SING and not person and not plural)

@@ -6,7 +6,7 @@ repeats an earlier one), for the opt-in ``"restated"`` repair of
 
 from __future__ import annotations
 
-__all__ = ["links", "unrestated"]
+__all__ = ["links", "unrestated", "story_position"]
 
 
 #: Higher-order relations between events, by the word that introduces a clause: the clause is
@@ -92,3 +92,27 @@ def unrestated(keyed: list) -> list:
         seen[rel] = seen.get(rel, set()) | fillers
         out.append(item)
     return out
+
+
+#: A subordinate event introduced by one of these happened before its main clause's ...
+_BEFORE_MARKERS = {"after", "once", "since", "following", "when", "whenever"}
+#: ... and by one of these, after it.
+_AFTER_MARKERS = {"before", "until", "till", "prior"}
+
+
+def story_position(verb) -> float:
+    """Where an event belongs in the story: its position in the text, unless a temporal
+    marker says otherwise ("After X, Y" / "Y once X": X comes before Y; "Y before X" /
+    "Y until X": X comes after Y)."""
+    marker, anchor = None, None
+    if verb.dep_ == "advcl":
+        marks = [c.lower_ for c in verb.children if c.dep_ in ("mark", "advmod") and c.i < verb.i]
+        marker, anchor = (marks[0] if marks else None), verb.head
+    elif verb.dep_ == "pcomp" and verb.head.dep_ == "prep":
+        marker, anchor = verb.head.lower_, verb.head.head
+    if anchor is not None and anchor is not verb and anchor.pos_ in ("VERB", "AUX"):
+        if marker in _BEFORE_MARKERS:
+            return anchor.i - 0.5
+        if marker in _AFTER_MARKERS:
+            return anchor.i + 0.5
+    return float(verb.i)

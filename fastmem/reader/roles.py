@@ -1,6 +1,6 @@
 """Who a name is to someone, as a chat says it in passing: "my sister Ana is getting married"
 -> (Ana, be, my sister); "near my cousin Meera", "with my brothers Karl and Erik", "I went with
-Sol, my boyfriend". The role is a common noun with a possessor beside the name (an apposition,
+Sol, my boyfriend", "my cousin's name is Lucia". The role is a common noun with a possessor beside the name (an apposition,
 or the noun before the name); the possessor is kept as written ("my", "Tom's") and the write
 says whose (:mod:`fastmem.reader.who`). A role without a possessor ("the plumber Dave") says
 nothing about anyone, and is left out.
@@ -22,6 +22,7 @@ def roles(doc, person_nouns) -> list[Triple]:
     for tok in doc:
         if tok.pos_ != "NOUN":
             continue
+        out += _named(tok, person_nouns)
         owner = next((c for c in tok.children if c.dep_ == "poss"), None)
         if owner is None or not (owner.lower_ in _OWNERS or owner.pos_ == "PROPN"):
             continue
@@ -59,3 +60,18 @@ def _name(tok, role) -> str:
             return " ".join(w.text for w in e if w.i != role.i and w.pos_ == "PROPN") or tok.text
     words = [c for c in tok.lefts if c.dep_ == "compound" and c.pos_ == "PROPN"]
     return " ".join([w.text for w in words] + [tok.text])
+
+
+def _named(tok, person_nouns) -> list[Triple]:
+    """"my cousin's name is Lucia", "Tom's dog's name is Rex" -> (Lucia, be, my cousin): the
+    name of someone's someone (a name of the speaker's own, "my name is Tom", is who.py's)."""
+    if tok.lemma_.lower() != "name" or tok.dep_ != "nsubj" or tok.head.lemma_ != "be":
+        return []
+    whom = next((c for c in tok.children if c.dep_ == "poss" and c.pos_ == "NOUN"), None)
+    owner = whom is not None and next((c for c in whom.children if c.dep_ == "poss"), None)
+    if not owner or not (owner.lower_ in _OWNERS or owner.pos_ == "PROPN"):
+        return []
+    whose = owner.lower_ if owner.lower_ in _OWNERS else f"{_name(owner, whom)}'s"
+    kind = "person" if whom.lemma_.lower() in person_nouns else None
+    return [Triple(_name(n, whom), "be", f"{whose} {whom.text}", kind, kind or "thing", None, None, "asserted")
+            for n in tok.head.children if n.dep_ == "attr" and n.pos_ == "PROPN"]

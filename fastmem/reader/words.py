@@ -7,7 +7,7 @@ understood "I" of a chat turn (:data:`UNDERSTOOD_I`) is a thing, never a time.
 from __future__ import annotations
 
 __all__ = ["INTERJECTIONS", "PRAISE", "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I",
-           "is_when", "is_thing", "no_fact", "idiom"]
+           "AMOUNTS", "is_when", "is_thing", "no_fact", "idiom", "measured"]
 
 #: The subject a chat turn leaves out ("Went camping last week"): the speaker, resolved at the write.
 UNDERSTOOD_I = object()
@@ -22,24 +22,30 @@ INTERJECTIONS = frozenset(("yep yeah yes yup no nope nah haha hahaha hah lol lma
 #: about one needs a noun that says which ("family time", "the top of the hill").
 VAGUE_HEADS = frozenset(("way joy fun time thing things lot lots blast try while top stuff bit kind sort deal one "
                          "something anything everything nothing part idea experience moment day place best chance "
-                         "people pic").split())
+                         "people pic ton tons").split())
 #: Words of praise that a parse can leave as the end of a fact ("it's awesome", "family is the
 #: best"): an opinion of the thing, not a thing (a noun they modify is one: "a great teacher").
 PRAISE = frozenset(("awesome great amazing best fantastic wonderful incredible cool nice lovely beautiful perfect "
-                    "terrific brilliant superb excellent").split())
+                    "terrific brilliant superb excellent badass gorgeous stunning adorable fabulous impressive "
+                    "rewarding inspiring empowering").split())
 #: Nouns of a person that, with "a" and nothing that says who ("a photo of a man holding a
 #: frisbee"), name nobody in particular: no node of the graph.
 ANYONE = frozenset("person man woman guy girl boy lady gentleman individual".split())
+#: Nouns of amount: "a lot of friends" is friends ("of" names what is counted).
+AMOUNTS = frozenset("lot lots bunch couple number plenty ton tons handful few bit loads load heaps heap".split())
 #: Punctuation a tokeniser leaves on a word ("awesome--", "great!!").
 _EDGES = "-\u2013\u2014.,!?;:~*'\"()"
 #: Light verbs with an action noun read as the action ("give it a try" -> try, "take care of"
 #: -> care for): (verb, noun) -> (relation, where its object is).
 IDIOMS = {("give", "try"): ("try", "dative"), ("give", "shot"): ("try", "dative"), ("give", "go"): ("try", "dative"),
           ("take", "care"): ("care for", "of"), ("take", "look"): ("look at", "at"), ("have", "look"): ("look at", "at"),
-          ("pay", "visit"): ("visit", "dative"), ("make", "decision"): ("decide", "about")}
+          ("pay", "visit"): ("visit", "dative"), ("make", "decision"): ("decide", "about"),
+          ("take", "shot"): ("try", "at"), ("take", "stab"): ("try", "at"), ("make", "it"): ("go to", "to")}
 #: Verb and noun pairs of set phrases that state no fact ("hit a rough patch", "take a while").
 SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"), ("have", "blast"), ("have", "time"),
-                         ("have", "fun"), ("take", "time"), ("make", "point"), ("get", "point")})
+                         ("have", "fun"), ("take", "time"), ("make", "point"), ("get", "point"), ("take", "plunge"),
+                         ("get", "guts"), ("have", "guts"), ("have", "ups"), ("have", "downs"), ("make", "time"),
+                         ("make", "difference"), ("get", "hang"), ("take", "toll"), ("get", "kick")})
 
 
 #: Nouns of time: an object of a preposition that is one is when, not what ("quit in March").
@@ -47,6 +53,19 @@ TIME_NOUNS = frozenset(("morning afternoon evening night midnight noon today ton
                         "month year years day days hour hours minute minutes season spring summer autumn fall winter "
                         "christmas holiday holidays monday tuesday wednesday thursday friday saturday sunday january "
                         "february march april may june july august september october november december").split())
+
+
+def measured(tok):
+    """What an amount names: "a lot of friends" -> friends; any other token as it is."""
+    if tok.lemma_.lower() not in AMOUNTS or tok.pos_ != "NOUN":
+        return tok
+    for p in tok.children:
+        if p.dep_ == "prep" and p.lower_ == "of":
+            for q in p.children:
+                if q.dep_ == "pobj":
+                    return q
+    return tok
+
 
 
 def is_when(tok) -> bool:
@@ -60,6 +79,7 @@ def is_thing(tok) -> bool:
     is always one). A word is judged without the punctuation a parse leaves on it ("awesome--")."""
     if tok is UNDERSTOOD_I:
         return True
+    tok = measured(tok)  # "a lot of fun" is judged as "fun"
     low = tok.lower_.strip(_EDGES)
     if low in INTERJECTIONS or low in PRAISE and tok.pos_ in ("ADJ", "NOUN", "ADV"):
         return False
@@ -74,11 +94,13 @@ def is_thing(tok) -> bool:
 def no_fact(verb, subs) -> bool:
     """A set phrase that states no fact: "you're telling me", "hit a rough patch"."""
     lemma = verb.lemma_.lower()
-    objs = [c for c in verb.children if c.dep_ in ("dobj", "dative")]
+    objs = [measured(c) for c in verb.children if c.dep_ in ("dobj", "dative")]
     if lemma == "tell" and any(s is not UNDERSTOOD_I and s.lower_ == "you" for s in subs) \
             and any(o.lower_ == "me" for o in objs):
         return True
-    return any((lemma, o.lemma_.lower()) in SET_PHRASES for o in objs)
+    if lemma == "get" and verb.tag_ in ("VBP", "VB") and [o.lower_ for o in objs] == ["it"]:
+        return True  # "I get it": understood, not got
+    return any((lemma, o.lemma_.lower()) in SET_PHRASES or (lemma, o.lower_) in SET_PHRASES for o in objs)
 
 
 def idiom(verb):

@@ -1,0 +1,124 @@
+"""Who does what a clause says, and which clauses say nothing of anyone, for the reader's facts.
+
+A parse gives a verb with no subject of its own the subject of the verb above it; three
+constructions need another reading:
+
+* object control: "losing my job pushed **me** to take the plunge": the one who takes is the
+  object of "pushed", not the loss (:func:`doer`);
+* an extraposed "it": "it's tough starting a biz", "it's awesome to have our own platform":
+  nobody in particular starts or has; the "it" stands for the clause, not for a thing;
+* an infinitive that says what a thing is for: "it's been a dream to have a family", "time to
+  vent": the dream has nothing; only a person ("the first woman to climb it") does what the
+  infinitive says.
+
+:func:`says_nothing` names the copular clauses whose "it" is the speaker's feeling about what
+was just said ("it's a great feeling", "it's been a wild ride"), and "be yourself".
+"""
+
+from __future__ import annotations
+
+from .words import AMOUNTS as _AMOUNTS, PRAISE, VAGUE_HEADS, measured
+
+__all__ = ["doer", "clause", "first_person_left_out", "says_nothing", "measured", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
+
+#: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
+#: feeling", "it's been a wild ride", "it was a bummer".
+EVALUATIVE = frozenset(("feeling ride journey experience adventure blast bummer relief pleasure dream nightmare "
+                        "challenge struggle rollercoaster coaster honor honour privilege joy thrill treat shame pity "
+                        "lesson process step game changer gamechanger mess chaos").split())
+_SUBJ = ("nsubj", "nsubjpass", "csubj", "csubjpass", "expl")
+#: Verbs whose object did what their complement says ("pushed me to take the plunge", "helped
+#: me find"); any other verb with an object and a complement ("asked him to fix it", "want you
+#: to come") says only that it was asked or wanted: no fact of the complement.
+_IMPLICATIVE = frozenset(("push help make let force lead inspire motivate drive get cause teach allow enable "
+                          "convince persuade remind").split())
+_REFLEXIVE = frozenset("myself yourself himself herself itself ourselves yourselves themselves oneself".split())
+#: Heads that name a thing only with what their "of" says: "the journey of acceptance", "the
+#: top of the hill", "a sense of community" (the node is the whole phrase, not "journey").
+WHOLE_WITH_OF = VAGUE_HEADS - _AMOUNTS | frozenset("journey sense feeling importance value power spirit".split())
+
+
+def _own_subject(verb) -> bool:
+    return any(c.dep_ in _SUBJ for c in verb.children)
+
+
+def _extraposed_it(verb) -> bool:
+    """A copula whose subject is "it" with an adjective or noun and a clause that says what
+    "it" is: "it's tough starting a biz", "it's awesome to have ..."."""
+    return (verb.lemma_ == "be" and any(c.dep_ in ("nsubj", "nsubjpass", "expl") and c.lower_ == "it"
+                                         for c in verb.children))
+
+
+def doer(verb, person, depth: int = 0):
+    """Who does what ``verb`` says when it has no subject of its own: a list of tokens, ``[]``
+    when nobody in particular does (the fact is left out), or None when the ordinary reading
+    holds (the subject of the verb above). ``person(tok)`` says whether a token names a person."""
+    if depth > 4 or _own_subject(verb) or verb.head is verb:
+        return None
+    head = verb.head
+    if verb.dep_ == "conj":
+        return doer(head, person, depth + 1)
+    to = any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
+    if verb.dep_ == "xcomp" or verb.dep_ == "advcl" and to and head.lemma_.lower() in _IMPLICATIVE:
+        objs = [c for c in head.children if c.dep_ == "dobj" and c.pos_ in ("NOUN", "PROPN", "PRON")]
+        if objs and head.pos_ == "VERB":
+            # "pushed me to take the plunge": I took it; "asked my brother to fix it": not said he did
+            return objs if head.lemma_.lower() in _IMPLICATIVE else []
+        if _extraposed_it(head):
+            return []  # "it's tough starting a biz"
+    if verb.dep_ == "acl" and to:
+        if head.pos_ in ("NOUN", "PROPN") and not person(head):
+            return []  # "a dream to have a family", "time to vent"
+    return None
+
+
+def says_nothing(verb, subs) -> bool:
+    """A clause that states no fact: "it" judged as a feeling or an experience ("it's a great
+    feeling", "it's been a wild ride"), "be yourself", praise ("you look amazing in that jacket")."""
+    if verb.lemma_ in ("look", "sound", "seem"):
+        return any(c.dep_ == "acomp" and c.lower_ in PRAISE for c in verb.children)
+    if verb.lemma_ != "be":
+        return False
+    attrs = [c for c in verb.children if c.dep_ in ("attr", "acomp")]
+    if any(getattr(s, "lemma_", "") == "name" for s in subs):
+        return True  # "my cousin's name is Lucia": who Lucia is (fastmem.reader.roles), not a fact about a name
+    if any(a.lower_ in _REFLEXIVE for a in attrs):
+        return True
+    it = any(getattr(s, "lower_", "") == "it" for s in subs)
+    return it and any(a.dep_ == "attr" and a.lemma_.lower() in EVALUATIVE for a in attrs)
+
+
+def of_what(tok):
+    """The "of" object that a vague head needs to name a thing ("the top *of the hill*"), or None."""
+    if tok.pos_ != "NOUN" or tok.lemma_.lower() not in WHOLE_WITH_OF:
+        return None
+    for p in tok.children:
+        if p.dep_ == "prep" and p.lower_ == "of":
+            for q in p.children:
+                if q.dep_ == "pobj" and q.pos_ in ("NOUN", "PROPN"):
+                    return q
+    return None
+
+
+def clause(tok) -> bool:
+    """Whether a subject is a clause, not a thing: a verb with arguments of its own ("*Taking*
+    care of ourselves is vital", "*Being* a mom is awesome", "*starting* a business has its ups
+    and downs"). Its head word alone would stand for the whole activity in a fact ("Taking, be,
+    vital"); a bare gerund ("Painting looks like a great outlet") is a thing and stays."""
+    return tok.pos_ in ("VERB", "AUX") and any(c.dep_ not in ("cc", "conj", "punct") for c in tok.children)
+
+
+def first_person_left_out(verb, depth: int = 0) -> bool:
+    """A sentence that starts with its verb in the past or in "gonna / wanna / gotta" form,
+    with no subject: chat's "Went camping last week", "Gonna continue my studies" (and a verb
+    joined to one: "... and check out career options"). An order ("Keep going!") has a
+    base-form verb first and is not read as a fact."""
+    if verb.dep_ == "conj" and depth < 3 and verb.head.i != verb.i:
+        return first_person_left_out(verb.head, depth + 1)
+    first = next((t for t in verb.sent if not t.is_punct and t.pos_ != "INTJ" and t.dep_ != "advmod"), None)
+    if first is None:
+        return False
+    if first.i == verb.i:  # "Loved by millions is a song ...": an auxiliary after it, not a fragment
+        return (verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN")
+                and not any(c.dep_ in ("aux", "auxpass") and c.i > verb.i for c in verb.children))
+    return first.lower_ in ("gon", "gonna", "wanna", "gotta") and verb.head.i == first.i

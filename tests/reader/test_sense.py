@@ -1,0 +1,72 @@
+"""Who does what a clause says, and which clauses say nothing (fastmem.reader.sense): an
+object that is pushed to act acts, an extraposed or evaluative "it" is nobody, amounts and
+vague heads name what their "of" says, praise and set phrases are no facts."""
+
+import pytest
+
+import fastmem
+from fastmem.reader.extract import SpacyExtractor
+
+
+@pytest.fixture(scope="module")
+def reader():
+    return SpacyExtractor()
+
+
+def _facts(reader, text):
+    return [(t.subject, t.relation, t.object) for t in reader.extract(text)]
+
+
+def test_the_object_of_a_push_does_what_it_was_pushed_to(reader):
+    facts = _facts(reader, "Getting laid off pushed me to open my own bakery.")
+    assert [f for f in facts if f[1] == "open"] == [("me", "open", "my own bakery")]
+
+
+def test_what_someone_was_asked_to_do_is_not_said_done(reader):
+    facts = _facts(reader, "I asked my landlord to fix the heater.")
+    assert not [f for f in facts if f[1] == "fix"]
+    assert ("I", "ask", "my landlord") in facts
+
+
+@pytest.mark.parametrize("text, verb", [
+    ("It's hard finding a good plumber around here.", "find"),
+    ("It was great to see the whales up close.", "see"),
+    ("It has always been my goal to run a marathon.", "run"),
+])
+def test_nobody_in_particular_does_an_extraposed_clause(reader, text, verb):
+    assert not [f for f in _facts(reader, text) if f[1] == verb]
+
+
+@pytest.mark.parametrize("text", ["It's been quite a journey.", "It was a huge relief.", "Just be yourself."])
+def test_it_judged_as_a_feeling_or_a_journey_is_no_fact(reader, text):
+    assert _facts(reader, text) == []
+
+
+def test_a_copula_is_never_read_as_a_passive(reader):
+    assert {f[1] for f in _facts(reader, "Our kitchen remodel has been a nightmare.")} <= {"be"}
+
+
+def test_praise_and_set_phrases_are_no_facts(reader):
+    assert _facts(reader, "You look amazing in that jacket.") == []
+    assert _facts(reader, "Wow, you've got guts.") == []
+    assert not [f for f in _facts(reader, "I'm going to take a shot at writing a novel.") if "shot" in f[2]]
+    assert not [f for f in _facts(reader, "Music gives me a lot of joy.") if f[1].startswith("give")]
+    assert ("I", "be good at", "chess") in _facts(reader, "I'm good at chess.")
+
+
+def test_an_amount_names_what_it_counts_and_a_vague_head_keeps_its_of(reader):
+    assert ("I", "have", "cousins") in _facts(reader, "I have a bunch of cousins in Lisbon.")
+    assert any(f[2] == "top of mountain" for f in _facts(reader, "We finally reached the top of the mountain."))
+
+
+def test_it_never_stands_for_a_day(reader):
+    facts = _facts(reader, "I volunteer at the shelter every Sunday, it's chaos.")
+    assert not [f for f in facts if "Sunday" in f[0]]
+
+
+def test_a_name_of_someones_someone_is_a_fact_about_the_name(tmp_path):
+    with fastmem.Memory(str(tmp_path / "m.db")) as m:
+        mid = m.remember("My neighbour's name is Priyanka, she bakes amazing bread.", speaker="Tom", source="chat")
+        facts = [(f.subject, f.relation, f.object) for f in m.graph.facts(mid)]
+    assert ("Priyanka", "be", "Tom's neighbour") in facts
+    assert not [f for f in facts if f[0] == "name"]
