@@ -182,6 +182,8 @@ def propose(db: apsw.Connection, *, namer=None, scope: str | None = None, min_me
         ends.setdefault((o, "in", rel), set()).add(s)
     now = time.time()
     for center, g in groups:
+        if {"person", "thing"} <= {info[n][1] for n in g}:
+            continue  # people and things in one group ("young women", "black hoodie"): no kind in common
         shared = set.intersection(*({x for x in fp[n] if len(x) == 2} for n in g))
         rels = sorted(shared) or sorted({x for n in g for x in fp[n] if len(x) == 2})
         # the founding fingerprint (stable as members come and go), of this scope's graph

@@ -358,8 +358,9 @@ class SpacyExtractor:
         owner = next((c for c in tok.lefts if c.dep_ == "poss"), None)
         if owner is not None and owner.lower_ in _POSSESSIVE_PRON:
             text = f"{owner.lower_} {text}"  # "my sister": whose, the write resolves (fastmem.reader.who)
-        elif owner is not None and owner.pos_ == "PROPN" and owner.ent_type_ in ("PERSON", ""):
-            text = f"{self._span(owner)[0]}'s {text}"  # "Caroline's sister"
+        elif owner is not None and (owner.pos_ == "PROPN" and owner.ent_type_ in ("PERSON", "")
+                                    or owner.pos_ == "NOUN" and any(c.dep_ == "poss" for c in owner.children)):
+            text = f"{self._span(owner)[0]}'s {text}"  # "Caroline's sister", "my daughter's birthday"
         lemma = tok.lemma_.lower()
         if lemma in _PERSON_NOUNS:
             typ = "person"

@@ -76,3 +76,13 @@ def test_large_groups_are_proposed_not_dropped(db_path):
             [(f"Person{i} Smith", "adopt", f"Rex{i}", "person", "thing")] for i in range(60)])
         props = m.categories.propose()
         assert max(len(c.members) for c in props) == 60
+
+
+def test_people_and_things_are_not_one_category(db_path):
+    people = ["young women", "two boys", "an old man"]
+    things = ["red scarf", "straw hat", "denim jacket"]
+    with fastmem.Memory(db_path) as m:
+        triples = [[(x, "pose_for", "portrait", "person" if x in people else "thing", "thing")] for x in people + things]
+        m.remember_many([f"{x} posed for the portrait." for x in people + things], triples=triples)
+        mixed = [c for c in m.categories.propose() if _names(c) & set(people) and _names(c) & set(things)]
+        assert mixed == []

@@ -70,3 +70,10 @@ def test_a_name_of_someones_someone_is_a_fact_about_the_name(tmp_path):
         facts = [(f.subject, f.relation, f.object) for f in m.graph.facts(mid)]
     assert ("Priyanka", "be", "Tom's neighbour") in facts
     assert not [f for f in facts if f[0] == "name"]
+
+
+def test_a_possessor_of_a_possessor_is_kept(tmp_path):
+    with fastmem.Memory(str(tmp_path / "m.db")) as m:
+        mid = m.remember("We celebrated my son's graduation at a taco place.", speaker="Ines", source="chat")
+        facts = [(f.subject, f.relation, f.object) for f in m.graph.facts(mid)]
+    assert ("Ines", "celebrate", "Ines's son's graduation") in facts
