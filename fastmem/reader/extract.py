@@ -170,6 +170,7 @@ _NOMINAL_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "sis", "ure", "al",
 _PRON_SING = {"it", "its"}
 _PRON_PLUR = {"they", "them", "their"}
 _HE_SHE = {"he", "him", "she", "her"}
+_HAVE = {"'ve", "have", "has", "'s", "ve"}
 #: Verbs whose adjective says what the subject is ("I'm good at chess", "got tired of it"): the
 #: adjective's preposition is part of the relation. Any other verb's adjective describes the
 #: subject in passing ("stopped, too busy with the new job") and says nothing of the object;
@@ -350,7 +351,8 @@ class SpacyExtractor:
         if tok.pos_ == "PRON":
             return tok.text, ("person" if low in _PERSON_PRON else "thing")
         words = [c for c in tok.lefts if c.dep_ in ("compound", "amod", "nummod", "nmod") and c.i >= tok.i - 3]
-        words = [w for w in words if w.lower_ not in INTERJECTIONS]  # "Alright Maya": Maya
+        words = [w for w in words if w.lower_ not in INTERJECTIONS  # "Alright Maya": Maya
+                 and not any(t.is_punct for t in tok.doc[w.i + 1 : tok.i])]  # "Ivy! Patience": Patience
         text = " ".join([w.text for w in words] + [tok.text])
         what = _of_what(tok)
         if what is not None:
@@ -394,7 +396,7 @@ class SpacyExtractor:
             if verb.pos_ not in ("VERB", "AUX") or (verb.pos_ == "AUX" and verb.dep_ not in ("ROOT", "conj", "relcl", "ccomp", "advcl")):
                 continue
             subs, passive = self._subjects(verb)
-            passive = passive and verb.lemma_ != "be"  # "it's been a ride": a copula, not a passive
+            passive = passive and verb.lemma_ != "be" and verb.tag_ != "VBG"  # "it's been a ride", "she's been practising"
             who = _doer(verb, self._person)  # "it pushed me to take", "it's tough starting", "a dream to have"
             if who is not None:
                 subs = [s for x in who for s in self._conj(x)]
@@ -410,7 +412,11 @@ class SpacyExtractor:
                 continue  # an idiom read as none ("you're telling me"), "it's a great feeling"
             neg = any(c.dep_ == "neg" for c in verb.children)
             prt = [c.lower_ for c in verb.children if c.dep_ == "prt"]
-            base = ("not " if neg else "") + " ".join([verb.lemma_.lower()] + prt)
+            lemma = verb.lemma_.lower()
+            if lemma == "get" and verb.tag_ in ("VBN", "VBD") and any(c.dep_ in ("aux", "auxpass") and c.lower_ in _HAVE
+                                                             for c in verb.children):
+                lemma, passive = "have", False  # "I've got a work dinner", "she's got two kids": has
+            base = ("not " if neg else "") + " ".join([lemma] + prt)
             if passive:
                 base = "be " + base
             objs: list[tuple[str, object]] = []

@@ -109,8 +109,9 @@ def clause(tok) -> bool:
 
 
 def first_person_left_out(verb, depth: int = 0) -> bool:
-    """A sentence that starts with its verb in the past or in "gonna / wanna / gotta" form,
-    with no subject: chat's "Went camping last week", "Gonna continue my studies" (and a verb
+    """A sentence that starts with its verb in the past, as a gerund or in "gonna / wanna /
+    gotta" form, with no subject: chat's "Went camping last week", "Moving to Kreuzberg on the
+    1st", "Gonna continue my studies" (and a verb
     joined to one: "... and check out career options"). An order ("Keep going!") has a
     base-form verb first and is not read as a fact."""
     if verb.dep_ == "conj" and depth < 3 and verb.head.i != verb.i:
@@ -119,6 +120,6 @@ def first_person_left_out(verb, depth: int = 0) -> bool:
     if first is None:
         return False
     if first.i == verb.i:  # "Loved by millions is a song ...": an auxiliary after it, not a fragment
-        return (verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN")
+        return (verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN", "VBG")
                 and not any(c.dep_ in ("aux", "auxpass") and c.i > verb.i for c in verb.children))
     return first.lower_ in ("gon", "gonna", "wanna", "gotta") and verb.head.i == first.i

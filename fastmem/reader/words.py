@@ -27,7 +27,7 @@ VAGUE_HEADS = frozenset(("way joy fun time thing things lot lots blast try while
 #: best"): an opinion of the thing, not a thing (a noun they modify is one: "a great teacher").
 PRAISE = frozenset(("awesome great amazing best fantastic wonderful incredible cool nice lovely beautiful perfect "
                     "terrific brilliant superb excellent badass gorgeous stunning adorable fabulous impressive "
-                    "rewarding inspiring empowering").split())
+                    "rewarding inspiring empowering lifesaver legend genius rockstar champ gem saint").split())
 #: Nouns of a person that, with "a" and nothing that says who ("a photo of a man holding a
 #: frisbee"), name nobody in particular: no node of the graph.
 ANYONE = frozenset("person man woman guy girl boy lady gentleman individual".split())
@@ -80,6 +80,8 @@ def is_thing(tok) -> bool:
     if tok is UNDERSTOOD_I:
         return True
     tok = measured(tok)  # "a lot of fun" is judged as "fun"
+    if not any(ch.isalnum() for ch in tok.text):
+        return False  # an emoji or a symbol ("I start on Monday 🎉")
     low = tok.lower_.strip(_EDGES)
     if low in INTERJECTIONS or low in PRAISE and tok.pos_ in ("ADJ", "NOUN", "ADV"):
         return False

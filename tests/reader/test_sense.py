@@ -77,3 +77,24 @@ def test_a_possessor_of_a_possessor_is_kept(tmp_path):
         mid = m.remember("We celebrated my son's graduation at a taco place.", speaker="Ines", source="chat")
         facts = [(f.subject, f.relation, f.object) for f in m.graph.facts(mid)]
     assert ("Ines", "celebrate", "Ines's son's graduation") in facts
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("Signed the papers! Moving to Porto in the spring.", ("I", "move to", "Porto")),
+    ("I've got a dentist appointment on Friday.", ("I", "have", "dentist appointment")),
+    ("She's got three cats.", ("She", "have", "three cats")),
+    ("He's been learning Portuguese for months.", ("He", "learn", "Portuguese")),
+])
+def test_chat_fragments_and_have_got_read_as_said(reader, text, fact):
+    assert fact in _facts(reader, text)
+
+
+def test_a_name_before_an_exclamation_is_not_part_of_the_next_word(reader):
+    facts = _facts(reader, "Right, Lena! Patience and practice get us there eventually.")
+    assert facts and not [f for f in facts if "Lena" in f[0]]
+
+
+def test_a_compliment_noun_and_an_emoji_are_no_things(reader):
+    assert _facts(reader, "Omar you are a lifesaver") == []
+    facts = _facts(reader, "I start at the bakery on Friday 🎉")
+    assert ("I", "start at", "bakery") in facts and not [f for f in facts if "🎉" in f[2]]
