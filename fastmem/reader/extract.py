@@ -347,6 +347,10 @@ class SpacyExtractor:
         for c in tok.children:
             if c.dep_ == "appos" and c.pos_ == "PROPN":
                 return self._span(c)
+            if c.dep_ == "acl" and c.lemma_ in ("call", "name") and c.tag_ in ("VBN", "VBD"):  # "a woman named Sara"
+                for n in c.children:
+                    if n.dep_ in ("oprd", "attr", "dobj") and n.pos_ == "PROPN":
+                        return self._span(n)
         low = tok.lower_
         if tok.pos_ == "PRON":
             return tok.text, ("person" if low in _PERSON_PRON else "thing")

@@ -1,6 +1,6 @@
 """Who a name is to someone, as a chat says it in passing: "my sister Ana is getting married"
 -> (Ana, be, my sister); "near my cousin Meera", "with my brothers Karl and Erik", "I went with
-Sol, my boyfriend", "my cousin's name is Lucia". The role is a common noun with a possessor beside the name (an apposition,
+Sol, my boyfriend", "my cousin's name is Lucia", "a beagle called Biscuit". The role is a common noun with a possessor beside the name (an apposition,
 or the noun before the name); the possessor is kept as written ("my", "Tom's") and the write
 says whose (:mod:`fastmem.reader.who`). A role without a possessor ("the plumber Dave") says
 nothing about anyone, and is left out.
@@ -9,6 +9,7 @@ nothing about anyone, and is left out.
 from __future__ import annotations
 
 from ..results import Triple
+from .words import ANYONE as _ANYONE
 
 __all__ = ["roles"]
 
@@ -22,7 +23,7 @@ def roles(doc, person_nouns) -> list[Triple]:
     for tok in doc:
         if tok.pos_ != "NOUN":
             continue
-        out += _named(tok, person_nouns)
+        out += _named(tok, person_nouns) + _called_so(tok, person_nouns)
         owner = next((c for c in tok.children if c.dep_ == "poss"), None)
         if owner is None or not (owner.lower_ in _OWNERS or owner.pos_ == "PROPN"):
             continue
@@ -75,3 +76,16 @@ def _named(tok, person_nouns) -> list[Triple]:
     kind = "person" if whom.lemma_.lower() in person_nouns else None
     return [Triple(_name(n, whom), "be", f"{whose} {whom.text}", kind, kind or "thing", None, None, "asserted")
             for n in tok.head.children if n.dep_ == "attr" and n.pos_ == "PROPN"]
+
+
+def _called_so(tok, person_nouns) -> list[Triple]:
+    """"a little beagle called Biscuit", "a woman named Sara" -> (Biscuit, be, little beagle):
+    a name given to what a noun names is a fact about the name."""
+    out = []
+    for acl in tok.children:
+        if acl.dep_ == "acl" and acl.lemma_ in ("call", "name") and acl.tag_ in ("VBN", "VBD") and tok.lemma_ not in _ANYONE:
+            mods = [c.text for c in tok.lefts if c.dep_ in ("amod", "compound") and c.pos_ != "PROPN"]
+            kind = "person" if tok.lemma_.lower() in person_nouns else None
+            out += [Triple(_name(n, tok), "be", " ".join([*mods, tok.text]), kind, kind or "thing", None, None,
+                           "asserted") for n in acl.children if n.dep_ in ("oprd", "attr", "dobj") and n.pos_ == "PROPN"]
+    return out

@@ -75,6 +75,8 @@ def doer(verb, person, depth: int = 0):
 def says_nothing(verb, subs) -> bool:
     """A clause that states no fact: "it" judged as a feeling or an experience ("it's a great
     feeling", "it's been a wild ride"), "be yourself", praise ("you look amazing in that jacket")."""
+    if verb.dep_ == "acl" and verb.lemma_ in ("call", "name") and verb.tag_ in ("VBN", "VBD"):
+        return True  # "a beagle called Biscuit": who Biscuit is (fastmem.reader.roles)
     if verb.lemma_ in ("look", "sound", "seem"):
         return any(c.dep_ == "acomp" and c.lower_ in PRAISE for c in verb.children)
     if verb.lemma_ != "be":

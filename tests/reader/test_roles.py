@@ -32,3 +32,10 @@ def test_the_write_says_whose(tmp_path):
     with fastmem.Memory(str(tmp_path / "m.db")) as m:
         mid = m.remember("Btw my sister Ana is getting married in June.", speaker="Tom", source="chat")
         assert ("Ana", "be", "Tom's sister") in [(f.subject, f.relation, f.object) for f in m.graph.facts(mid)]
+
+
+def test_a_thing_called_by_a_name_is_the_name(reader):
+    facts = [(t.subject, t.relation, t.object) for t in reader.extract("We got a kitten, a grey tabby called Pixel.")]
+    assert ("Pixel", "be", "grey tabby") in facts
+    facts = [(t.subject, t.relation, t.object) for t in reader.extract("I met a guy named Theo at the climbing gym.")]
+    assert ("I", "meet", "Theo") in facts and not [f for f in facts if f[1] == "be"]
