@@ -28,6 +28,7 @@ from .plot import PEOPLE as _PLOT_PEOPLE
 from .plot import clauses as plot_clauses, has_plot
 from .roles import roles as _roles
 from .sense import EVALUATIVE, clause as _clause, doer as _doer, first_person_left_out as _first_person_left_out
+from .sense import have_got as _have_got, opener as _opener
 from .sense import measured as _measured, of_what as _of_what, says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import idiom as _idiom, is_thing as _thing, is_when as _when, no_fact as _no_fact
@@ -170,7 +171,6 @@ _NOMINAL_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "sis", "ure", "al",
 _PRON_SING = {"it", "its"}
 _PRON_PLUR = {"they", "them", "their"}
 _HE_SHE = {"he", "him", "she", "her"}
-_HAVE = {"'ve", "have", "has", "'s", "ve"}
 #: Verbs whose adjective says what the subject is ("I'm good at chess", "got tired of it"): the
 #: adjective's preposition is part of the relation. Any other verb's adjective describes the
 #: subject in passing ("stopped, too busy with the new job") and says nothing of the object;
@@ -404,6 +404,7 @@ class SpacyExtractor:
             who = _doer(verb, self._person)  # "it pushed me to take", "it's tough starting", "a dream to have"
             if who is not None:
                 subs = [s for x in who for s in self._conj(x)]
+            subs = [x for x in subs if not _opener(x)]  # "Nope, sold the flat": "Nope" is nobody
             if not subs and who is None and _first_person_left_out(verb):
                 subs = [_UNDERSTOOD_I]  # "Went camping with the kids", "Gonna continue my studies"
             subs = [x for x in subs if x is _UNDERSTOOD_I or not _clause(x)]
@@ -416,10 +417,8 @@ class SpacyExtractor:
                 continue  # an idiom read as none ("you're telling me"), "it's a great feeling"
             neg = any(c.dep_ == "neg" for c in verb.children)
             prt = [c.lower_ for c in verb.children if c.dep_ == "prt"]
-            lemma = verb.lemma_.lower()
-            if lemma == "get" and verb.tag_ in ("VBN", "VBD") and any(c.dep_ in ("aux", "auxpass") and c.lower_ in _HAVE
-                                                             for c in verb.children):
-                lemma, passive = "have", False  # "I've got a work dinner", "she's got two kids": has
+            lemma = _have_got(verb, verb.lemma_.lower())  # "she's got two kids": has
+            passive = passive and lemma != "have"
             base = ("not " if neg else "") + " ".join([lemma] + prt)
             if passive:
                 base = "be " + base

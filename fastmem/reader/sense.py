@@ -17,9 +17,9 @@ was just said ("it's a great feeling", "it's been a wild ride"), and "be yoursel
 
 from __future__ import annotations
 
-from .words import AMOUNTS as _AMOUNTS, PRAISE, VAGUE_HEADS, measured
+from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, PRAISE, UNDERSTOOD_I, VAGUE_HEADS, measured
 
-__all__ = ["doer", "clause", "first_person_left_out", "says_nothing", "measured", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
+__all__ = ["doer", "clause", "first_person_left_out", "opener", "have_got", "says_nothing", "measured", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
 
 #: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
 #: feeling", "it's been a wild ride", "it was a bummer".
@@ -32,6 +32,7 @@ _SUBJ = ("nsubj", "nsubjpass", "csubj", "csubjpass", "expl")
 #: to come") says only that it was asked or wanted: no fact of the complement.
 _IMPLICATIVE = frozenset(("push help make let force lead inspire motivate drive get cause teach allow enable "
                           "convince persuade remind").split())
+_HAVE = frozenset(("'ve", "have", "has", "'s", "ve"))
 _REFLEXIVE = frozenset("myself yourself himself herself itself ourselves yourselves themselves oneself".split())
 #: Heads that name a thing only with what their "of" says: "the journey of acceptance", "the
 #: top of the hill", "a sense of community" (the node is the whole phrase, not "journey").
@@ -113,15 +114,50 @@ def clause(tok) -> bool:
 def first_person_left_out(verb, depth: int = 0) -> bool:
     """A sentence that starts with its verb in the past, as a gerund or in "gonna / wanna /
     gotta" form, with no subject: chat's "Went camping last week", "Moving to Kreuzberg on the
-    1st", "Gonna continue my studies" (and a verb
-    joined to one: "... and check out career options"). An order ("Keep going!") has a
-    base-form verb first and is not read as a fact."""
-    if verb.dep_ == "conj" and depth < 3 and verb.head.i != verb.i:
+    1st", "Gonna continue my studies", after an opener ("Nope, sold the flat", "not much, just
+    finished painting"), and a verb joined to one ("... and check out career options"). An
+    order ("Keep going!") has a base-form verb first and is not read as a fact."""
+    if verb.dep_ in ("conj", "xcomp") and depth < 3 and verb.head.i != verb.i:
         return first_person_left_out(verb.head, depth + 1)
-    first = next((t for t in verb.sent if not t.is_punct and t.pos_ != "INTJ" and t.dep_ != "advmod"), None)
+    first = next((t for t in _after_opener(verb.sent) if not t.is_punct and t.pos_ != "INTJ" and t.dep_ != "advmod"),
+                 None)
     if first is None:
         return False
     if first.i == verb.i:  # "Loved by millions is a song ...": an auxiliary after it, not a fragment
         return (verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN", "VBG")
                 and not any(c.dep_ in ("aux", "auxpass") and c.i > verb.i for c in verb.children))
     return first.lower_ in ("gon", "gonna", "wanna", "gotta") and verb.head.i == first.i
+
+
+#: Words an opener of a chat sentence is made of ("Nope,", "not much,", "Oh well,").
+_OPENER_POS = frozenset(("INTJ", "PART", "ADJ", "ADV", "DET", "PUNCT"))
+
+
+def _after_opener(sent):
+    """A sentence's tokens after an opener set off by a comma that names nothing ("Nope,",
+    "not much,", "honestly,"); the whole sentence when it has none."""
+    for t in sent:
+        if t.text == ",":
+            before = sent.doc[sent.start : t.i]
+            if len(before) and all(w.pos_ in _OPENER_POS or w.lower_ in INTERJECTIONS for w in before):
+                return sent.doc[t.i + 1 : sent.end]
+            break
+    return sent
+
+
+def opener(tok) -> bool:
+    """Whether a parse's subject is a word of a sentence's opener ("Nope, sold ...": "Nope",
+    "not much, just finished ...": "much"); "my youngest took ..." has a subject."""
+    if tok is UNDERSTOOD_I:
+        return False
+    after = tok.doc[tok.right_edge.i + 1] if tok.right_edge.i + 1 < len(tok.doc) else None
+    return tok.lower_ in INTERJECTIONS or (tok.pos_ in ("ADJ", "ADV", "PART", "INTJ") and after is not None
+                                           and after.text == "," and not any(c.dep_ == "poss" for c in tok.children))
+
+
+def have_got(verb, lemma: str) -> str:
+    """"I've got a work dinner", "she's got two kids": have, not get."""
+    if lemma == "get" and verb.tag_ in ("VBN", "VBD") and any(c.dep_ in ("aux", "auxpass") and c.lower_ in _HAVE
+                                                           for c in verb.children):
+        return "have"
+    return lemma

@@ -98,3 +98,12 @@ def test_a_compliment_noun_and_an_emoji_are_no_things(reader):
     assert _facts(reader, "Omar you are a lifesaver") == []
     facts = _facts(reader, "I start at the bakery on Friday 🎉")
     assert ("I", "start at", "bakery") in facts and not [f for f in facts if "🎉" in f[2]]
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("Nah, sold the van and bought a bike instead.", ("I", "buy", "bike")),
+    ("not much, just finished sanding the old dresser.", ("I", "sand", "old dresser")),
+])
+def test_an_opener_is_nobody_and_the_speaker_is_left_out(reader, text, fact):
+    facts = _facts(reader, text)
+    assert fact in facts and not [f for f in facts if f[0] in ("Nah", "much")]
