@@ -11,15 +11,21 @@ constructions need another reading:
   vent": the dream has nothing; only a person ("the first woman to climb it") does what the
   infinitive says.
 
-:func:`says_nothing` names the copular clauses whose "it" is the speaker's feeling about what
-was just said ("it's a great feeling", "it's been a wild ride"), and "be yourself".
+:func:`says_nothing` names the clauses that store nothing: "it" as the speaker's feeling about
+what was just said ("it's a great feeling", "it's been a wild ride"), "be yourself", praise
+("you look amazing"). The rest say who a subject is in chat: :func:`first_person_left_out`
+(the speaker of "Went camping last week", "Nope, sold the flat"), :func:`opener` (a parse's
+subject that is a sentence's "Nope," or "not much,"), :func:`clause` (a subject that is a
+whole activity), :func:`have_got` ("I've got" is have); and what a noun names:
+:func:`measured` ("a lot of friends" is friends), :func:`of_what` ("the top of the hill").
 """
 
 from __future__ import annotations
 
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, PRAISE, UNDERSTOOD_I, VAGUE_HEADS, measured
 
-__all__ = ["doer", "clause", "first_person_left_out", "opener", "have_got", "says_nothing", "measured", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
+__all__ = ["doer", "clause", "first_person_left_out", "opener", "have_got", "says_nothing", "measured", "of_what",
+           "EVALUATIVE", "WHOLE_WITH_OF"]
 
 #: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
 #: feeling", "it's been a wild ride", "it was a bummer".
@@ -44,8 +50,8 @@ def _own_subject(verb) -> bool:
 
 
 def _extraposed_it(verb) -> bool:
-    """A copula whose subject is "it" with an adjective or noun and a clause that says what
-    "it" is: "it's tough starting a biz", "it's awesome to have ..."."""
+    """A copula whose subject is "it": a clause it governs ("it's tough *starting a biz*", "it's
+    awesome *to have* ...") says what "it" is, and has no doer of its own."""
     return (verb.lemma_ == "be" and any(c.dep_ in ("nsubj", "nsubjpass", "expl") and c.lower_ == "it"
                                          for c in verb.children))
 

@@ -67,7 +67,6 @@ def measured(tok):
     return tok
 
 
-
 def is_when(tok) -> bool:
     """Whether a token is a time (a date or time entity, or a noun of time)."""
     return tok is not UNDERSTOOD_I and (tok.ent_type_ in ("DATE", "TIME") or tok.lemma_.lower() in TIME_NOUNS)
