@@ -29,9 +29,10 @@ from .plot import clauses as plot_clauses, has_plot
 from .roles import roles as _roles
 from .sense import EVALUATIVE, clause as _clause, doer as _doer, first_person_left_out as _first_person_left_out
 from .sense import have_got as _have_got, opener as _opener
-from .sense import measured as _measured, of_what as _of_what, says_nothing as _says_nothing
+from .sense import of_what as _of_what, says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
-from .words import idiom as _idiom, is_thing as _thing, is_when as _when, no_fact as _no_fact
+from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
+from .words import measured as _measured, no_fact as _no_fact
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION",
@@ -343,14 +344,13 @@ class SpacyExtractor:
                     while start < tok.i and tok.doc[start].lower_ in INTERJECTIONS:
                         start += 1  # "Yep Jon": Jon
                     return tok.doc[start : max(e.end, tok.i + 1)].text, normalise_type(e.label_)
+        name = _given_name(tok)  # "a woman named Sara": Sara
+        if name is not None:
+            return self._span(name)
         # "my friend Bob": prefer the appositive proper name
         for c in tok.children:
             if c.dep_ == "appos" and c.pos_ == "PROPN":
                 return self._span(c)
-            if c.dep_ == "acl" and c.lemma_ in ("call", "name") and c.tag_ in ("VBN", "VBD"):  # "a woman named Sara"
-                for n in c.children:
-                    if n.dep_ in ("oprd", "attr", "dobj") and n.pos_ == "PROPN":
-                        return self._span(n)
         low = tok.lower_
         if tok.pos_ == "PRON":
             return tok.text, ("person" if low in _PERSON_PRON else "thing")
@@ -428,12 +428,11 @@ class SpacyExtractor:
             if idiom is not None:
                 base, objs = ("not " if neg else "") + idiom[0], [(("not " if neg else "") + idiom[0], o) for o in idiom[1]]
             direct = [c for c in verb.children if c.dep_ == "dobj"]
-            if direct and not all(map(_thing, direct)):
-                direct = None  # "gives me so much joy": no fact about "me" either
+            vague = bool(direct) and not all(map(_thing, direct))  # "gives me so much joy": nothing of "me" either
             for c in verb.children if idiom is None else ():
                 if c.dep_ == "dative" and c.pos_ == "ADP":  # "painted it for him": a preposition
                     objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
-                elif c.dep_ == "dative" and direct is None:
+                elif c.dep_ == "dative" and vague:
                     continue
                 elif c.dep_ == "dative" and direct:  # "sold me his car": the car is sold, to me
                     objs.extend((f"{base} to", o) for o in self._conj(c))

@@ -1,15 +1,17 @@
 """Who a name is to someone, as a chat says it in passing: "my sister Ana is getting married"
 -> (Ana, be, my sister); "near my cousin Meera", "with my brothers Karl and Erik", "I went with
-Sol, my boyfriend", "my cousin's name is Lucia", "a beagle called Biscuit". The role is a common noun with a possessor beside the name (an apposition,
-or the noun before the name); the possessor is kept as written ("my", "Tom's") and the write
-says whose (:mod:`fastmem.reader.who`). A role without a possessor ("the plumber Dave") says
-nothing about anyone, and is left out.
+Sol, my boyfriend", "my cousin's name is Lucia". The role is a common noun with a possessor
+beside the name (an apposition, or the noun before the name); the possessor is kept as written
+("my", "Tom's") and the write says whose (:mod:`fastmem.reader.who`). A role without a
+possessor ("the plumber Dave") says nothing about anyone, and is left out. What a name is
+given to is a fact about the name too: "a little beagle called Biscuit" -> (Biscuit, be,
+little beagle).
 """
 
 from __future__ import annotations
 
 from ..results import Triple
-from .words import ANYONE as _ANYONE
+from .words import ANYONE, given_name
 
 __all__ = ["roles"]
 
@@ -79,13 +81,11 @@ def _named(tok, person_nouns) -> list[Triple]:
 
 
 def _called_so(tok, person_nouns) -> list[Triple]:
-    """"a little beagle called Biscuit", "a woman named Sara" -> (Biscuit, be, little beagle):
-    a name given to what a noun names is a fact about the name."""
-    out = []
-    for acl in tok.children:
-        if acl.dep_ == "acl" and acl.lemma_ in ("call", "name") and acl.tag_ in ("VBN", "VBD") and tok.lemma_ not in _ANYONE:
-            mods = [c.text for c in tok.lefts if c.dep_ in ("amod", "compound") and c.pos_ != "PROPN"]
-            kind = "person" if tok.lemma_.lower() in person_nouns else None
-            out += [Triple(_name(n, tok), "be", " ".join([*mods, tok.text]), kind, kind or "thing", None, None,
-                           "asserted") for n in acl.children if n.dep_ in ("oprd", "attr", "dobj") and n.pos_ == "PROPN"]
-    return out
+    """"a little beagle called Biscuit" -> (Biscuit, be, little beagle): a name given to what a
+    noun names is a fact about the name ("a woman named Sara" says only that she is Sara)."""
+    name = given_name(tok)
+    if name is None or tok.lemma_.lower() in ANYONE:
+        return []
+    mods = [c.text for c in tok.lefts if c.dep_ in ("amod", "compound") and c.pos_ != "PROPN"]
+    kind = "person" if tok.lemma_.lower() in person_nouns else None
+    return [Triple(_name(name, tok), "be", " ".join([*mods, tok.text]), kind, kind or "thing", None, None, "asserted")]

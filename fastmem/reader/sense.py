@@ -16,16 +16,16 @@ what was just said ("it's a great feeling", "it's been a wild ride"), "be yourse
 ("you look amazing"). The rest say who a subject is in chat: :func:`first_person_left_out`
 (the speaker of "Went camping last week", "Nope, sold the flat"), :func:`opener` (a parse's
 subject that is a sentence's "Nope," or "not much,"), :func:`clause` (a subject that is a
-whole activity), :func:`have_got` ("I've got" is have); and what a noun names:
-:func:`measured` ("a lot of friends" is friends), :func:`of_what` ("the top of the hill").
+whole activity), :func:`have_got` ("I've got" is have); and what a vague noun names:
+:func:`of_what` ("the top of the hill"; "a lot of friends" is :func:`fastmem.reader.words.measured`).
 """
 
 from __future__ import annotations
 
-from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, PRAISE, UNDERSTOOD_I, VAGUE_HEADS, measured
+from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, PRAISE, UNDERSTOOD_I, VAGUE_HEADS, naming
 
-__all__ = ["doer", "clause", "first_person_left_out", "opener", "have_got", "says_nothing", "measured", "of_what",
-           "EVALUATIVE", "WHOLE_WITH_OF"]
+__all__ = ["doer", "clause", "first_person_left_out", "opener", "have_got", "says_nothing", "of_what", "EVALUATIVE",
+           "WHOLE_WITH_OF"]
 
 #: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
 #: feeling", "it's been a wild ride", "it was a bummer".
@@ -82,7 +82,7 @@ def doer(verb, person, depth: int = 0):
 def says_nothing(verb, subs) -> bool:
     """A clause that states no fact: "it" judged as a feeling or an experience ("it's a great
     feeling", "it's been a wild ride"), "be yourself", praise ("you look amazing in that jacket")."""
-    if verb.dep_ == "acl" and verb.lemma_ in ("call", "name") and verb.tag_ in ("VBN", "VBD"):
+    if naming(verb):
         return True  # "a beagle called Biscuit": who Biscuit is (fastmem.reader.roles)
     if verb.lemma_ in ("look", "sound", "seem"):
         return any(c.dep_ == "acomp" and c.lower_ in PRAISE for c in verb.children)

@@ -7,7 +7,7 @@ understood "I" of a chat turn (:data:`UNDERSTOOD_I`) is a thing, never a time.
 from __future__ import annotations
 
 __all__ = ["INTERJECTIONS", "PRAISE", "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I",
-           "AMOUNTS", "is_when", "is_thing", "no_fact", "idiom", "measured"]
+           "AMOUNTS", "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name"]
 
 #: The subject a chat turn leaves out ("Went camping last week"): the speaker, resolved at the write.
 UNDERSTOOD_I = object()
@@ -67,6 +67,22 @@ def measured(tok):
     return tok
 
 
+def naming(verb) -> bool:
+    """Whether a verb is the "called" / "named" that gives a noun its name ("a beagle called
+    Biscuit", "a woman named Sara")."""
+    return verb.dep_ == "acl" and verb.lemma_.lower() in ("call", "name") and verb.tag_ in ("VBN", "VBD")
+
+
+def given_name(noun):
+    """The proper name a noun is given by a "called" / "named" clause, or None."""
+    for c in noun.children:
+        if naming(c):
+            for n in c.children:
+                if n.dep_ in ("oprd", "attr", "dobj") and n.pos_ == "PROPN":
+                    return n
+    return None
+
+
 def is_when(tok) -> bool:
     """Whether a token is a time (a date or time entity, or a noun of time)."""
     return tok is not UNDERSTOOD_I and (tok.ent_type_ in ("DATE", "TIME") or tok.lemma_.lower() in TIME_NOUNS)
@@ -87,8 +103,8 @@ def is_thing(tok) -> bool:
     if (tok.lemma_.lower() in VAGUE_HEADS or low in VAGUE_HEADS) and tok.pos_ in ("NOUN", "PRON", "ADJ"):
         return any(c.dep_ in ("compound", "poss", "prep", "nmod", "nummod") for c in tok.children)
     if tok.lemma_.lower() in ANYONE and any(c.dep_ == "det" and c.lower_ in ("a", "an", "another") for c in tok.children):
-        return any(c.dep_ in ("compound", "poss", "prep", "nmod", "appos") or c.dep_ == "acl"
-                   and c.lemma_.lower() in ("name", "call") for c in tok.children)  # "a woman named Sara"
+        return any(c.dep_ in ("compound", "poss", "prep", "nmod", "appos") or naming(c)
+                   for c in tok.children)  # "a woman named Sara"
     return True
 
 
