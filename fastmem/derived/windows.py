@@ -9,6 +9,14 @@ long memory by the better of its mean and its best-matching window (:class:`Wind
 max over the stored window vectors at query time; the figures that chose it are in
 ``docs/defaults.md``). A memory of one window has no row here (its mean is its window), so
 short-turn corpora such as LoCoMo are unchanged.
+
+**A best window is judged against chance.** The best of a long memory's several windows
+stands above its mean for any turn (the maximum of several draws): a 600-word markdown answer
+about something else outranked a one-line statement that a plain truncating embedding puts
+first. So a long memory's best window counts by what it gains over the memory's mean *beyond
+what the long memories of the store gain for this turn* (the median gain, :meth:`WindowIndex.best`);
+a paragraph that is about the turn stands out of its answer, one that is not gains what they
+all gain.
 """
 
 from __future__ import annotations
@@ -17,7 +25,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["write", "drop", "clear", "WindowIndex"]
+__all__ = ["write", "drop", "clear", "WindowIndex", "CHANCE_GAIN", "MIN_LONG", "GAIN_SAMPLE"]
+
+#: What a long memory's best window gains over its mean by chance, when the store (or scope)
+#: holds too few long memories to measure it for the turn (:data:`MIN_LONG`): the median over
+#: the development chats' questions and long answers that are not their evidence (0.028).
+CHANCE_GAIN = 0.03
+#: Long memories needed to measure the chance gain for a turn (their median gain).
+MIN_LONG = 8
+#: The chance gain is the median over an even sample of at most about this many of them.
+GAIN_SAMPLE = 1024
 
 
 def write(db, rows: Sequence[tuple[int, np.ndarray]]) -> None:
@@ -47,6 +64,9 @@ class WindowIndex:
         self._key = None
         self._vecs = np.zeros((0, dim), np.float32)
         self._owner = np.zeros(0, np.int64)
+        self._ids = np.zeros(0, np.int64)  # each long memory once, in window order
+        self._starts = np.zeros(0, np.int64)  # where its windows start in _vecs
+        self._means = np.zeros((0, dim), np.float32)  # its mean vector (the index's)
 
     def _load(self) -> None:
         key = self.db.execute("SELECT max(rev), count(*) FROM windows").fetchone()
@@ -61,24 +81,42 @@ class WindowIndex:
             owner.append(np.full(n, mid, np.int64))
         self._vecs = np.vstack(vecs) if vecs else np.zeros((0, self.dim), np.float32)
         self._owner = np.concatenate(owner) if owner else np.zeros(0, np.int64)
+        self._ids = np.array([o[0] for o in owner], np.int64)
+        self._starts = np.concatenate([[0], np.cumsum([len(o) for o in owner])[:-1]]).astype(np.int64) if owner \
+            else np.zeros(0, np.int64)
+        means = np.array([v.sum(0) for v in vecs], np.float32).reshape(len(vecs), self.dim)
+        self._means = means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
         self._key = key
 
     def best(self, vec: np.ndarray, k: int, members=None) -> dict[int, float]:
-        """The ``k`` long memories whose best window is closest to ``vec``: ``{id: cosine}``
-        (``members``: only these ids; None: all)."""
+        """The ``k`` long memories whose best window scores highest for ``vec``: ``{id: score}``
+        (``members``: only these ids; None: all). A memory's score is its best window's cosine
+        less the chance gain: the median, over the long memories searched (an even sample of
+        about :data:`GAIN_SAMPLE` of them), of how far a memory's best window stands above its mean (:data:`CHANCE_GAIN` when fewer than
+        :data:`MIN_LONG` are searched). The vector channel keeps the better of that and the
+        memory's mean (:func:`fastmem.recall.channels.vector.with_windows`)."""
         self._load()
-        if not len(self._owner) or k <= 0:
+        if not len(self._ids) or k <= 0:
             return {}
-        sims = self._vecs @ np.asarray(vec, np.float32)
+        q = np.asarray(vec, np.float32)
+        best = np.maximum.reduceat(self._vecs @ q, self._starts)
+        ids = self._ids
         if members is not None:
-            keep = np.isin(self._owner, np.fromiter(members, np.int64, len(members)))
-            sims = np.where(keep, sims, -np.inf)
-        m = min(len(sims), 8 * k)  # a memory has several windows: room for the k best owners
-        top = np.argpartition(-sims, m - 1)[:m] if m < len(sims) else np.arange(len(sims))
-        order = top[np.argsort(-sims[top])]
-        out: dict[int, float] = {}
-        for i in order:
-            if not np.isfinite(sims[i]) or len(out) >= k:
-                break
-            out.setdefault(int(self._owner[i]), float(sims[i]))
-        return out
+            keep = np.isin(ids, np.fromiter(members, np.int64, len(members)))
+            if not keep.any():
+                return {}
+            best, ids, means = best[keep], ids[keep], self._means[keep]
+        else:
+            means = self._means
+        if len(ids) >= MIN_LONG:  # the median gain, from an even sample of the memories searched
+            step = max(1, len(ids) // GAIN_SAMPLE)
+            chance = float(np.median(best[::step] - means[::step] @ q))
+        else:
+            chance = CHANCE_GAIN
+        score = best - chance
+        if len(score) > k:
+            top = np.argpartition(-score, k - 1)[:k]
+            top = top[np.argsort(-score[top], kind="stable")]
+        else:
+            top = np.argsort(-score, kind="stable")
+        return {int(ids[i]): float(score[i]) for i in top}

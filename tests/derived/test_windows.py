@@ -67,3 +67,53 @@ def test_an_import_has_the_windows_again(tmp_path):
         got = b.admin.engine.db.execute("SELECT n, vecs FROM windows").fetchall()
     assert len(got) == 1 and got[0][0] == want[0][0]
     assert np.allclose(np.frombuffer(got[0][1], np.float32), np.frombuffer(want[0][1], np.float32), atol=1e-5)
+
+
+#: Paragraphs of generic engineering advice: a long answer made of six of them matches many
+#: turns a little with one window or another.
+ADVICE = [
+    "## Pipelines\n\nA build pipeline should fail fast: run the linters first, then the unit tests, and only then the "
+    "slower integration suite. Cache the dependency folder between jobs so a build does not download the same "
+    "packages every time, and pin the image the jobs run in.",
+    "## Caching\n\nPut a cache in front of the slow endpoint and give every entry a time to live. Invalidate on write "
+    "rather than on a timer when the data changes rarely, and measure the hit rate before and after so you know the "
+    "cache earns its memory.",
+    "## Migrations\n\nWrite every schema change as a migration that can run twice without harm. Add the new column "
+    "first, backfill it in small batches, switch the reads, and drop the old column only in a later release once "
+    "nothing reads it.",
+    "## Logging\n\nLog one structured line per request with its id, the route, the status and the time it took. Keep "
+    "debug output behind a flag, and never write secrets or personal data into the logs, since they are copied to "
+    "more places than the database.",
+    "## Testing\n\nTest the behaviour a caller sees rather than the private helpers. A small number of end-to-end "
+    "tests catches wiring mistakes, and many fast unit tests pin down the edge cases: empty input, very large input "
+    "and input in the wrong encoding.",
+    "## Deployment\n\nShip behind a feature flag and roll out to a small share of users first. Keep the previous "
+    "version ready so a rollback is one command, and watch the error rate and latency dashboards for the first hour "
+    "after each release.",
+    "## Security\n\nValidate input at the boundary, escape output for the context it lands in, and keep tokens "
+    "short-lived. Store passwords with a slow hash, rotate keys on a schedule, and review who can reach the admin "
+    "pages at least once a quarter.",
+    "## Performance\n\nProfile before you optimise: the slow part is rarely where you expect. Batch the database calls "
+    "made in a loop, stream large responses instead of building them in memory, and add an index for the query that "
+    "the profile shows on top.",
+]
+
+
+def test_a_long_answer_gains_nothing_by_having_many_windows(tmp_path):
+    """A user's one-line preference, asked about in other words, is not pushed out of the
+    vector channel's head by long answers whose best window matches the request a little, as
+    any long answer's best window does (a plain truncating embedding puts it higher)."""
+    import random
+
+    rng = random.Random(3)
+    answers = ["Here is how I would approach it, step by step.\n\n" + "\n\n".join(rng.sample(ADVICE, 6))
+               + "\n\nLet me know which part you want in more detail." for _ in range(12)]
+    with fastmem.Memory(str(tmp_path / "w.db")) as m:
+        m.remember_many(answers, progress=False)
+        orm = m.remember_many([
+            "Since I'm on a tight budget, free tiers and self-hosting suit me better than paid services.",
+            "I review everything on my phone, so I like small pull requests that do one thing.",
+            "I'm not a fan of ORMs for reporting queries, raw SQL is easier for me to reason about.",
+            "Our builds run on a self-hosted runner in the office cupboard, nothing in the cloud."], progress=False)[2]
+        r = m.recall("How should the dashboard pull its revenue figures?", k=5, channels=["vector"], analogy=False)
+        assert orm in [h.id for h in r.hits]
