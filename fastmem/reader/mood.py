@@ -5,16 +5,20 @@ could draw"), a condition ("If it rains, we stay home"), a hypothetical ("You sh
 "our neighbours must hate us") or a generic remark ("It's easier when you have good friends
 around") states no fact about the people in it: :func:`mood` names it, and the reader keeps
 no fact from it. A plan ("I'll book the tapas place", "I'm going to try pottery") and a
-negation ("I don't drink coffee") are facts about the person, stored with their mood.
+negation ("I don't drink coffee") are facts about the person, stored with their mood. What
+the speaker once believed ("I thought you were still in Northgate": said when it turned out
+otherwise) and a saying quoted as one ("patience gets us there in the end, as my grandma says")
+are not facts either.
 """
 
 from __future__ import annotations
 
 __all__ = ["mood", "STORED", "ASSERTED", "PLANNED", "NEGATED", "ASKED", "WISHED", "CONDITIONAL", "HYPOTHETICAL",
-           "GENERIC"]
+           "GENERIC", "BELIEVED"]
 
 ASSERTED, PLANNED, NEGATED = "asserted", "planned", "negated"
 ASKED, WISHED, CONDITIONAL, HYPOTHETICAL, GENERIC = "asked", "wished", "conditional", "hypothetical", "generic"
+BELIEVED = "believed"
 #: The moods whose facts are stored.
 STORED = frozenset({ASSERTED, PLANNED, NEGATED})
 
@@ -25,6 +29,10 @@ _PLAN = frozenset({"plan", "intend", "decide", "aim", "mean", "want"})
 _CONDITION = frozenset({"if", "unless", "whether", "assuming", "provided", "suppose", "supposing"})
 _GENERIC_MARKS = frozenset({"when", "whenever", "if", "once", "until", "while"})
 _GENERIC_SUBJ = frozenset({"you", "we", "one", "everyone", "everybody", "people"})
+#: Verbs whose complement, in the past tense, is what someone took to be so ("I thought ...").
+_BELIEF = frozenset({"think", "assume", "suppose", "guess", "figure", "imagine", "believe", "expect"})
+#: Verbs that quote a saying when an "as" clause ("as my grandma says") hangs on a clause.
+_SAYING = frozenset({"say", "put", "like"})
 
 
 def _clause_chain(verb, depth: int = 6):
@@ -77,6 +85,11 @@ def mood(verb) -> str:
     for v in chain[1:]:
         if v.lemma_.lower() in _WISH:
             return WISHED
+    for below, v in zip(chain, chain[1:]):
+        if below.dep_ == "ccomp" and v.lemma_.lower() in _BELIEF and v.tag_ == "VBD":
+            return BELIEVED  # "I thought you were still in Northgate"
+    if _saying(chain):
+        return GENERIC  # "patience gets us there in the end, as my grandma says"
     subj = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
     if (subj and subj[0].lower_ in _GENERIC_SUBJ and verb.dep_ == "advcl"
             and any(c.dep_ in ("mark", "advmod") and c.lower_ in _GENERIC_MARKS for c in verb.children)):
@@ -88,6 +101,19 @@ def mood(verb) -> str:
     if aux & _FUTURE or _going_to(verb) or any(v.lemma_.lower() in _PLAN for v in chain[1:]):
         return NEGATED if negated else PLANNED
     return NEGATED if negated else ASSERTED
+
+
+def _saying(chain) -> bool:
+    """A saying quoted as one: an "as X says" clause on a clause whose subject is a bare common
+    noun ("hard work pays off, as my dad says"); "my grandpa grows the best tomatoes, as my mum
+    says" is about someone and stays a fact."""
+    for v in chain:
+        if any(c.dep_ == "advcl" and c.lemma_.lower() in _SAYING
+               and any(g.dep_ == "mark" and g.lower_ == "as" for g in c.children) for c in v.children):
+            subj = [c for c in v.children if c.dep_ == "nsubj"]
+            return bool(subj) and all(s.pos_ in ("NOUN", "ADJ") and not any(
+                d.dep_ in ("det", "poss") for d in s.children) for s in subj)
+    return False
 
 
 def _going_to(verb) -> bool:

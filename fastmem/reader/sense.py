@@ -40,6 +40,8 @@ _IMPLICATIVE = frozenset(("push help make let force lead inspire motivate drive 
                           "convince persuade remind").split())
 _HAVE = frozenset(("'ve", "have", "has", "'s", "ve"))
 _REFLEXIVE = frozenset("myself yourself himself herself itself ourselves yourselves themselves oneself".split())
+#: A time of life ("when I was a kid"): everyone was one; said as a time, it is no fact.
+_LIFE_STAGE = frozenset("kid child teenager teen baby toddler boy girl youngster".split())
 #: Heads that name a thing only with what their "of" says: "the journey of acceptance", "the
 #: top of the hill", "a sense of community" (the node is the whole phrase, not "journey").
 WHOLE_WITH_OF = VAGUE_HEADS - _AMOUNTS | frozenset("journey sense feeling importance value power spirit".split())
@@ -81,7 +83,8 @@ def doer(verb, person, depth: int = 0):
 
 def says_nothing(verb, subs) -> bool:
     """A clause that states no fact: "it" judged as a feeling or an experience ("it's a great
-    feeling", "it's been a wild ride"), "be yourself", praise ("you look amazing in that jacket")."""
+    feeling", "it's been a wild ride"), "be yourself", praise ("you look amazing in that jacket"),
+    a time of life given as a time ("when I was a kid")."""
     if naming(verb):
         return True  # "a beagle called Biscuit": who Biscuit is (fastmem.reader.roles)
     if verb.lemma_ in ("look", "sound", "seem"):
@@ -93,6 +96,9 @@ def says_nothing(verb, subs) -> bool:
         return True  # "my cousin's name is Lucia": who Lucia is (fastmem.reader.roles), not a fact about a name
     if any(a.lower_ in _REFLEXIVE for a in attrs):
         return True
+    if verb.dep_ == "advcl" and any(a.lemma_.lower() in _LIFE_STAGE for a in attrs) \
+            and any(c.dep_ in ("mark", "advmod") and c.lower_ in ("when", "while", "since") for c in verb.children):
+        return True  # "... when I was a kid": a time of life, not news
     it = any(getattr(s, "lower_", "") == "it" for s in subs)
     return it and any(a.dep_ == "attr" and a.lemma_.lower() in EVALUATIVE for a in attrs)
 

@@ -12,7 +12,9 @@ NONE = ["Do you believe in luck?", "What have you been learning in those classes
         "It's easier when you have good friends around.", "You're telling me!", "Tell her I sent you lol",
         "I wish I could draw.", "You should come to the drawing class on Thursdays!",
         "If the laptop is not fixed by Friday you can borrow mine.", "Our neighbours must hate us.",
-        "Cooking is a great way to relax.", "We had a blast!", "I hit a rough patch at work."]
+        "Cooking is a great way to relax.", "We had a blast!", "I hit a rough patch at work.",
+        "Oh! I assumed your sister still lived in Dublin.", "I thought your brother worked at the bank.",
+        "Hard work pays off in the end, as my dad always says."]
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
@@ -21,7 +23,11 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("I take care of my mom on weekends.", ("I", "care for", "my mom", "asserted")),
          ("My uncle is selling me his old Fiat.", ("my uncle", "sell", "Fiat", "asserted")),
          ("My uncle is selling me his old Fiat.", ("my uncle", "sell to", "me", "asserted")),
-         ("Nope, I quit in March.", None)]
+         ("Nope, I quit in March.", None),
+         ("I think my sister moved to Dublin.", ("my sister", "move to", "Dublin", "asserted")),
+         ("I thought about it for weeks and I sold the car.", ("I", "sell", "car", "asserted")),
+         ("I was a child in the eighties.", ("I", "be", "child", "asserted")),
+         ("My grandpa grows the best tomatoes, as my mum says.", ("my grandpa", "grow", "best tomatoes", "asserted"))]
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +47,12 @@ def test_plans_negations_and_idioms_are_facts_with_their_mood(reader, text, fact
         assert all(o != "March" for _, _, o, _ in got)
     else:
         assert fact in got
+
+
+def test_a_time_of_life_is_a_time_not_a_fact(reader):
+    got = [(t.subject, t.relation, t.object) for t in reader.extract_many(
+        ["We spent every summer at my aunt's farm when I was a kid."])[0]]
+    assert ("I", "be", "kid") not in got and any(r.startswith("spend") for _, r, _ in got)
 
 
 def test_no_interjection_or_vocative_is_a_thing(reader):
