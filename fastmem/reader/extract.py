@@ -655,6 +655,8 @@ class SpacyExtractor:
         s2, o2 = self._referent(s), self._referent(o)
         st, sty = self._span(s2)
         ot, oty = self._span(o2)
+        if o2 is not o and ot == st:  # "my coworker Tasha talked me into it": not into Tasha
+            o2, (ot, oty) = o, self._span(o)
         return Triple(st, rel, ot, sty, oty, s.text if s2 is not s else None, o.text if o2 is not o else None, said)
 
     def _referent(self, tok):

@@ -107,3 +107,11 @@ def test_a_compliment_noun_and_an_emoji_are_no_things(reader):
 def test_an_opener_is_nobody_and_the_speaker_is_left_out(reader, text, fact):
     facts = _facts(reader, text)
     assert fact in facts and not [f for f in facts if f[0] in ("Nah", "much")]
+
+
+def test_it_is_never_the_subject_of_its_own_clause(reader):
+    """'it' stands for something else than the one who acts on it: "my colleague Priti talked me
+    into it" is not about talking me into Priti (the write then looks for "it" in the turns
+    before)."""
+    got = [(t.subject, t.relation, t.object) for t in reader.extract_many(["My colleague Priti talked me into it."])[0]]
+    assert ("Priti", "talk into", "Priti") not in got and ("Priti", "be", "my colleague") in got
