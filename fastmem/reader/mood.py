@@ -94,13 +94,28 @@ def mood(verb) -> str:
     if (subj and subj[0].lower_ in _GENERIC_SUBJ and verb.dep_ == "advcl"
             and any(c.dep_ in ("mark", "advmod") and c.lower_ in _GENERIC_MARKS for c in verb.children)):
         return GENERIC  # "It's easier when you have good friends around"
-    aux = {c.lower_ for v in chain[:1] for c in v.children if c.dep_ in ("aux", "auxpass")}
+    shared = _sharing(verb)
+    aux = {c.lower_ for v in shared for c in v.children if c.dep_ in ("aux", "auxpass")}
     if aux & _HYPOTHETICAL:
         return HYPOTHETICAL
     negated = any(c.dep_ == "neg" for c in verb.children)
-    if aux & _FUTURE or _going_to(verb) or any(v.lemma_.lower() in _PLAN for v in chain[1:]):
+    if aux & _FUTURE or any(map(_going_to, shared)) or any(v.lemma_.lower() in _PLAN for v in chain[1:]):
         return NEGATED if negated else PLANNED
     return NEGATED if negated else ASSERTED
+
+
+def _sharing(verb) -> list:
+    """The verb and the verbs whose auxiliaries it shares: up a chain of conjuncts with no
+    subject or auxiliary of their own ("I might sell the car and *buy* a bike", "I'm going to
+    quit and *travel*") and of a verb that follows "go" or "come" ("we should go *see* it")."""
+    out, v = [verb], verb
+    while (v.dep_ == "conj" or v.dep_ in ("advcl", "xcomp") and v.head.lemma_.lower() in ("go", "come")) \
+            and v.head is not v and len(out) < 6:
+        if any(c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass", "mark") for c in v.children):
+            break
+        v = v.head
+        out.append(v)
+    return out
 
 
 def _saying(chain) -> bool:

@@ -14,7 +14,8 @@ NONE = ["Do you believe in luck?", "What have you been learning in those classes
         "If the laptop is not fixed by Friday you can borrow mine.", "Our neighbours must hate us.",
         "Cooking is a great way to relax.", "We had a blast!", "I hit a rough patch at work.",
         "Oh! I assumed your sister still lived in Dublin.", "I thought your brother worked at the bank.",
-        "Hard work pays off in the end, as my dad always says."]
+        "Hard work pays off in the end, as my dad always says.", "I might sell the van and buy a bike.",
+        "We should go see the new dinosaur exhibit."]
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
@@ -27,7 +28,10 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("I think my sister moved to Dublin.", ("my sister", "move to", "Dublin", "asserted")),
          ("I thought about it for weeks and I sold the car.", ("I", "sell", "car", "asserted")),
          ("I was a child in the eighties.", ("I", "be", "child", "asserted")),
-         ("My grandpa grows the best tomatoes, as my mum says.", ("my grandpa", "grow", "best tomatoes", "asserted"))]
+         ("My grandpa grows the best tomatoes, as my mum says.", ("my grandpa", "grow", "best tomatoes", "asserted")),
+         ("I'll phone the landlord and ask about the deposit.", ("I", "ask about", "deposit", "planned")),
+         ("I'm going to quit my job and move to Peru.", ("I", "move to", "Peru", "planned")),
+         ("I sold the van and bought a bike.", ("I", "buy", "bike", "asserted"))]
 
 
 @pytest.fixture(scope="module")
