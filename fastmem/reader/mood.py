@@ -105,14 +105,16 @@ def mood(verb) -> str:
 
 
 def _sharing(verb) -> list:
-    """The verb and the verbs whose auxiliaries it shares: up a chain of conjuncts with no
-    subject or auxiliary of their own ("I might sell the car and *buy* a bike", "I'm going to
-    quit and *travel*") and of a verb that follows "go" or "come" ("we should go *see* it")."""
+    """The verb and the verbs whose auxiliaries it shares: up a chain of conjuncts and
+    complements with no subject or auxiliary of their own ("I might sell the car and *buy* a
+    bike", "I'm going to quit and *travel*", "I'll try to *call* her", "gonna keep *pushing*")
+    and of a verb that follows "go" or "come" ("we should go *see* it")."""
     out, v = [verb], verb
-    while (v.dep_ == "conj" or v.dep_ in ("advcl", "xcomp") and v.head.lemma_.lower() in ("go", "come")) \
+    while (v.dep_ in ("conj", "xcomp") or v.dep_ == "advcl" and v.head.lemma_.lower() in ("go", "come")) \
             and v.head is not v and len(out) < 6:
-        if any(c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass", "mark") for c in v.children):
-            break
+        if any(c.dep_ in ("nsubj", "nsubjpass", "mark") or c.dep_ in ("aux", "auxpass") and c.pos_ != "PART"
+               for c in v.children):
+            break  # its own subject or auxiliary ("to" of a complement is neither: "I'll try *to* call")
         v = v.head
         out.append(v)
     return out
@@ -132,7 +134,10 @@ def _saying(chain) -> bool:
 
 
 def _going_to(verb) -> bool:
-    """"I'm going to try pottery", "gonna move": the verb is the complement of a progressive "go"."""
+    """"I'm going to try pottery", "gonna move", "I'm off to see her": the verb is the complement of
+    a progressive "go" or of "be off"."""
     head = verb.head
+    if verb.dep_ == "xcomp" and head.lemma_ == "be" and any(c.lower_ == "off" for c in head.children):
+        return True  # "I'm off to go do some research"
     return (verb.dep_ == "xcomp" and head.lemma_.lower() == "go" and head.tag_ == "VBG"
             and any(c.dep_ == "aux" and c.lemma_ == "be" for c in head.children))

@@ -31,7 +31,10 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("My grandpa grows the best tomatoes, as my mum says.", ("my grandpa", "grow", "best tomatoes", "asserted")),
          ("I'll phone the landlord and ask about the deposit.", ("I", "ask about", "deposit", "planned")),
          ("I'm going to quit my job and move to Peru.", ("I", "move to", "Peru", "planned")),
-         ("I sold the van and bought a bike.", ("I", "buy", "bike", "asserted"))]
+         ("I sold the van and bought a bike.", ("I", "buy", "bike", "asserted")),
+         ("I'll try to call the plumber tonight.", ("I", "call", "plumber", "planned")),
+         ("I'm gonna keep knitting scarves for the shelter.", ("I", "knit", "scarves", "planned")),
+         ("I'm off to go buy paint for the fence.", ("I", "buy", "paint", "planned"))]
 
 
 @pytest.fixture(scope="module")
