@@ -28,7 +28,7 @@ from .plot import PEOPLE as _PLOT_PEOPLE
 from .plot import clauses as plot_clauses, has_plot
 from .roles import roles as _roles
 from .sense import EVALUATIVE, clause as _clause, doer as _doer, first_person_left_out as _first_person_left_out
-from .sense import have_got as _have_got, opener as _opener
+from .sense import opener as _opener, plain_verb as _plain_verb
 from .sense import of_what as _of_what, says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
@@ -417,7 +417,7 @@ class SpacyExtractor:
                 continue  # an idiom read as none ("you're telling me"), "it's a great feeling"
             neg = any(c.dep_ == "neg" for c in verb.children)
             prt = [c.lower_ for c in verb.children if c.dep_ == "prt"]
-            lemma = _have_got(verb, verb.lemma_.lower())  # "she's got two kids": has
+            lemma = _plain_verb(verb, verb.lemma_.lower())  # "she's got two kids": has
             passive = passive and lemma != "have"
             base = ("not " if neg else "") + " ".join([lemma] + prt)
             if passive:

@@ -16,15 +16,15 @@ what was just said ("it's a great feeling", "it's been a wild ride"), "be yourse
 ("you look amazing"). The rest say who a subject is in chat: :func:`first_person_left_out`
 (the speaker of "Went camping last week", "Nope, sold the flat"), :func:`opener` (a parse's
 subject that is a sentence's "Nope," or "not much,"), :func:`clause` (a subject that is a
-whole activity), :func:`have_got` ("I've got" is have); and what a vague noun names:
-:func:`of_what` ("the top of the hill"; "a lot of friends" is :func:`fastmem.reader.words.measured`).
+whole activity), :func:`have_got` ("I've got" is have), :func:`plain_verb` ("heading to" is go);
+and what a vague noun names: :func:`of_what` ("the top of the hill"; "a lot of friends" is :func:`fastmem.reader.words.measured`).
 """
 
 from __future__ import annotations
 
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, PRAISE, UNDERSTOOD_I, VAGUE_HEADS, naming
 
-__all__ = ["doer", "clause", "first_person_left_out", "opener", "have_got", "says_nothing", "of_what", "EVALUATIVE",
+__all__ = ["doer", "clause", "first_person_left_out", "opener", "have_got", "plain_verb", "says_nothing", "of_what", "EVALUATIVE",
            "WHOLE_WITH_OF"]
 
 #: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
@@ -165,6 +165,15 @@ def opener(tok) -> bool:
     after = tok.doc[tok.right_edge.i + 1] if tok.right_edge.i + 1 < len(tok.doc) else None
     return tok.lower_ in INTERJECTIONS or (tok.pos_ in ("ADJ", "ADV", "PART", "INTJ") and after is not None
                                            and after.text == "," and not any(c.dep_ == "poss" for c in tok.children))
+
+
+def plain_verb(verb, lemma: str) -> str:
+    """The relation a verb's lemma stands for: "I've got a work dinner", "she's got two kids":
+    have, not get (:func:`have_got`); "heading to the lake", "we headed home": go."""
+    if lemma == "head" and any(c.dep_ == "prep" and c.lower_ in ("to", "for", "into", "towards") or c.dep_ == "advmod"
+                               and c.lower_ in ("home", "back", "out", "off", "over", "there") for c in verb.children):
+        return "go"
+    return have_got(verb, lemma)
 
 
 def have_got(verb, lemma: str) -> str:

@@ -7,7 +7,7 @@ understood "I" of a chat turn (:data:`UNDERSTOOD_I`) is a thing, never a time.
 from __future__ import annotations
 
 __all__ = ["INTERJECTIONS", "PRAISE", "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I",
-           "AMOUNTS", "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name"]
+           "AMOUNTS", "ASKING", "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name"]
 
 #: The subject a chat turn leaves out ("Went camping last week"): the speaker, resolved at the write.
 UNDERSTOOD_I = object()
@@ -48,6 +48,8 @@ SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"),
                          ("make", "difference"), ("get", "hang"), ("take", "toll"), ("get", "kick")})
 
 
+#: What a speaker who needs or wants it asks the listener for ("I need advice").
+ASKING = frozenset("advice help favour favor recommendation suggestion tip idea input opinion pointer".split())
 #: Nouns of time: an object of a preposition that is one is when, not what ("quit in March").
 TIME_NOUNS = frozenset(("morning afternoon evening night midnight noon today tonight tomorrow yesterday weekend week "
                         "month year years day days hour hours minute minutes season spring summer autumn fall winter "
@@ -117,6 +119,9 @@ def no_fact(verb, subs) -> bool:
         return True
     if lemma == "get" and verb.tag_ in ("VBP", "VB") and [o.lower_ for o in objs] == ["it"]:
         return True  # "I get it": understood, not got
+    if lemma in ("need", "want") and any(o.lemma_.lower() in ASKING for o in objs) \
+            and any(s is UNDERSTOOD_I or s.lower_ in ("i", "we") for s in subs):
+        return True  # "I need advice", "I'll need a tea recommendation": asked of the listener
     return any((lemma, o.lemma_.lower()) in SET_PHRASES or (lemma, o.lower_) in SET_PHRASES for o in objs)
 
 

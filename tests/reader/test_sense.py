@@ -115,3 +115,13 @@ def test_it_is_never_the_subject_of_its_own_clause(reader):
     before)."""
     got = [(t.subject, t.relation, t.object) for t in reader.extract_many(["My colleague Priti talked me into it."])[0]]
     assert ("Priti", "talk into", "Priti") not in got and ("Priti", "be", "my colleague") in got
+
+
+@pytest.mark.parametrize("text", ["I need some advice about my landlord.", "I'll need a hotel recommendation for Lisbon."])
+def test_asking_the_listener_for_advice_is_no_fact(reader, text):
+    assert reader.extract_many([text])[0] == []
+
+
+def test_heading_somewhere_is_going_there(reader):
+    got = [(t.subject, t.relation, t.object) for t in reader.extract_many(["We headed to the coast last Friday."])[0]]
+    assert ("We", "go to", "coast") in got
