@@ -29,6 +29,10 @@ _PLAN = frozenset({"plan", "intend", "decide", "aim", "mean", "want"})
 _CONDITION = frozenset({"if", "unless", "whether", "assuming", "provided", "suppose", "supposing"})
 _GENERIC_MARKS = frozenset({"when", "whenever", "if", "once", "until", "while"})
 _GENERIC_SUBJ = frozenset({"you", "we", "one", "everyone", "everybody", "people"})
+#: A present "be" of a progressive, and the words of a time to come ("next month", "tomorrow").
+_PRESENT_BE = frozenset({"am", "is", "are", "'m", "'re", "'s", "m", "re"})
+_TO_COME = frozenset({"tomorrow", "tonight", "next", "soon", "weekend", "monday", "tuesday", "wednesday", "thursday",
+                      "friday", "saturday", "sunday"})
 #: Verbs whose complement, in the past tense, is what someone took to be so ("I thought ...").
 _BELIEF = frozenset({"think", "assume", "suppose", "guess", "figure", "imagine", "believe", "expect"})
 #: Verbs that quote a saying when an "as" clause ("as my grandma says") hangs on a clause.
@@ -99,7 +103,8 @@ def mood(verb) -> str:
     if aux & _HYPOTHETICAL:
         return HYPOTHETICAL
     negated = any(c.dep_ == "neg" for c in verb.children)
-    if aux & _FUTURE or any(map(_going_to, shared)) or any(v.lemma_.lower() in _PLAN for v in chain[1:]):
+    if aux & _FUTURE or any(map(_going_to, shared)) or any(v.lemma_.lower() in _PLAN for v in chain[1:]) \
+            or _arranged(shared[-1]):
         return NEGATED if negated else PLANNED
     return NEGATED if negated else ASSERTED
 
@@ -118,6 +123,15 @@ def _sharing(verb) -> list:
         v = v.head
         out.append(v)
     return out
+
+
+def _arranged(verb) -> bool:
+    """A present progressive with a time to come: "I'm doing the pottery course next month",
+    "we're flying out tomorrow", "I'm seeing my dentist on Friday"."""
+    if verb.tag_ != "VBG" or not any(c.dep_ == "aux" and c.lower_ in _PRESENT_BE for c in verb.children):
+        return False
+    return any(c.dep_ in ("npadvmod", "advmod", "prep") and any(w.lower_ in _TO_COME for w in c.subtree)
+               for c in verb.children)
 
 
 def _saying(chain) -> bool:

@@ -36,11 +36,13 @@ AMOUNTS = frozenset("lot lots bunch couple number plenty ton tons handful few bi
 #: Punctuation a tokeniser leaves on a word ("awesome--", "great!!").
 _EDGES = "-\u2013\u2014.,!?;:~*'\"()"
 #: Light verbs with an action noun read as the action ("give it a try" -> try, "take care of"
-#: -> care for): (verb, noun) -> (relation, where its object is).
+#: -> care for, "do a course" -> take it): (verb, noun) -> (relation, where its object is).
 IDIOMS = {("give", "try"): ("try", "dative"), ("give", "shot"): ("try", "dative"), ("give", "go"): ("try", "dative"),
           ("take", "care"): ("care for", "of"), ("take", "look"): ("look at", "at"), ("have", "look"): ("look at", "at"),
           ("pay", "visit"): ("visit", "dative"), ("make", "decision"): ("decide", "about"),
-          ("take", "shot"): ("try", "at"), ("take", "stab"): ("try", "at"), ("make", "it"): ("go to", "to")}
+          ("take", "shot"): ("try", "at"), ("take", "stab"): ("try", "at"), ("make", "it"): ("go to", "to"),
+          ("do", "course"): ("take", "dobj"), ("do", "class"): ("take", "dobj"), ("do", "workshop"): ("take", "dobj"),
+          ("do", "lesson"): ("take", "dobj")}
 #: Verb and noun pairs of set phrases that state no fact ("hit a rough patch", "take a while").
 SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"), ("have", "blast"), ("have", "time"),
                          ("have", "fun"), ("take", "time"), ("make", "point"), ("get", "point"), ("take", "plunge"),
@@ -86,8 +88,13 @@ def given_name(noun):
 
 
 def is_when(tok) -> bool:
-    """Whether a token is a time (a date or time entity, or a noun of time)."""
-    return tok is not UNDERSTOOD_I and (tok.ent_type_ in ("DATE", "TIME") or tok.lemma_.lower() in TIME_NOUNS)
+    """Whether a token is a time (a date or time entity, or a noun of time) or a reason ("failed
+    because of the roundabouts"): when or why something happened, not what it was done to."""
+    if tok is UNDERSTOOD_I:
+        return False
+    if tok.dep_ == "pobj" and tok.head.lower_ in ("because", "thanks"):
+        return True
+    return tok.ent_type_ in ("DATE", "TIME") or tok.lemma_.lower() in TIME_NOUNS
 
 
 def is_thing(tok) -> bool:
@@ -137,6 +144,8 @@ def idiom(verb):
         rel, where = got
         if where == "dative":
             objs = [d for d in verb.children if d.dep_ == "dative"]
+        elif where == "dobj":  # "doing a pottery course": taking it
+            objs = [c]
         else:
             objs = [q for p in list(c.children) + list(verb.children) if p.dep_ == "prep" and p.lower_ == where
                     for q in p.children if q.dep_ == "pobj"]

@@ -34,7 +34,11 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("I sold the van and bought a bike.", ("I", "buy", "bike", "asserted")),
          ("I'll try to call the plumber tonight.", ("I", "call", "plumber", "planned")),
          ("I'm gonna keep knitting scarves for the shelter.", ("I", "knit", "scarves", "planned")),
-         ("I'm off to go buy paint for the fence.", ("I", "buy", "paint", "planned"))]
+         ("I'm off to go buy paint for the fence.", ("I", "buy", "paint", "planned")),
+         ("We're driving to Galway on Saturday.", ("We", "drive to", "Galway", "planned")),
+         ("I'm starting a watercolour class next week.", ("I", "start", "watercolour class", "planned")),
+         ("I'm reading a book about whales.", ("I", "read", "book", "asserted")),
+         ("I did an evening course in bookkeeping.", ("I", "take", "evening course", "asserted"))]
 
 
 @pytest.fixture(scope="module")

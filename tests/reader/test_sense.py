@@ -125,3 +125,8 @@ def test_asking_the_listener_for_advice_is_no_fact(reader, text):
 def test_heading_somewhere_is_going_there(reader):
     got = [(t.subject, t.relation, t.object) for t in reader.extract_many(["We headed to the coast last Friday."])[0]]
     assert ("We", "go to", "coast") in got
+
+
+def test_a_reason_is_why_not_what(reader):
+    got = [(t.subject, t.relation, t.object) for t in reader.extract_many(["We missed the ferry because of the fog."])[0]]
+    assert ("We", "miss", "ferry") in got and not any(r.startswith("miss because") for _, r, _ in got)
