@@ -92,9 +92,10 @@ class WindowIndex:
         """The ``k`` long memories whose best window scores highest for ``vec``: ``{id: score}``
         (``members``: only these ids; None: all). A memory's score is its best window's cosine
         less the chance gain: the median, over the long memories searched (an even sample of
-        about :data:`GAIN_SAMPLE` of them), of how far a memory's best window stands above its mean (:data:`CHANCE_GAIN` when fewer than
-        :data:`MIN_LONG` are searched). The vector channel keeps the better of that and the
-        memory's mean (:func:`fastmem.recall.channels.vector.with_windows`)."""
+        about :data:`GAIN_SAMPLE` of them), of how far a memory's best window stands above its
+        mean (:data:`CHANCE_GAIN` when fewer than :data:`MIN_LONG` are searched). The vector
+        channel keeps the better of that and the memory's mean
+        (:func:`fastmem.recall.channels.vector.with_windows`)."""
         self._load()
         if not len(self._ids) or k <= 0:
             return {}

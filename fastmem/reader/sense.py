@@ -17,15 +17,16 @@ what was just said ("it's a great feeling", "it's been a wild ride"), "be yourse
 (the speaker of "Went camping last week", "Nope, sold the flat"), :func:`opener` (a parse's
 subject that is a sentence's "Nope," or "not much,"), :func:`clause` (a subject that is a
 whole activity), :func:`have_got` ("I've got" is have), :func:`plain_verb` ("heading to" is go);
-and what a vague noun names: :func:`of_what` ("the top of the hill"; "a lot of friends" is :func:`fastmem.reader.words.measured`).
+and what a vague noun names: :func:`of_what` ("the top of the hill"; "a lot of friends" is
+:func:`fastmem.reader.words.measured`).
 """
 
 from __future__ import annotations
 
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, PRAISE, UNDERSTOOD_I, VAGUE_HEADS, naming
 
-__all__ = ["doer", "clause", "first_person_left_out", "opener", "have_got", "plain_verb", "says_nothing", "of_what", "EVALUATIVE",
-           "WHOLE_WITH_OF"]
+__all__ = ["doer", "clause", "first_person_left_out", "opener", "have_got", "plain_verb", "says_nothing", "of_what",
+           "EVALUATIVE", "WHOLE_WITH_OF"]
 
 #: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
 #: feeling", "it's been a wild ride", "it was a bummer".

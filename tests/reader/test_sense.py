@@ -113,11 +113,13 @@ def test_it_is_never_the_subject_of_its_own_clause(reader):
     """'it' stands for something else than the one who acts on it: "my colleague Priti talked me
     into it" is not about talking me into Priti (the write then looks for "it" in the turns
     before)."""
-    got = [(t.subject, t.relation, t.object) for t in reader.extract_many(["My colleague Priti talked me into it."])[0]]
+    got = [(t.subject, t.relation, t.object)
+           for t in reader.extract_many(["My colleague Priti talked me into it."])[0]]
     assert ("Priti", "talk into", "Priti") not in got and ("Priti", "be", "my colleague") in got
 
 
-@pytest.mark.parametrize("text", ["I need some advice about my landlord.", "I'll need a hotel recommendation for Lisbon."])
+@pytest.mark.parametrize("text", ["I need some advice about my landlord.",
+                                  "I'll need a hotel recommendation for Lisbon."])
 def test_asking_the_listener_for_advice_is_no_fact(reader, text):
     assert reader.extract_many([text])[0] == []
 
@@ -128,5 +130,6 @@ def test_heading_somewhere_is_going_there(reader):
 
 
 def test_a_reason_is_why_not_what(reader):
-    got = [(t.subject, t.relation, t.object) for t in reader.extract_many(["We missed the ferry because of the fog."])[0]]
+    got = [(t.subject, t.relation, t.object)
+           for t in reader.extract_many(["We missed the ferry because of the fog."])[0]]
     assert ("We", "miss", "ferry") in got and not any(r.startswith("miss because") for _, r, _ in got)

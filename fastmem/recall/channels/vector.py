@@ -1,6 +1,7 @@
 """The vector channel: the nearest memories by embedding (hnswlib inner product); a memory
 longer than the model's window is scored by the better of its mean vector and its best window
-less what a long memory's best window gains by chance for the turn (:mod:`fastmem.derived.windows`). Also leaves the neighbours' labels in rank order for the
+less what a long memory's best window gains by chance for the turn
+(:mod:`fastmem.derived.windows`). Also leaves the neighbours' labels in rank order for the
 keyword channel and the analogy slot's surface condition."""
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ def vector(index: VectorIndex, vec: np.ndarray, pool: int, allowed) -> tuple[Cha
 
 def with_windows(found: Channel, best: dict[int, float], pool: int) -> Channel:
     """The vector channel with long memories scored by the better of their mean vector and
-    their best window less its chance gain (``best``: :meth:`fastmem.derived.windows.WindowIndex.best`), ranked again, its
-    ``pool`` best kept."""
+    their best window less its chance gain (``best``:
+    :meth:`fastmem.derived.windows.WindowIndex.best`), ranked again, its ``pool`` best kept."""
     score = {m: v[1] for m, v in found.items()}
     for m, s in best.items():
         if s > score.get(m, -np.inf):
