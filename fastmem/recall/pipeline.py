@@ -43,6 +43,19 @@ MAX_EXCLUDED_ROOM = 200
 #: vector channel again with the mean vector of this many of the best memories fused so far
 #: added to the turn's (relevance feedback; see :meth:`RecallPipeline._fed_back`).
 FEEDBACK = 1
+#: The channels that find a memory by the words it shares with the turn.
+SHARED_WORDS = frozenset({"keyword", "graph"})
+#: Their weight in a request for work (:func:`_weights`; the figures: ``docs/defaults.md``).
+WORK_SHARED_WORDS = 0.5
+
+
+def _weights(found: dict, work: bool) -> dict[str, float]:
+    """Each channel's fusion weight for this turn. A request for work
+    (:func:`fastmem.recall.arrange.asks_for_work`) counts the shared-word channels at
+    :data:`WORK_SHARED_WORDS`: what the asker said of themselves and of how they want things
+    done rarely shares the request's words, while other requests on the topic and their answers
+    do."""
+    return {c: CHANNELS[c].weight * (WORK_SHARED_WORDS if work and c in SHARED_WORDS else 1.0) for c in found}
 
 
 def _without(ch: C.Channel, exclude: frozenset[int], pool: int) -> C.Channel:
@@ -132,9 +145,10 @@ class RecallPipeline:
             found.update({c: _without(v, exclude, pool) for c, v in found.items() if CHANNELS[c].derived})
         own = A.own_words(query)  # "what did I bring up": the asker's turns, questions included
         wide = A.listy(query)  # a list or an order: spread over near-duplicates
-        if own or (not wide and A.asks_for_work(query)):  # "make me a plan": what was asked before is no answer
+        work = not wide and A.asks_for_work(query)  # "make me a plan", "how should I build ..."
+        if own or work:  # what was asked before is no answer
             found.pop("context", None)  # a neighbour's credit goes to the reply
-        fused = self.fuse(found, {c: CHANNELS[c].weight for c in found}, self._long_prior(found))
+        fused = self.fuse(found, _weights(found, work), self._long_prior(found))
         if len(found) > 1 and "vector" in found:  # the sentence model's clear winner stays in the head
             clear_winner(fused, found["vector"])
         if own:

@@ -94,8 +94,12 @@ def test_a_long_answer_that_repeats_the_words_does_not_bury_the_short_statement(
     600 words that repeat the request's words): the user's message that states a preference
     (inside a question of its own) is in the top 5 for a later request it should shape; without
     the length prior, the long answers that share the request's everyday words push it out
-    (checked here by switching the prior off)."""
+    (checked here by switching the prior off, with a request's shared-word channels at full
+    weight, so that the prior alone is measured)."""
+    from fastmem.recall import pipeline as P
     from tests.shared import TESTDATA
+
+    monkeypatch.setattr(P, "WORK_SHARED_WORDS", 1.0)
 
     d = json.loads((TESTDATA / "long_chats.json").read_text())["chats"]
     chat = next(c for c in d if c["id"] == "c0")  # a development chat
@@ -135,3 +139,27 @@ def test_a_request_that_shares_only_its_framing_words_does_not_bury_the_instruct
     of = dict(zip(ids, (m["id"] for m in chat["messages"])))
     r = mem.recall(q["question"], k=5, record=False, analogy=False)
     assert set(q["evidence"]) & {of[h.id] for h in r.hits}
+
+
+def test_a_request_for_work_counts_shared_words_at_half(mem, monkeypatch):
+    """A development chat of the long chats (tests/data/long_chats.json): "How should the new
+    dashboard pull its revenue figures?" should follow the user's earlier "I'm not a fan of
+    ORMs for reporting queries ...", which shares none of its words; other requests and answers
+    about the dashboard share "dashboard". With the shared-word channels at full weight for a
+    request (checked by setting it back), the preference is sixth."""
+    from fastmem.recall import pipeline as P
+    from tests.shared import TESTDATA
+
+    chat = next(c for c in json.loads((TESTDATA / "long_chats.json").read_text())["chats"] if c["id"] == "c2")
+    q = next(q for q in chat["questions"] if q["question"].startswith("How should the new dashboard"))
+    ids = mem.remember_many([x["text"] for x in chat["messages"]], speaker=[x["role"] for x in chat["messages"]],
+                            progress=False)
+    of = dict(zip(ids, (x["id"] for x in chat["messages"])))
+
+    def found():
+        return bool(set(q["evidence"]) & {of[h.id] for h in mem.recall(q["question"], k=5, record=False,
+                                                                        analogy=False).hits})
+
+    assert found()
+    monkeypatch.setattr(P, "WORK_SHARED_WORDS", 1.0)
+    assert not found()
