@@ -63,7 +63,6 @@ class WindowIndex:
         self.db, self.dim = db, dim
         self._key = None
         self._vecs = np.zeros((0, dim), np.float32)
-        self._owner = np.zeros(0, np.int64)
         self._ids = np.zeros(0, np.int64)  # each long memory once, in window order
         self._starts = np.zeros(0, np.int64)  # where its windows start in _vecs
         self._means = np.zeros((0, dim), np.float32)  # its mean vector (the index's)
@@ -72,18 +71,16 @@ class WindowIndex:
         key = self.db.execute("SELECT max(rev), count(*) FROM windows").fetchone()
         if key == self._key:
             return
-        vecs, owner = [], []
+        vecs, ids = [], []
         for mid, n, blob in self.db.execute("SELECT memory_id, n, vecs FROM windows"):
             v = np.frombuffer(blob, np.float32)
             if v.size != n * self.dim:  # another model's dimension: not ours to score
                 continue
             vecs.append(v.reshape(n, self.dim))
-            owner.append(np.full(n, mid, np.int64))
+            ids.append(mid)
         self._vecs = np.vstack(vecs) if vecs else np.zeros((0, self.dim), np.float32)
-        self._owner = np.concatenate(owner) if owner else np.zeros(0, np.int64)
-        self._ids = np.array([o[0] for o in owner], np.int64)
-        self._starts = np.concatenate([[0], np.cumsum([len(o) for o in owner])[:-1]]).astype(np.int64) if owner \
-            else np.zeros(0, np.int64)
+        self._ids = np.array(ids, np.int64)
+        self._starts = np.cumsum([0] + [len(v) for v in vecs])[:-1].astype(np.int64)
         means = np.array([v.sum(0) for v in vecs], np.float32).reshape(len(vecs), self.dim)
         self._means = means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
         self._key = key
