@@ -1,7 +1,7 @@
 """LoCoMo evidence recall on the dev conversations in ../shared/data/locomo-dev (the protocol
 and the code live in :mod:`fastmem.evaluate.locomo`; ``fastmem eval locomo PATH`` is the same).
 
-    python bench/locomo.py [rrf|score ...]   # prints the tables (score fusion by default)
+    python bench/locomo.py [rrf|score|learned ...]   # prints the tables (score fusion by default)
     pytest bench/test_locomo.py -s           # same, skips cleanly without the data
 """
 

@@ -196,3 +196,23 @@ def test_best_window_scan(benchmark, tmp_path, n_windows):
         q = v[0]
         w.best(q, 50)  # loaded once
         benchmark.pedantic(lambda: w.best(q, 50), rounds=30, warmup_rounds=2)
+
+
+@pytest.mark.parametrize("fusion", ["score", "learned"])
+def test_recall_10k_fusion(benchmark, store10k, fusion):
+    """A recall of the 10k store (embedding excluded, no slot) with each fusion, in the same
+    process: the learned fusion also reads each candidate's speaker, length and head."""
+    from fastmem.recall.fusion import FUSIONS
+
+    benchmark.group = "recall 10k by fusion, embedding excluded"
+    pipeline = store10k._engine.pipeline
+    saved = pipeline.fuse
+    pipeline.fuse = FUSIONS[fusion]
+    try:
+        q = "My friend Bob owns a red car."
+        store10k.recall(q, record=False, analogy=False)
+        benchmark.pedantic(lambda: store10k.recall(q, k=10, analogy=False, record=False), rounds=50, warmup_rounds=2)
+        runs = [store10k.recall(q, k=10, analogy=False, record=False).timings_ms["fuse"] for _ in range(30)]
+        benchmark.extra_info["fuse_ms_median"] = sorted(runs)[len(runs) // 2]
+    finally:
+        pipeline.fuse = saved

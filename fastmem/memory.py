@@ -28,7 +28,7 @@ from .passes.chunks import ConsolidationReport
 from .passes.summarize import Summarizer
 from .reader.extract import Extractor, SpacyExtractor, Triple
 from .recall.channels import NAMES as CHANNELS
-from .recall.fusion import FUSIONS
+from .recall.fusion import DEFAULT_FUSION, FUSIONS
 from .results import Recall, Record
 from .write.commit import KEEP
 
@@ -59,8 +59,11 @@ class Memory:
     analogy : AnalogySettings, optional
         The analogy slot's settings (:class:`fastmem.AnalogySettings`; live as
         ``mem.analogy.settings``).
-    fusion : {"rrf", "score"}
-        How channels are fused (see :mod:`fastmem.recall.fusion`).
+    fusion : {"score", "learned", "rrf"}
+        How channels are fused (see :mod:`fastmem.recall.fusion`): ``"score"`` (default) by the
+        sum of each channel's weighted, normalised scores; ``"learned"`` (opt-in) by a scorer
+        fitted on development chats and conversations that also weighs what each candidate is
+        (a memory that only asks; the assistant's side of a chat when the turn asks for work).
     reembed : bool
         Re-embed every memory when the store's model differs from ``embedder``.
     progress : bool or None
@@ -81,7 +84,7 @@ class Memory:
 
     def __init__(self, path: str | os.PathLike, *, embedder: Embedder | str | None = None,
                  extractor: Extractor | None | object = _DEFAULT_EXTRACTOR, hrr_dim: int = 512,
-                 analogy: AnalogySettings | None = None, fusion: str = "score", reembed: bool = False,
+                 analogy: AnalogySettings | None = None, fusion: str = DEFAULT_FUSION, reembed: bool = False,
                  progress: bool | None = None, durable: bool = False, derive_in_background: bool = True,
                  **moved) -> None:
         if fusion not in FUSIONS:

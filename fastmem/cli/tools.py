@@ -200,8 +200,8 @@ def cmd_eval(a) -> int:
         data = CH.load(a.path)
         if data is None:
             raise FileNotFoundError(f"no chats file at {a.path}")
-        res = CH.evaluate(data, baselines=not a.no_baselines,
-                          memory_kw={"embedder": a.embedder} if a.embedder else None)
+        kw = ({"embedder": a.embedder} if a.embedder else {}) | ({"fusion": a.fusion} if a.fusion else {})
+        res = CH.evaluate(data, baselines=not a.no_baselines, memory_kw=kw or None)
         if a.json:
             _out(res)
         else:

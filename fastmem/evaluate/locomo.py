@@ -73,10 +73,11 @@ def turns(conv: dict):
         n += 1
 
 
-def evaluate(path: str, *, fusion: str = "score", channel_sets=CHANNEL_SETS, memory_kw=None,
+def evaluate(path: str, *, fusion: str | None = None, channel_sets=CHANNEL_SETS, memory_kw=None,
              writes: str = "full") -> dict[str, dict[str, float]]:
     """Scores of one conversation file: ``{channel set: {"any@k", "all@k", "questions"}}``."""
     import fastmem
+    from ..recall.fusion import DEFAULT_FUSION
 
     if writes not in WRITES:
         raise ValueError(f"writes must be one of {WRITES}, not {writes!r}")
@@ -84,7 +85,7 @@ def evaluate(path: str, *, fusion: str = "score", channel_sets=CHANNEL_SETS, mem
         conv = json.load(f)
     rows = list(turns(conv))
     qa = [q for q in conv["qa"] if q.get("category") in (1, 2, 3, 4) and q.get("evidence")]
-    with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "locomo.db"), fusion=fusion,
+    with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "locomo.db"), fusion=fusion or DEFAULT_FUSION,
                                                             **(memory_kw or {})) as m:
         kw = {} if writes in ("plain", "single") else {"at": [session_date(r[2]) for r in rows], "source": os.path.basename(path)}
         if writes == "full":
@@ -109,7 +110,7 @@ def evaluate(path: str, *, fusion: str = "score", channel_sets=CHANNEL_SETS, mem
         return out
 
 
-def evaluate_all(path: str, *, fusion: str = "score", memory_kw=None, writes: str = "full") -> dict[str, dict]:
+def evaluate_all(path: str, *, fusion: str | None = None, memory_kw=None, writes: str = "full") -> dict[str, dict]:
     """:func:`evaluate` for every conversation at ``path``, plus ``"all"`` (question-weighted)."""
     per = {os.path.basename(f): evaluate(f, fusion=fusion, memory_kw=memory_kw, writes=writes)
            for f in conversation_files(path)}

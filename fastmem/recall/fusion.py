@@ -10,8 +10,17 @@ Each channel gives ``{memory_id: (rank, score)}`` (rank 1 is best; scores larger
   :func:`normalised`), then ``sum_c w_c * norm_c``. A channel whose candidates all score alike
   adds the same to each of them and so orders nothing. The fixed depth keeps the head of a
   recall the same whatever ``k`` asks for.
+* ``learned``: a linear scorer over each candidate's evidence (every channel's weighted,
+  normalised score and rank, the vector channel's distance from its best) and over what the
+  memory is (a memory that only asks; the assistant's side of a chat when the turn asks for work),
+  fitted listwise (the softmax over a question's candidates, evidence as the target) on the
+  development stores, cross-validated across conversations (:func:`learned`;
+  ``bench/fit_fusion.py`` refits it).
 
-``score`` is the default. The weights are each channel's own
+``score`` is the default; ``learned`` is opt-in (``Memory(path, fusion="learned")``; it
+fuses by ``score`` a turn that asks for a list, an order or a summary, and one channel alone):
+it finds more on every development store but not yet in the hermes block (``docs/defaults.md``).
+The weights are each channel's own
 (:attr:`fastmem.recall.channels.spec.ChannelSpec.weight`); a channel without one weighs 1. Why,
 with the figures: ``docs/defaults.md``.
 
@@ -25,6 +34,10 @@ and is itself unchanged) finds it too.
 """
 
 from __future__ import annotations
+
+import numpy as np
+
+from . import fusion_weights as _fitted
 
 RRF_K = 60.0
 #: A memory of more words than this is long (see :func:`length_prior`; about the 99.9th
@@ -144,4 +157,123 @@ def clear_winner(fused: dict[int, float], vector: dict[int, tuple[int, float]], 
     return fused
 
 
-FUSIONS = {"rrf": rrf, "score": relative_score}
+#: The channels the learned fusion was fitted with, in the order of its features; another
+#: channel counts its weighted normalised score at the mean of theirs.
+LEARNED_CHANNELS = ("graph", "keyword", "vector", "context", "speaker")
+#: The learned fusion's features, in order (see :func:`learned_features`).
+LEARNED_FEATURES = (tuple(f"{c}_score" for c in LEARNED_CHANNELS) + tuple(f"{c}_rank" for c in LEARNED_CHANNELS)
+                    + ("vector_gap", "long", "channels", "reply_work", "only_asks"))
+#: What a candidate the vector channel did not return counts as its cosine below the best.
+ABSENT_GAP = 0.6
+#: The rank features are ``RANK_K / (RANK_K + rank)``.
+RANK_K = 5.0
+
+
+def learned_features(channels: dict[str, dict[int, tuple[int, float]]], weights: dict[str, float],
+                     prior: dict[str, dict[int, float]] | None, rows: dict[int, tuple[bool, bool]],
+                     work: bool) -> tuple[list[int], np.ndarray]:
+    """``(ids, X)``: the candidates of every channel and their features (:data:`LEARNED_FEATURES`),
+    one row each: each fitted channel's weighted, normalised score (times its length prior) and
+    ``RANK_K / (RANK_K + rank)``, the vector channel's cosine below its best, how far the length
+    prior cut the memory's shared-word evidence, how many channels found it, whether it is the
+    assistant's side of a chat *and* the turn asks for work, whether it only asks. A channel
+    finds a memory when it scores it above its :data:`REF_DEPTH`-th best (:func:`normalised`
+    above 0), whatever its pool: the head of a recall does not depend on ``k``. A memory the
+    vector channel does not find is :data:`ABSENT_GAP` below its best. ``rows``: memory id ->
+    (the assistant's side, only asks); ``work``: the turn asks for work
+    (:func:`fastmem.recall.arrange.asks_for_work`)."""
+    prior = prior or {}
+    ids = sorted(set().union(*channels.values())) if channels else []
+    X = np.zeros((len(ids), len(LEARNED_FEATURES)))
+    if not ids:
+        return ids, X
+    at = {m: i for i, m in enumerate(ids)}
+    nc = len(LEARNED_CHANNELS)
+    found: dict[int, int] = {}
+    gap = dict.fromkeys(ids, ABSENT_GAP)
+    best = max((s for _, s in (channels.get("vector") or {}).values()), default=0.0)
+    for name, ch in channels.items():
+        if not ch:
+            continue
+        w, pr = weights.get(name, 1.0), prior.get(name) or {}
+        col = LEARNED_CHANNELS.index(name) if name in LEARNED_CHANNELS else None
+        for m, v in normalised(ch).items():
+            if v <= 0.0:
+                continue
+            found[m] = found.get(m, 0) + 1
+            if col is None:  # a channel the fit never saw: at the fitted channels' mean coefficient
+                X[at[m], 0] += w * v * pr.get(m, 1.0) * _OTHER_SCALE
+                continue
+            X[at[m], col] = w * v * pr.get(m, 1.0)
+            X[at[m], nc + col] = RANK_K / (RANK_K + ch[m][0])
+            if name == "vector":
+                gap[m] = best - ch[m][1]
+    for m, i in at.items():
+        X[i, 2 * nc] = gap[m]
+        if m in found:
+            X[i, 2 * nc + 1] = 1.0 - min((p.get(m, 1.0) for p in prior.values()), default=1.0)
+            X[i, 2 * nc + 2] = found[m]
+        reply, asks = rows.get(m, (False, False))
+        X[i, 2 * nc + 3:] = (reply and work, asks)
+    return ids, X
+    at = {m: i for i, m in enumerate(ids)}
+    nc = len(LEARNED_CHANNELS)
+    for name, ch in channels.items():
+        if not ch:
+            continue
+        w, pr = weights.get(name, 1.0), prior.get(name) or {}
+        col = LEARNED_CHANNELS.index(name) if name in LEARNED_CHANNELS else None
+        for m, v in normalised(ch).items():
+            if col is None:  # a channel the fit never saw: at the fitted channels' mean coefficient
+                X[at[m], 0] += w * v * pr.get(m, 1.0) * _OTHER_SCALE
+            else:
+                X[at[m], col] = w * v * pr.get(m, 1.0)
+        if col is not None:
+            for m, (rank, _) in ch.items():
+                X[at[m], nc + col] = RANK_K / (RANK_K + rank)
+    vector = channels.get("vector") or {}
+    best = max((s for _, s in vector.values()), default=0.0)
+    for m, i in at.items():
+        v = vector.get(m)
+        X[i, 2 * nc] = best - v[1] if v is not None else ABSENT_GAP
+        X[i, 2 * nc + 1] = 1.0 - min((p.get(m, 1.0) for p in prior.values()), default=1.0)
+        X[i, 2 * nc + 2] = sum(m in ch for ch in channels.values())
+        reply, asks = rows.get(m, (False, False))
+        X[i, 2 * nc + 3:] = (reply and work, asks)
+    return ids, X
+
+
+_COEF = np.asarray(_fitted.COEF, float)
+_OTHER_SCALE = float(_COEF[: len(LEARNED_CHANNELS)].mean() / _COEF[0]) if _COEF[0] else 1.0
+#: The learned score is divided by the mean of the fitted channel-score coefficients, so that it
+#: stands on the ``score`` fusion's scale (where each channel's normalised score counts once)
+#: and a use weight moves a memory as far as it does there.
+_SCALE = max(float(_COEF[: len(LEARNED_CHANNELS)].mean()), 1e-9)
+
+
+def learned(channels: dict[str, dict[int, tuple[int, float]]], weights: dict[str, float],
+            prior: dict[str, dict[int, float]] | None = None, *, rows: dict[int, tuple[bool, bool]] | None = None,
+            work: bool = False) -> dict[int, float]:
+    """Learned fusion: ``softplus(s / c)`` of each candidate's linear score ``s = X @ COEF``
+    (:func:`learned_features`; coefficients in :mod:`fastmem.recall.fusion_weights`; ``c`` the
+    mean of the channel-score coefficients): the ranking of ``s``, positive, and for a
+    candidate with evidence about ``s / c``, a sum on the ``score`` fusion's scale, so that use
+    weights move a memory as far as they do there. ``rows`` as there (the
+    pipeline reads them from the store; a memory missing from it counts as the user's).
+    With fewer than two channels, the ``score`` fusion: ``recall(channels=[name])`` is that
+    channel's own order."""
+    if sum(bool(ch) for ch in channels.values()) < 2:  # one channel asked for: its own order
+        return relative_score(channels, weights, prior)
+    ids, X = learned_features(channels, weights, prior, rows or {}, work)
+    if not ids:
+        return {}
+    s = np.logaddexp(0.0, X @ _COEF / _SCALE)  # softplus, on the score fusion's scale
+    return {m: float(v) for m, v in zip(ids, s)}
+
+
+#: The learned fusion reads what each candidate is (its length, speaker, whether it only asks).
+learned.reads_rows = True
+
+FUSIONS = {"rrf": rrf, "score": relative_score, "learned": learned}
+#: What ``Memory(fusion=...)`` uses unless told.
+DEFAULT_FUSION = "score"

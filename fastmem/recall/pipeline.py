@@ -25,13 +25,13 @@ from ..derived.vectors import ids_json
 from ..derived.windows import WindowIndex
 from ..results import Hit, Recall
 from ..storage.store import FATAL
-from ..util.text import content_words, from_epoch, singular
+from ..util.text import content_words, from_epoch, prefix_speaker, singular
 from . import arrange as A
 from . import channels as C
 from .channels import CHANNELS, ChannelSpec, TurnQuery, channel
 from .evidence import grounded
 from .channels.keyword import varint
-from .fusion import REF_DEPTH, clear_winner, drop_boundary_ties, length_prior, normalised
+from .fusion import REF_DEPTH, clear_winner, drop_boundary_ties, length_prior, normalised, relative_score
 from .scopes import Scopes
 from .stand_in import stand_in
 
@@ -47,6 +47,9 @@ FEEDBACK = 1
 SHARED_WORDS = frozenset({"keyword", "graph"})
 #: Their weight in a request for work (:func:`_weights`; the figures: ``docs/defaults.md``).
 WORK_SHARED_WORDS = 0.5
+#: The learned fusion asks whether a memory only asks of texts of at most this many characters
+#: (a longer one states something).
+ASKS_CHARS = 400
 
 
 def _weights(found: dict, work: bool) -> dict[str, float]:
@@ -148,7 +151,7 @@ class RecallPipeline:
         work = not wide and A.asks_for_work(query)  # "make me a plan", "how should I build ..."
         if own or work:  # what was asked before is no answer
             found.pop("context", None)  # a neighbour's credit goes to the reply
-        fused = self.fuse(found, _weights(found, work), self._long_prior(found))
+        fused = self._fuse(found, _weights(found, work), self._long_prior(found), work, wide)
         if len(found) > 1 and "vector" in found:  # the sentence model's clear winner stays in the head
             clear_winner(fused, found["vector"])
         if own:
@@ -158,7 +161,7 @@ class RecallPipeline:
                 # alone ranks (the rest of such a question is framing, "everything I've told you
                 # about ... across our chats", which the shared-word channels match anywhere)
                 found = {"vector": self._fed_back(turn, vec, fused, exclude, pool)}
-                fused = self.fuse(found, {"vector": CHANNELS["vector"].weight}, {})
+                fused = self._fuse(found, {"vector": CHANNELS["vector"].weight}, {}, False, wide)
                 A.asker_first(self.db, fused)
         # use weights
         weights = self.ledger.weights_for(session)
@@ -217,6 +220,34 @@ class RecallPipeline:
                                                  weights=weights, members=members)
         t["analogy"] = (time.perf_counter() - t3) * 1e3 - sturn.parse_ms
         return an, an_reason
+
+    def _fuse(self, found: dict[str, C.Channel], weights: dict[str, float], prior: dict, work: bool,
+              wide: bool) -> dict[int, float]:
+        """The configured fusion of ``found``; a fusion that reads what each candidate is
+        (``reads_rows``: :func:`fastmem.recall.fusion.learned`) gets its rows and ``work``,
+        except for a turn that asks for a list, an order or a summary (``wide``: it was fitted
+        on questions answered by their top 5), fused by the ``score`` fusion."""
+        if getattr(self.fuse, "reads_rows", False):
+            if wide:
+                return relative_score(found, weights, prior)
+            return self.fuse(found, weights, prior, rows=self._kinds(found), work=work)
+        return self.fuse(found, weights, prior)
+
+    def _kinds(self, found: dict[str, C.Channel]) -> dict[int, tuple[bool, bool]]:
+        """What each candidate of ``found`` is: ``{id: (the assistant's side, only asks)}`` (the
+        assistant's side: its speaker, or its transcript label, in
+        :data:`fastmem.recall.arrange.REPLY_SPEAKERS`; only asks:
+        :func:`fastmem.recall.arrange.only_asks`, for a text of at most :data:`ASKS_CHARS`
+        characters)."""
+        ids = set().union(*found.values()) if found else set()
+        out = {}
+        for mid, who, head, size in self.db.execute(
+                "SELECT id, speaker, substr(text, 1, ?), length(text) FROM memories "
+                "WHERE id IN (SELECT value FROM json_each(?))", (ASKS_CHARS, ids_json(ids))):
+            who = who if who is not None else prefix_speaker(head[:80])
+            reply = who is not None and who.strip().casefold() in A.REPLY_SPEAKERS
+            out[mid] = (reply, size <= ASKS_CHARS and A.only_asks(head))
+        return out
 
     def _fed_back(self, turn: TurnQuery, vec: np.ndarray, fused: dict[int, float], exclude, pool: int) -> C.Channel:
         """The vector channel again, for the turn's vector plus the vector of the best memory
