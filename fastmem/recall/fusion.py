@@ -216,31 +216,6 @@ def learned_features(channels: dict[str, dict[int, tuple[int, float]]], weights:
         reply, asks = rows.get(m, (False, False))
         X[i, 2 * nc + 3:] = (reply and work, asks)
     return ids, X
-    at = {m: i for i, m in enumerate(ids)}
-    nc = len(LEARNED_CHANNELS)
-    for name, ch in channels.items():
-        if not ch:
-            continue
-        w, pr = weights.get(name, 1.0), prior.get(name) or {}
-        col = LEARNED_CHANNELS.index(name) if name in LEARNED_CHANNELS else None
-        for m, v in normalised(ch).items():
-            if col is None:  # a channel the fit never saw: at the fitted channels' mean coefficient
-                X[at[m], 0] += w * v * pr.get(m, 1.0) * _OTHER_SCALE
-            else:
-                X[at[m], col] = w * v * pr.get(m, 1.0)
-        if col is not None:
-            for m, (rank, _) in ch.items():
-                X[at[m], nc + col] = RANK_K / (RANK_K + rank)
-    vector = channels.get("vector") or {}
-    best = max((s for _, s in vector.values()), default=0.0)
-    for m, i in at.items():
-        v = vector.get(m)
-        X[i, 2 * nc] = best - v[1] if v is not None else ABSENT_GAP
-        X[i, 2 * nc + 1] = 1.0 - min((p.get(m, 1.0) for p in prior.values()), default=1.0)
-        X[i, 2 * nc + 2] = sum(m in ch for ch in channels.values())
-        reply, asks = rows.get(m, (False, False))
-        X[i, 2 * nc + 3:] = (reply and work, asks)
-    return ids, X
 
 
 _COEF = np.asarray(_fitted.COEF, float)
