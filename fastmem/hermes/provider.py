@@ -102,6 +102,9 @@ class FastmemProvider(MemoryProvider):
         self._ready = threading.Event()  # models loaded
         self._warming: threading.Thread | None = None
         self._warm_timer: threading.Timer | None = None
+        # a turn and the delay's timer can both start the warm-up: Thread.start() from two
+        # threads at once starts it twice (CPython then fails in the second's bootstrap)
+        self._warm_lock = threading.Lock()
         # ids of this session's turns the model still sees verbatim in its context (written
         # since the session began or its context was last compressed): never a line of the
         # block, which is for what the context lacks; at most IN_CONTEXT_MAX kept
@@ -201,14 +204,17 @@ class FastmemProvider(MemoryProvider):
 
     def _start_warmup(self, delay: float | None = None) -> None:
         """Start loading the models: after ``delay`` seconds (default :data:`WARMUP_DELAY_S`, or
-        none when :data:`PENDING_NOW` turns are pending; the first call sets the timer, a call
-        with ``delay=0`` starts at once)."""
+        none when the process has them loaded already or :data:`PENDING_NOW` turns are pending;
+        the first call sets the timer, a call with ``delay=0`` starts at once)."""
         w = self._warming
         if w is None or w.is_alive() or self._ready.is_set() or w.ident is not None:
             return
         if delay is None:
             mem = self._mem
-            delay = 0.0 if mem is not None and mem.pending.count() >= PENDING_NOW else WARMUP_DELAY_S
+            # models this process loaded already (another session's provider): nothing to load,
+            # so no reason to answer the session's first turns without them
+            now = mem is not None and (mem.host.models_ready() or mem.pending.count() >= PENDING_NOW)
+            delay = 0.0 if now else WARMUP_DELAY_S
         if delay > 0:
             with self._ctx_lock:
                 if self._warm_timer is None:
@@ -216,10 +222,9 @@ class FastmemProvider(MemoryProvider):
                     self._warm_timer.daemon = True
                     self._warm_timer.start()
             return
-        try:
-            w.start()
-        except RuntimeError:  # started by another thread meanwhile
-            pass
+        with self._warm_lock:
+            if w.ident is None:
+                w.start()
 
     def _warm(self, mem) -> None:
         """Load the models off the agent's path, then finish what earlier processes left

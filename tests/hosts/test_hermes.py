@@ -362,12 +362,15 @@ def test_a_standing_instruction_from_an_earlier_session_opens_the_block(home):
     mm2.shutdown_all()
 
 
-def test_a_short_process_loads_no_model_until_turns_pile_up(home):
+def test_a_short_process_loads_no_model_until_turns_pile_up(home, monkeypatch):
     """The models load WARMUP_DELAY_S after the first turn, so a one-shot that ends sooner
     loads none (its turns wait, pending, for a later process); once PENDING_NOW turns are
     pending, the first turn loads them at once and they are derived."""
     from fastmem.hermes import provider as P
+    from fastmem.parts.host import Host
 
+    # a fresh process has no model loaded (earlier tests in this one loaded them)
+    monkeypatch.setattr(Host, "models_ready", lambda self: False)
     for i in range(P.PENDING_NOW // 2):
         mm, p = _manager(home, session=f"one-{i}")
         mm.prefetch_all(f"My cousin number {i} moved to Oslo.", session_id=f"one-{i}")
@@ -384,3 +387,49 @@ def test_a_short_process_loads_no_model_until_turns_pile_up(home):
     mm.shutdown_all()
     with fastmem.Memory(str(home / "fastmem" / "memory.db")) as m:
         assert m.pending.count() == 0
+
+
+def test_a_later_session_in_a_process_with_the_models_answers_its_first_turn_with_them(home):
+    """A gateway serves many sessions in one process: once a session loaded the models, the
+    next session's provider does not wait WARMUP_DELAY_S with recalls that lack the vector
+    channel and the slot (its first turns lost the evidence that only they find)."""
+    mm, p = _manager(home, session="s1", agent_context="primary")
+    mm.sync_all("My sister Ana moved to Lisbon in May.", "Nice!", session_id="s1")
+    mm.prefetch_all("Where does Ana live now?", session_id="s1")
+    assert p.wait(timeout=300) and p._mem.host.models_ready()
+    mm.shutdown_all()
+    mm2, p2 = _manager(home, session="s2", agent_context="primary")
+    calls = []
+    recall = p2._mem.recall
+    p2._mem.recall = lambda *a, **kw: calls.append(kw) or recall(*a, **kw)
+    mm2.prefetch_all("Which city did my sister move to?", session_id="s2")
+    assert calls and "channels" not in calls[0]  # every channel, the vector one included
+    mm2.shutdown_all()
+
+
+def test_the_warm_up_starts_once_when_a_turn_and_the_timer_start_it_together(home):
+    """Two threads that start the warm-up at the same moment start one thread, and CPython
+    reports no failed bootstrap (a double Thread.start() printed 'Exception ignored in thread
+    started by ... KeyError' at the end of the host flow)."""
+    import threading
+
+    mm, p = _manager(home, agent_context="primary")
+    unraisable = []
+    old_hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        for _ in range(20):
+            ran = []
+            p._ready.clear()
+            p._warming = threading.Thread(target=lambda: ran.append(1), daemon=True)
+            gate = threading.Barrier(8)
+            starters = [threading.Thread(target=lambda: (gate.wait(), p._start_warmup(delay=0))) for _ in range(8)]
+            for t in starters:
+                t.start()
+            for t in starters:
+                t.join()
+            p._warming.join()
+            assert ran == [1]
+    finally:
+        sys.unraisablehook = old_hook
+    assert not unraisable
+    mm.shutdown_all()
