@@ -59,11 +59,13 @@ class Memory:
     analogy : AnalogySettings, optional
         The analogy slot's settings (:class:`fastmem.AnalogySettings`; live as
         ``mem.analogy.settings``).
-    fusion : {"score", "learned", "rrf"}
-        How channels are fused (see :mod:`fastmem.recall.fusion`): ``"score"`` (default) by the
-        sum of each channel's weighted, normalised scores; ``"learned"`` (opt-in) by a scorer
-        fitted on development chats and conversations that also weighs what each candidate is
-        (a memory that only asks; the assistant's side of a chat when the turn asks for work).
+    fusion : {"auto", "score", "learned", "rrf"}
+        How channels are fused (see :mod:`fastmem.recall.fusion`): ``"score"`` by the sum of
+        each channel's weighted, normalised scores; ``"learned"`` by a scorer fitted on
+        development chats with long answers that also weighs what each candidate is (a memory
+        that only asks; the assistant's side of a chat when the turn asks for work);
+        ``"auto"`` (default) ``"learned"`` in a store or scope of chats with long answers (5%
+        of its memories or more longer than the model's window), ``"score"`` elsewhere.
     reembed : bool
         Re-embed every memory when the store's model differs from ``embedder``.
     progress : bool or None

@@ -200,7 +200,7 @@ def _tool_commands(add) -> None:
     p.add_argument("path", help="a LoCoMo JSON file or folder / the ProPara-Logy silver CSV or its folder / the "
                                 "chats JSON (tests/data/chats.json) / the story sets (tests/data/stories.json, "
                                 "tests/data/analogy_mc.json) / the reading set (tests/data/reading.json)")
-    p.add_argument("--fusion", default=None, choices=["score", "learned", "rrf"],
+    p.add_argument("--fusion", default=None, choices=["auto", "score", "learned", "rrf"],
                    help="locomo, chats: how the channels are fused (default: the library's)")
     p.add_argument("--no-baselines", action="store_true")
     p.add_argument("--mc", action="store_true", help="proparalogy: also the four-way multiple choice")

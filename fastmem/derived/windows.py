@@ -85,6 +85,13 @@ class WindowIndex:
         self._means = means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
         self._key = key
 
+    def count(self, members=None) -> int:
+        """How many long memories the store holds (``members``: only these ids; None: all)."""
+        self._load()
+        if members is None or not len(self._ids):
+            return len(self._ids)
+        return int(np.isin(self._ids, np.fromiter(members, np.int64, len(members))).sum())
+
     def best(self, vec: np.ndarray, k: int, members=None) -> dict[int, float]:
         """The ``k`` long memories whose best window scores highest for ``vec``: ``{id: score}``
         (``members``: only these ids; None: all). A memory's score is its best window's cosine

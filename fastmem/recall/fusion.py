@@ -14,12 +14,14 @@ Each channel gives ``{memory_id: (rank, score)}`` (rank 1 is best; scores larger
   normalised score and rank, the vector channel's distance from its best) and over what the
   memory is (a memory that only asks; the assistant's side of a chat when the turn asks for work),
   fitted listwise (the softmax over a question's candidates, evidence as the target) on the
-  development stores, cross-validated across conversations (:func:`learned`;
+  development chats, cross-validated across conversations (:func:`learned`;
   ``bench/fit_fusion.py`` refits it).
+* ``auto`` (the default): ``learned`` in a store (or scope) of chats with long answers, the
+  kind it was fitted on (:data:`AUTO_LONG_SHARE`), ``score`` elsewhere: on conversations
+  between people the fit does not carry (``docs/defaults.md``).
 
-``score`` is the default; ``learned`` is opt-in (``Memory(path, fusion="learned")``; it
-fuses by ``score`` a turn that asks for a list, an order or a summary, and one channel alone):
-it finds more on every development store but not yet in the hermes block (``docs/defaults.md``).
+``learned`` (and ``auto`` where it applies it) fuses by ``score`` a turn that asks for a list,
+an order or a summary, and one channel alone.
 The weights are each channel's own
 (:attr:`fastmem.recall.channels.spec.ChannelSpec.weight`); a channel without one weighs 1. Why,
 with the figures: ``docs/defaults.md``.
@@ -249,6 +251,28 @@ def learned(channels: dict[str, dict[int, tuple[int, float]]], weights: dict[str
 #: The learned fusion reads what each candidate is (its length, speaker, whether it only asks).
 learned.reads_rows = True
 
-FUSIONS = {"rrf": rrf, "score": relative_score, "learned": learned}
+#: ``auto`` fuses by ``learned`` in a store (or scope) of chats with long answers: at least
+#: :data:`fastmem.derived.windows.MIN_LONG` long memories (longer than the model's window), and
+#: at least this share of its memories.
+AUTO_LONG_SHARE = 0.05
+
+
+def auto(channels: dict[str, dict[int, tuple[int, float]]], weights: dict[str, float],
+         prior: dict[str, dict[int, float]] | None = None, *, rows: dict[int, tuple[bool, bool]] | None = None,
+         work: bool = False, long_answers: bool = False) -> dict[int, float]:
+    """The default: :func:`learned` where the store holds chats with long answers
+    (``long_answers``, which the pipeline judges by :data:`AUTO_LONG_SHARE`: the kind of store
+    it was fitted on), :func:`relative_score` elsewhere (conversations between people, notes:
+    there the fit did not carry; ``docs/defaults.md``)."""
+    if long_answers:
+        return learned(channels, weights, prior, rows=rows, work=work)
+    return relative_score(channels, weights, prior)
+
+
+auto.reads_rows = True
+#: ``auto`` is told whether the store holds chats with long answers.
+auto.reads_store = True
+
+FUSIONS = {"rrf": rrf, "score": relative_score, "learned": learned, "auto": auto}
 #: What ``Memory(fusion=...)`` uses unless told.
-DEFAULT_FUSION = "score"
+DEFAULT_FUSION = "auto"

@@ -22,7 +22,7 @@ from ..derived.ann import VectorIndex
 from ..derived.standing import StandingIndex
 from ..derived.usage import Ledger
 from ..derived.vectors import ids_json
-from ..derived.windows import WindowIndex
+from ..derived.windows import MIN_LONG, WindowIndex
 from ..results import Hit, Recall
 from ..storage.store import FATAL
 from ..util.text import content_words, from_epoch, prefix_speaker, singular
@@ -31,7 +31,7 @@ from . import channels as C
 from .channels import CHANNELS, ChannelSpec, TurnQuery, channel
 from .evidence import grounded
 from .channels.keyword import varint
-from .fusion import REF_DEPTH, clear_winner, drop_boundary_ties, length_prior, normalised, relative_score
+from .fusion import AUTO_LONG_SHARE, REF_DEPTH, clear_winner, drop_boundary_ties, length_prior, normalised, relative_score
 from .scopes import Scopes
 from .stand_in import stand_in
 
@@ -151,7 +151,7 @@ class RecallPipeline:
         work = not wide and A.asks_for_work(query)  # "make me a plan", "how should I build ..."
         if own or work:  # what was asked before is no answer
             found.pop("context", None)  # a neighbour's credit goes to the reply
-        fused = self._fuse(found, _weights(found, work), self._long_prior(found), work, wide)
+        fused = self._fuse(found, _weights(found, work), self._long_prior(found), work, wide, turn.members)
         if len(found) > 1 and "vector" in found:  # the sentence model's clear winner stays in the head
             clear_winner(fused, found["vector"])
         if own:
@@ -161,7 +161,7 @@ class RecallPipeline:
                 # alone ranks (the rest of such a question is framing, "everything I've told you
                 # about ... across our chats", which the shared-word channels match anywhere)
                 found = {"vector": self._fed_back(turn, vec, fused, exclude, pool)}
-                fused = self._fuse(found, {"vector": CHANNELS["vector"].weight}, {}, False, wide)
+                fused = self._fuse(found, {"vector": CHANNELS["vector"].weight}, {}, False, wide, turn.members)
                 A.asker_first(self.db, fused)
         # use weights
         weights = self.ledger.weights_for(session)
@@ -222,7 +222,7 @@ class RecallPipeline:
         return an, an_reason
 
     def _fuse(self, found: dict[str, C.Channel], weights: dict[str, float], prior: dict, work: bool,
-              wide: bool) -> dict[int, float]:
+              wide: bool, members=None) -> dict[int, float]:
         """The configured fusion of ``found``; a fusion that reads what each candidate is
         (``reads_rows``: :func:`fastmem.recall.fusion.learned`) gets its rows and ``work``,
         except for a turn that asks for a list, an order or a summary (``wide``: it was fitted
@@ -230,8 +230,20 @@ class RecallPipeline:
         if getattr(self.fuse, "reads_rows", False):
             if wide:
                 return relative_score(found, weights, prior)
+            if getattr(self.fuse, "reads_store", False):
+                if not self._long_answers(members):  # judged first: no rows read where unused
+                    return relative_score(found, weights, prior)
+                return self.fuse(found, weights, prior, rows=self._kinds(found), work=work, long_answers=True)
             return self.fuse(found, weights, prior, rows=self._kinds(found), work=work)
         return self.fuse(found, weights, prior)
+
+    def _long_answers(self, members) -> bool:
+        """Whether the store (``members``: the scope's ids; None: all) holds chats with long
+        answers: at least MIN_LONG long memories, :data:`fastmem.recall.fusion.AUTO_LONG_SHARE`
+        of its memories or more."""
+        n = self.index.live if members is None else len(members)
+        long = self.windows.count(members)
+        return long >= MIN_LONG and long >= AUTO_LONG_SHARE * max(n, 1)
 
     def _kinds(self, found: dict[str, C.Channel]) -> dict[int, tuple[bool, bool]]:
         """What each candidate of ``found`` is: ``{id: (the assistant's side, only asks)}`` (the
