@@ -4,7 +4,10 @@ A question ("Do you believe in luck?"), a request ("Tell her I sent you"), a wis
 could draw"), a condition ("If it rains, we stay home"), a hypothetical ("You should come",
 "our neighbours must hate us") or a generic remark ("It's easier when you have good friends
 around") states no fact about the people in it: :func:`mood` names it, and the reader keeps
-no fact from it. A plan ("I'll book the tapas place", "I'm going to try pottery") and a
+no fact from it. A prediction is no fact either: what someone other than the speaker will
+do or be, said as "you'll ...", "she'll ...", "it'll ..." ("you'll smash it", "she'll know all
+the good spots", "they'll survive"), and what anyone will "end up" doing. A plan ("I'll book
+the tapas place", "I'm going to try pottery") and a
 negation ("I don't drink coffee") are facts about the person, stored with their mood. What
 the speaker once believed ("I thought you were still in Northgate": said when it turned out
 otherwise) and a saying quoted as one ("patience gets us there in the end, as my grandma says")
@@ -12,6 +15,8 @@ are not facts either.
 """
 
 from __future__ import annotations
+
+from .words import INTERJECTIONS
 
 __all__ = ["mood", "STORED", "ASSERTED", "PLANNED", "NEGATED", "ASKED", "WISHED", "CONDITIONAL", "HYPOTHETICAL",
            "GENERIC", "BELIEVED"]
@@ -33,6 +38,10 @@ _GENERIC_SUBJ = frozenset({"you", "we", "one", "everyone", "everybody", "people"
 _PRESENT_BE = frozenset({"am", "is", "are", "'m", "'re", "'s", "m", "re"})
 _TO_COME = frozenset({"tomorrow", "tonight", "next", "soon", "weekend", "monday", "tuesday", "wednesday", "thursday",
                       "friday", "saturday", "sunday"})
+#: Subjects whose future ("will", "'ll") is the speaker's own plan; any other pronoun's is a
+#: prediction ("you'll love it", "it'll be fine").
+_PLANNERS = frozenset({"i", "we"})
+_PREDICTED = frozenset({"you", "he", "she", "it", "they", "this", "that", "there", "everyone", "everybody"})
 #: Verbs whose complement, in the past tense, is what someone took to be so ("I thought ...").
 _BELIEF = frozenset({"think", "assume", "suppose", "guess", "figure", "imagine", "believe", "expect"})
 #: Verbs that quote a saying when an "as" clause ("as my grandma says") hangs on a clause.
@@ -103,6 +112,8 @@ def mood(verb) -> str:
     if aux & _HYPOTHETICAL:
         return HYPOTHETICAL
     negated = any(c.dep_ == "neg" for c in verb.children)
+    if aux & _FUTURE and _predicted(shared):
+        return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
     if aux & _FUTURE or any(map(_going_to, shared)) or any(v.lemma_.lower() in _PLAN for v in chain[1:]) \
             or _arranged(shared[-1]):
         return NEGATED if negated else PLANNED
@@ -125,6 +136,19 @@ def _sharing(verb) -> list:
     return out
 
 
+def _predicted(shared) -> bool:
+    """A future that predicts rather than plans: its subject a pronoun other than "I" or "we"
+    ("you'll smash it", "they'll survive"), or a verb that "ends up" ("I'll end up adopting
+    him"). A name's future ("Ana will move in May") stays a plan, as the speaker reports it."""
+    for v in shared:
+        if v.lemma_.lower() == "end" and any(c.dep_ == "prt" and c.lower_ == "up" for c in v.children):
+            return True
+        subj = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass", "expl")]
+        if subj:
+            return subj[0].lower_ in _PREDICTED
+    return False
+
+
 def _arranged(verb) -> bool:
     """A present progressive with a time to come: "I'm doing the pottery course next month",
     "we're flying out tomorrow", "I'm seeing my dentist on Friday"."""
@@ -142,9 +166,21 @@ def _saying(chain) -> bool:
         if any(c.dep_ == "advcl" and c.lemma_.lower() in _SAYING
                and any(g.dep_ == "mark" and g.lower_ == "as" for g in c.children) for c in v.children):
             subj = [c for c in v.children if c.dep_ == "nsubj"]
-            return bool(subj) and all(s.pos_ in ("NOUN", "ADJ") and not any(
-                d.dep_ in ("det", "poss") for d in s.children) for s in subj)
+            for s in list(subj):  # and what is joined to them ("Patience and practice")
+                subj += [c for c in s.subtree if c.dep_ == "conj" and c.head.dep_ in ("nsubj", "conj") and c not in subj]
+            subj = [s for s in subj if s.lower_ not in INTERJECTIONS]  # "Yep, Ivy! Patience and practice ..."
+            common = [s for s in subj if s.pos_ in ("NOUN", "ADJ")]
+            return bool(common) and all(_bare(s) for s in subj)
     return False
+
+
+def _bare(tok) -> bool:
+    """A subject that names no one: a common noun with no article or possessor ("hard work"),
+    or, beside one, a capitalised word the parser took for a name that names no entity
+    ("Patience and practice": a name alone, "Maya grows the best tomatoes", stays someone)."""
+    if any(d.dep_ in ("det", "poss") for d in tok.children):
+        return False
+    return tok.pos_ in ("NOUN", "ADJ") or tok.pos_ == "PROPN" and not tok.ent_type_
 
 
 def _going_to(verb) -> bool:
