@@ -99,7 +99,7 @@ def is_when(tok) -> bool:
 
 def is_thing(tok) -> bool:
     """Whether a token can be an end of a fact: not an interjection, not a word of praise
-    ("awesome", "the best"), not a vague head with nothing that says which (the understood "I"
+    ("awesome", "the best"), not an adjective after a preposition ("for cheap"), not a vague head with nothing that says which (the understood "I"
     is always one). A word is judged without the punctuation a parse leaves on it ("awesome--")."""
     if tok is UNDERSTOOD_I:
         return True
@@ -109,6 +109,8 @@ def is_thing(tok) -> bool:
     low = tok.lower_.strip(_EDGES)
     if low in INTERJECTIONS or low in PRAISE and tok.pos_ in ("ADJ", "NOUN", "ADV"):
         return False
+    if tok.pos_ == "ADJ" and tok.dep_ == "pobj" and not any(c.dep_ in ("det", "poss", "nummod") for c in tok.children):
+        return False  # "for cheap", "for free", "in private": how, not what ("in that flat" is a thing)
     if (tok.lemma_.lower() in VAGUE_HEADS or low in VAGUE_HEADS) and tok.pos_ in ("NOUN", "PRON", "ADJ"):
         return any(c.dep_ in ("compound", "poss", "prep", "nmod", "nummod") for c in tok.children)
     if tok.lemma_.lower() in ANYONE and any(c.dep_ == "det" and c.lower_ in ("a", "an", "another") for c in tok.children):

@@ -78,6 +78,13 @@ def test_no_interjection_or_vocative_is_a_thing(reader):
     assert ("I", "book", "ferry") in [(t.subject, t.relation, t.object) for t in got[1]]
 
 
+def test_an_adjective_after_a_preposition_is_how_not_what(reader):
+    got = [[(t.subject, t.relation, t.object) for t in ts] for ts in reader.extract_many(
+        ["My aunt sold me her old piano for cheap.", "I've rented that flat for ten years."])]
+    assert all(o != "cheap" for _, _, o in got[0]) and ("my aunt", "sell", "her old piano") in got[0], got[0]
+    assert ("I", "rent", "flat") in got[1], got[1]  # a noun the tagger took for an adjective stays
+
+
 def test_praise_and_anyone_are_no_things_and_it_is_never_praise(reader):
     # a tokeniser leaves "awesome--" one word; "the best" is praise; "a man holding a frisbee"
     # (a shared photo's caption) is nobody in particular; "it" stands for a thing before it
