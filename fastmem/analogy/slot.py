@@ -158,13 +158,16 @@ class AnalogySettings:
     surface_max : float or None
         Surface condition: a memory at this embedding cosine to the turn or above is a copy of
         it, never its analogy. None: no ceiling.
-    surface_rule : {"neighbourhood", "band", "recall", "neighbours"}
-        What else "superficially different" excludes. ``"neighbourhood"`` (default): the
-        turn's own surface neighbourhood, judged against the store: its nearest memories by
-        embedding, the first ``min(surface_exclude, max(3, ceil(surface_fraction * N)))`` of
-        them, that stand two standard deviations or more above the turn's mean cosine over the
-        store (what ordinary recall finds near the top; a retelling, the same story). ``"band"``:
-        nothing beyond ``surface_z``, ``surface_names`` and ``analogy_literal_max``. ``"recall"``:
+    surface_rule : {"band", "neighbourhood", "recall", "neighbours"}
+        What else "superficially different" excludes for the structure mapping's candidates
+        (the plot view's always use ``"neighbourhood"``). ``"band"`` (default): nothing beyond
+        ``surface_z``, ``surface_names``, ``analogy_literal_max`` and ``surface_objects``
+        (processes of one field are often each other's nearest memories).
+        ``"neighbourhood"``: the turn's own surface neighbourhood, judged against the store: its
+        nearest memories by embedding, the first ``min(surface_exclude, max(3,
+        ceil(surface_fraction * N)))`` of them, that stand two standard deviations or more above
+        the turn's mean cosine over the store (what ordinary recall finds near the top; a
+        retelling, the same story). ``"recall"``:
         the first ``min(surface_exclude, ceil(surface_fraction * N))`` results of ordinary recall.
         ``"neighbours"``: the turn's nearest surface neighbours, as many at cosine >= ``surface_floor``.
     surface_names : bool
