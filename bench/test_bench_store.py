@@ -198,10 +198,11 @@ def test_best_window_scan(benchmark, tmp_path, n_windows):
         benchmark.pedantic(lambda: w.best(q, 50), rounds=30, warmup_rounds=2)
 
 
-@pytest.mark.parametrize("fusion", ["score", "learned"])
+@pytest.mark.parametrize("fusion", ["score", "auto", "learned"])
 def test_recall_10k_fusion(benchmark, store10k, fusion):
     """A recall of the 10k store (embedding excluded, no slot) with each fusion, in the same
-    process: the learned fusion also reads each candidate's speaker, length and head."""
+    process: the learned fusion also reads each candidate's speaker, length and head; the default
+    (auto) first counts the store's long memories (none here: it fuses by score)."""
     from fastmem.recall.fusion import FUSIONS
 
     benchmark.group = "recall 10k by fusion, embedding excluded"
