@@ -52,14 +52,15 @@ __all__ = ["KINDS", "Statement", "detect", "detect_docs", "cue", "explicit", "im
 KINDS = ("instruction", "preference", "plain")
 # cheap test before the parse: a text without any of these holds no statement
 _CUE = re.compile(
-    r"\b(always|never|ever|whenever|from now on|going forward|in (the )?future|every time|each time|any time|"
+    r"\b(always|never|ever|whenever|from now on|going forward|in (the )?future|every (single )?time|each time|any time|"
+    r"by default|for future|for next time|"
     r"prefer\w*|rather|like|love|enjoy\w*|hate|dislike|detest|favou?rite|fan of|can'?t stand|cannot stand|"
     r"don'?t|do not|stop|avoid|please|use|when|if|unless|make sure|remember to|you should|you must|"
     r"all|every|each|my|your|suits?|comfortable|happ(?:y|ier|iest)|want|lean\w*|tend|pick|choose|opt|over|"
     r"appreciate|better|best)\b", re.I)
 _STANDING = {"always", "never", "ever", "whenever"}
 _STANDING_PHRASES = ("from now on", "going forward", "in future", "in the future", "every time", "each time",
-                     "any time", "from here on")
+                     "any time", "from here on", "every single time", "by default", "for future", "for next time")
 _IDIOMS = ("never mind",)
 _COND_MARKS = {"when", "whenever", "if", "unless"}
 _QUANT = {"all", "every", "each", "any"}
@@ -216,8 +217,11 @@ def _general_scope(sent) -> bool:
     every / each / any: "in every snippet", "in all your answers") or a plural owned by the
     user ("in my emails"). Not "every word" or "each day" as an object or an adverb, nor "your
     customers": advice does that ("cut every word that ...", "build relationships with your
-    customers")."""
+    customers"); "anything / everything you ..." after a preposition is every answer."""
     for t in sent:
+        if t.lower_ in ("anything", "everything") and t.dep_ == "pobj" and any(
+                c.dep_ == "relcl" and any(k.lower_ == "you" for k in c.children if k.dep_ == "nsubj") for c in t.children):
+            return True  # "in anything you show me": every answer
         if t.pos_ not in ("NOUN", "PROPN") or t.dep_ != "pobj" or t.lower_ in _MANNER:
             continue
         kids = {c.lower_ for c in t.children if c.dep_ in ("det", "poss", "predet")}
@@ -291,14 +295,22 @@ def _imperative(v) -> bool:
                                                        if c.i < v.i and c.i - sent.start <= 2)
 
 
+#: The auxiliaries of a request put as a question ("can you stop ...?", "would you mind ...?").
+_ASKING = {"can", "ca", "could", "would", "will", "wo"}
+
+
 def _addressed(v) -> bool:
-    """The clause tells the assistant to do something: an imperative, "you should ...", or
-    "I want / I'd like you to ..."."""
+    """The clause tells the assistant to do something: an imperative, "you should ...", "I
+    want / I'd like you to ...", or, in a question, "can / could / would you ..." ("can you
+    stop using inplace=True in anything you show me?")."""
     if _imperative(v):
         return True
     subj = _subjects(v)
     if any(s.lower_ == "you" for s in subj) and any(c.dep_ == "aux" and c.lower_ in ("should", "must")
                                                      for c in v.children):
+        return True
+    if any(s.lower_ == "you" for s in subj) and v.sent.text.rstrip().endswith("?") \
+            and any(c.dep_ == "aux" and c.lower_ in _ASKING for c in v.children):
         return True
     if v.lemma_ in ("want", "like", "need") and _first_person(v):
         return any(c.dep_ in ("ccomp", "xcomp") and any(s.lower_ == "you" for s in _subjects(c)) for c in v.children) \
@@ -538,6 +550,19 @@ def reach_of(kind: str, topic: Sequence[str], focus: str = "", sentence: str = "
     return "global" if all(w in FORM_WORDS for w in topic) else "topical"
 
 
+_ASKS_YOU = re.compile(r"^(?:\w+[,!.]\s+)*(?:(?:and|also|oh|so|but)\s*,?\s+)?(?:please\s+)?(?:can|could|would|will|won't)\s+you\b|"
+                       r"\bwould you mind\b|\bdo you think you could\b", re.I)
+
+
+def _asks_for_good(text: str) -> bool:
+    """A question that is a request of the assistant's ("can you ...", "would you mind ...",
+    "do you think you could ...") with a standing word: the rules below still decide."""
+    low = text.lower()
+    return bool(_ASKS_YOU.search(text)) and (any(re.search(rf"\b{w}\b", low) for w in _STANDING)
+                                            or any(p in low for p in _STANDING_PHRASES)
+                                            or bool(re.search(r"\b(?:any|every|all)(?:thing)?\b[^?]*\byou\b", low)))
+
+
 def detect_docs(docs) -> list[Statement | None]:
     """The strongest statement of each parsed doc (an instruction before a preference; the
     first of a kind), or None."""
@@ -546,8 +571,8 @@ def detect_docs(docs) -> list[Statement | None]:
         best = None
         for sent in doc.sents:
             text = sent.doc[_label_end(sent):sent.end].text.strip()  # the statement, without a speaker label
-            if not text or text.endswith("?") or not cue(text):
-                continue
+            if not text or not cue(text) or (text.endswith("?") and not _asks_for_good(text)):
+                continue  # a question asks, unless it asks the assistant to do something for good
             got = _instruction(sent)
             if got is not None:
                 topic = _topic(sent)

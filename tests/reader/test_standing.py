@@ -279,6 +279,22 @@ def test_instructions_put_as_wishes_or_after_a_heading_and_conditions_about_the_
                   load_spacy()) == [None, None]
 
 
+def test_lasting_requests_put_as_questions_or_for_next_time():
+    """A request of the assistant's put as a question, when it holds for good ("could you ...
+    from now on?", "would you mind ... every single time?"), and one "for next time" or "for
+    future X" is an instruction; a question that asks for this turn, or asks the friend about
+    their habits, is not."""
+    said = ["Could you reply in Spanish from now on?",
+            "Would you mind leaving out the emojis every single time?",
+            "Can you stop adding disclaimers to anything you write for me?",
+            "Thanks, that works. For next time: put the SQL in a code block.",
+            "For future reports, list the sources at the end please."]
+    got = detect(said, load_spacy())
+    assert [g.kind if g else None for g in got] == ["instruction"] * len(said), got
+    assert detect(["Could you send me the file?", "Do you always run before work?", "Can you believe it?",
+                   "Would you ever go back there?"], load_spacy()) == [None] * 4
+
+
 def test_tastes_said_as_choices():
     """A preference without a verb of liking: one thing over another, a thing that suits the
     user better, the user at ease with a thing, a thing the user does not want. Not: a past
