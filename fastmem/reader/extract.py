@@ -429,6 +429,16 @@ class SpacyExtractor:
                 base, objs = ("not " if neg else "") + idiom[0], [(("not " if neg else "") + idiom[0], o) for o in idiom[1]]
             direct = [c for c in verb.children if c.dep_ == "dobj"]
             vague = bool(direct) and not all(map(_thing, direct))  # "gives me so much joy": nothing of "me" either
+            # "have" says little alone: what is had names the relation of its place or company
+            # ("had lunch with Sara": have lunch with; "having the wedding in Porto": have wedding in)
+            had = base
+            if lemma == "have" and idiom is None and len(direct) == 1 and _measured(direct[0]).pos_ == "NOUN" \
+                    and _thing(direct[0]):
+                head = _measured(direct[0])  # "a lot of friends in Berlin": friends
+                had = f"{base} {head.lemma_.lower()}"
+                objs.extend((f"{had} {q.lower_}", o) for n in {direct[0], head} for q in n.children
+                            if q.dep_ == "prep" and q.lower_ != "of"
+                            for p in q.children if p.dep_ == "pobj" for o in self._conj(p) if not _when(o))
             for c in verb.children if idiom is None else ():
                 if c.dep_ == "dative" and c.pos_ == "ADP":  # "painted it for him": a preposition
                     objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
@@ -445,7 +455,7 @@ class SpacyExtractor:
                 elif c.dep_ == "prep":
                     for p in c.children:
                         if p.dep_ == "pobj" and not (verb.lemma_ == "be" and c.lower_ == "to" and p.pos_ == "PRON"):
-                            objs.extend((f"{base} {c.lower_}", o) for o in self._conj(p) if not _when(o))
+                            objs.extend((f"{had} {c.lower_}", o) for o in self._conj(p) if not _when(o))
                 elif c.dep_ == "acomp" and verb.lemma_ in _STATE_VERBS and c.lower_ not in PRAISE:
                     for p in c.children:
                         if p.dep_ == "prep":

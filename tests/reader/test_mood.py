@@ -85,6 +85,14 @@ def test_an_adjective_after_a_preposition_is_how_not_what(reader):
     assert ("I", "rent", "flat") in got[1], got[1]  # a noun the tagger took for an adjective stays
 
 
+def test_what_is_had_names_the_relation_of_its_place_and_company(reader):
+    got = [[(t.subject, t.relation, t.object) for t in ts] for ts in reader.extract_many(
+        ["We're having the party at Nina's flat.", "I had breakfast with my aunt.", "I have lots of cousins in Chile."])]
+    assert ("We", "have party at", "flat") in got[0], got[0]
+    assert ("I", "have breakfast with", "my aunt") in got[1], got[1]
+    assert ("I", "have cousin in", "Chile") in got[2], got[2]
+
+
 def test_praise_and_anyone_are_no_things_and_it_is_never_praise(reader):
     # a tokeniser leaves "awesome--" one word; "the best" is praise; "a man holding a frisbee"
     # (a shared photo's caption) is nobody in particular; "it" stands for a thing before it
