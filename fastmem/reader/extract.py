@@ -11,6 +11,8 @@ is an extractor.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -51,6 +53,23 @@ def _filler_of(name: str, typ: str | None) -> str:
         words = fold_name(name).split()
         return words[-1] if words else "@entity"  # head word of a common-noun phrase
     return "@" + typ
+
+
+#: "'s" before an article is "is", never a possessive ("my uncle's an electrician": a
+#: possessive takes no article after it; the small parser reads it as one and loses the fact).
+#: Pronouns and question words are left as written: the parser reads their "'s" as "is".
+_IS_BEFORE_ARTICLE = re.compile(r"\b(\w+)['\u2019]s(?= (?:a|an|the)\b)")
+_READ_AS_IS = frozenset("""that it he she what there here who where how when why let this everything nothing
+something everyone someone anyone everybody somebody nobody""".split())
+
+
+def _contracted_be(text: str) -> str:
+    """``text`` with a contracted "is" after a noun or a name and before an article written out
+    (see :data:`_IS_BEFORE_ARTICLE`)."""
+    if "s " not in text:
+        return text
+    return _IS_BEFORE_ARTICLE.sub(lambda m: m.group(0) if m.group(1).lower() in _READ_AS_IS else m.group(1) + " is",
+                                  text)
 
 
 def events_from_triples(triples: Sequence[Triple]) -> list[Event]:
@@ -245,7 +264,7 @@ class SpacyExtractor:
         about a millisecond, a quarter of a short turn's parse)."""
         nlp = self.nlp
         ensure_cpu_ops()
-        texts = [strip_label(t) for t in texts]  # a transcript's "Name:" label is not part of what it says
+        texts = [_contracted_be(strip_label(t)) for t in texts]  # a transcript's "Name:" label is not part of what it says
         if len(texts) == 1:
             with native():  # the parser runs BLIS without the GIL (see fastmem.models.exitgate)
                 return [nlp(texts[0])]

@@ -93,6 +93,13 @@ def test_what_is_had_names_the_relation_of_its_place_and_company(reader):
     assert ("I", "have cousin in", "Chile") in got[2], got[2]
 
 
+def test_a_contracted_is_before_an_article_is_not_a_possessive(reader):
+    got = [[(t.subject, t.relation, t.object) for t in ts] for ts in reader.extract_many(
+        ["My aunt's a dentist in Cork.", "I borrowed my aunt's bike."])]
+    assert ("my aunt", "be", "dentist") in got[0], got[0]
+    assert ("I", "borrow", "my aunt's bike") in got[1], got[1]
+
+
 def test_praise_and_anyone_are_no_things_and_it_is_never_praise(reader):
     # a tokeniser leaves "awesome--" one word; "the best" is praise; "a man holding a frisbee"
     # (a shared photo's caption) is nobody in particular; "it" stands for a thing before it
