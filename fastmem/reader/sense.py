@@ -33,6 +33,10 @@ __all__ = ["doer", "clause", "first_person_left_out", "opener", "have_got", "pla
 EVALUATIVE = frozenset(("feeling ride journey experience adventure blast bummer relief pleasure dream nightmare "
                         "challenge struggle rollercoaster coaster honor honour privilege joy thrill treat shame pity "
                         "lesson process step game changer gamechanger mess chaos").split())
+#: Nouns that judge whatever they are said of ("my drawings are a disgrace", "the trip was a
+#: nightmare"): a verdict, not what the thing is.
+JUDGEMENTS = frozenset(("disgrace disaster joke nightmare mess chaos blast bummer catastrophe trainwreck "
+                        "hoot riot scream nuisance headache pain letdown failure fail win").split())
 _SUBJ = ("nsubj", "nsubjpass", "csubj", "csubjpass", "expl")
 #: Verbs whose object did what their complement says ("pushed me to take the plunge", "helped
 #: me find"); any other verb with an object and a complement ("asked him to fix it", "want you
@@ -85,7 +89,7 @@ def doer(verb, person, depth: int = 0):
 def says_nothing(verb, subs) -> bool:
     """A clause that states no fact: "it" judged as a feeling or an experience ("it's a great
     feeling", "it's been a wild ride"), "be yourself", praise ("you look amazing in that jacket"),
-    a time of life given as a time ("when I was a kid")."""
+    a time of life given as a time ("when I was a kid"), a verdict ("the trip was a nightmare")."""
     if naming(verb):
         return True  # "a beagle called Biscuit": who Biscuit is (fastmem.reader.roles)
     if verb.lemma_ in ("look", "sound", "seem"):
@@ -100,6 +104,9 @@ def says_nothing(verb, subs) -> bool:
     if verb.dep_ == "advcl" and any(a.lemma_.lower() in _LIFE_STAGE for a in attrs) \
             and any(c.dep_ in ("mark", "advmod") and c.lower_ in ("when", "while", "since") for c in verb.children):
         return True  # "... when I was a kid": a time of life, not news
+    if any(a.dep_ == "attr" and a.lemma_.lower() in JUDGEMENTS and not any(c.dep_ == "prep" for c in a.children)
+           for a in attrs):
+        return True  # "my stick figures are a disgrace": a verdict
     it = any(getattr(s, "lower_", "") == "it" for s in subs)
     return it and any(a.dep_ == "attr" and a.lemma_.lower() in EVALUATIVE for a in attrs)
 
