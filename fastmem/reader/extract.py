@@ -63,6 +63,13 @@ _READ_AS_IS = frozenset("""that it he she what there here who where how when why
 something everyone someone anyone everybody somebody nobody""".split())
 
 
+def _bare_time(tok) -> bool:
+    """A time with nothing that makes it an occasion ("Thursdays", "the weekend"; not "the
+    official opening night"): it says when, it is not what a fact is about."""
+    return tok is not _UNDERSTOOD_I and _when(tok) and not any(c.dep_ in ("amod", "compound", "poss", "nmod")
+                                                               for c in tok.children)
+
+
 def _contracted_be(text: str) -> str:
     """``text`` with a contracted "is" after a noun or a name and before an article written out
     (see :data:`_IS_BEFORE_ARTICLE`)."""
@@ -489,7 +496,7 @@ class SpacyExtractor:
                         out.append(self._triple(agent, rel, s, said))
             for s in subs:
                 for rel, o in objs:
-                    if _thing(s) and _thing(o):
+                    if _thing(s) and _thing(o) and not _bare_time(s):  # "Thursdays are my climbing nights": when, not what
                         out.append(self._triple(s, rel, o, said))
             if len(out) >= self.max_triples:
                 break

@@ -19,7 +19,7 @@ NONE = ["Do you believe in luck?", "What have you been learning in those classes
         "She'll know all the good restaurants.", "It'll give you tips for your shop.",
         "I'll end up adopting the puppy.",
         "Yeah, Sam! Patience and practice win the race, as my uncle says", "My cooking is a disaster.",
-        "The flight home was a nightmare."]
+        "The flight home was a nightmare.", "Sundays are my baking days."]
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
