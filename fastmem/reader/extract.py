@@ -11,8 +11,6 @@ is an extractor.
 
 from __future__ import annotations
 
-import re
-
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -34,6 +32,8 @@ from .sense import opener as _opener, plain_verb as _plain_verb
 from .sense import of_what as _of_what, says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
+from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
+from .words import bare_time, contracted_be, places_of, what_is_had
 from .words import measured as _measured, no_fact as _no_fact
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
@@ -53,30 +53,6 @@ def _filler_of(name: str, typ: str | None) -> str:
         words = fold_name(name).split()
         return words[-1] if words else "@entity"  # head word of a common-noun phrase
     return "@" + typ
-
-
-#: "'s" before an article is "is", never a possessive ("my uncle's an electrician": a
-#: possessive takes no article after it; the small parser reads it as one and loses the fact).
-#: Pronouns and question words are left as written: the parser reads their "'s" as "is".
-_IS_BEFORE_ARTICLE = re.compile(r"\b(\w+)['\u2019]s(?= (?:a|an|the)\b)")
-_READ_AS_IS = frozenset("""that it he she what there here who where how when why let this everything nothing
-something everyone someone anyone everybody somebody nobody""".split())
-
-
-def _bare_time(tok) -> bool:
-    """A time with nothing that makes it an occasion ("Thursdays", "the weekend"; not "the
-    official opening night"): it says when, it is not what a fact is about."""
-    return tok is not _UNDERSTOOD_I and _when(tok) and not any(c.dep_ in ("amod", "compound", "poss", "nmod")
-                                                               for c in tok.children)
-
-
-def _contracted_be(text: str) -> str:
-    """``text`` with a contracted "is" after a noun or a name and before an article written out
-    (see :data:`_IS_BEFORE_ARTICLE`)."""
-    if "s " not in text:
-        return text
-    return _IS_BEFORE_ARTICLE.sub(lambda m: m.group(0) if m.group(1).lower() in _READ_AS_IS else m.group(1) + " is",
-                                  text)
 
 
 def events_from_triples(triples: Sequence[Triple]) -> list[Event]:
@@ -172,20 +148,6 @@ _PERSON_NOUNS = {
     "doctor", "man", "woman", "boy", "girl", "child", "kid", "neighbor", "neighbour", "partner",
     "student", "manager", "customer", "client", "engineer", "nurse", "lawyer", "landlord", "user",
 }
-_ORG_NOUNS = {
-    "company", "firm", "corporation", "startup", "bank", "school", "university", "team",
-    "subsidiary", "agency", "club", "business", "organisation", "organization", "store", "shop",
-}
-#: More nouns of places people work in or groups they lead: a fact's object typed as an
-#: organisation ("runs a bakery", "heads the lab"), so that its relation is read as such (see
-#: fastmem.reader.canon.TYPED). Facts only: the slot's event fillers keep their lemma.
-_WORKPLACE_NOUNS = {
-    "bakery", "restaurant", "cafe", "café", "bar", "pub", "hotel", "hospital", "clinic", "factory", "farm",
-    "lab", "laboratory", "department", "division", "office", "studio", "workshop", "charity", "nonprofit",
-    "foundation", "institute", "college", "academy", "church", "museum", "library", "newspaper", "magazine",
-    "group", "choir", "band", "orchestra", "committee", "council", "board", "crew", "squad", "unit", "branch",
-    "brand", "chain", "franchise", "practice", "salon", "gallery", "theatre", "theater", "kitchen",
-}
 #: Entity labels that name something (what a text is *about*), as opposed to dates and amounts.
 _NAME_LABELS = {"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"}
 _TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "madam", "st", "mt"}
@@ -271,7 +233,7 @@ class SpacyExtractor:
         about a millisecond, a quarter of a short turn's parse)."""
         nlp = self.nlp
         ensure_cpu_ops()
-        texts = [_contracted_be(strip_label(t)) for t in texts]  # a transcript's "Name:" label is not part of what it says
+        texts = [contracted_be(strip_label(t)) for t in texts]  # a transcript's "Name:" label is not part of what it says
         if len(texts) == 1:
             with native():  # the parser runs BLIS without the GIL (see fastmem.models.exitgate)
                 return [nlp(texts[0])]
@@ -457,14 +419,10 @@ class SpacyExtractor:
             vague = bool(direct) and not all(map(_thing, direct))  # "gives me so much joy": nothing of "me" either
             # "have" says little alone: what is had names the relation of its place or company
             # ("had lunch with Sara": have lunch with; "having the wedding in Porto": have wedding in)
-            had = base
-            if lemma == "have" and idiom is None and len(direct) == 1 and _measured(direct[0]).pos_ == "NOUN" \
-                    and _thing(direct[0]):
-                head = _measured(direct[0])  # "a lot of friends in Berlin": friends
-                had = f"{base} {head.lemma_.lower()}"
-                objs.extend((f"{had} {q.lower_}", o) for n in {direct[0], head} for q in n.children
-                            if q.dep_ == "prep" and q.lower_ != "of"
-                            for p in q.children if p.dep_ == "pobj" for o in self._conj(p) if not _when(o))
+            head = what_is_had(lemma, idiom, direct)
+            had = base if head is None else f"{base} {head.lemma_.lower()}"
+            objs.extend((f"{had} {q.lower_}", o) for q in (places_of(direct[0], head) if head is not None else ())
+                        for p in q.children if p.dep_ == "pobj" for o in self._conj(p) if not _when(o))
             for c in verb.children if idiom is None else ():
                 if c.dep_ == "dative" and c.pos_ == "ADP":  # "painted it for him": a preposition
                     objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
@@ -496,7 +454,7 @@ class SpacyExtractor:
                         out.append(self._triple(agent, rel, s, said))
             for s in subs:
                 for rel, o in objs:
-                    if _thing(s) and _thing(o) and not _bare_time(s):  # "Thursdays are my climbing nights": when, not what
+                    if _thing(s) and _thing(o) and not bare_time(s):  # "Thursdays are my climbing nights": when, not what
                         out.append(self._triple(s, rel, o, said))
             if len(out) >= self.max_triples:
                 break

@@ -6,9 +6,27 @@ understood "I" of a chat turn (:data:`UNDERSTOOD_I`) is a thing, never a time.
 
 from __future__ import annotations
 
-__all__ = ["INTERJECTIONS", "PRAISE", "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I",
-           "AMOUNTS", "ASKING", "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name"]
+import re
 
+__all__ = ["INTERJECTIONS", "PRAISE", "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I",
+           "AMOUNTS", "ASKING", "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name",
+           "bare_time", "contracted_be", "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS"]
+
+#: Nouns of organisations: a fact's object of this kind is typed as one.
+ORG_NOUNS = frozenset({
+    "company", "firm", "corporation", "startup", "bank", "school", "university", "team",
+    "subsidiary", "agency", "club", "business", "organisation", "organization", "store", "shop",
+})
+#: More nouns of places people work in or groups they lead: a fact's object typed as an
+#: organisation ("runs a bakery", "heads the lab"), so that its relation is read as such (see
+#: fastmem.reader.canon.TYPED). Facts only: the slot's event fillers keep their lemma.
+WORKPLACE_NOUNS = frozenset({
+    "bakery", "restaurant", "cafe", "café", "bar", "pub", "hotel", "hospital", "clinic", "factory", "farm",
+    "lab", "laboratory", "department", "division", "office", "studio", "workshop", "charity", "nonprofit",
+    "foundation", "institute", "college", "academy", "church", "museum", "library", "newspaper", "magazine",
+    "group", "choir", "band", "orchestra", "committee", "council", "board", "crew", "squad", "unit", "branch",
+    "brand", "chain", "franchise", "practice", "salon", "gallery", "theatre", "theater", "kitchen",
+})
 #: The subject a chat turn leaves out ("Went camping last week"): the speaker, resolved at the write.
 UNDERSTOOD_I = object()
 
@@ -153,3 +171,42 @@ def idiom(verb):
                     for q in p.children if q.dep_ == "pobj"]
         return rel, objs
     return None
+
+
+#: "'s" before an article is "is", never a possessive ("my uncle's an electrician": a
+#: possessive takes no article after it; the small parser reads it as one and loses the fact).
+#: Pronouns and question words are left as written: the parser reads their "'s" as "is".
+_IS_BEFORE_ARTICLE = re.compile(r"\b(\w+)['\u2019]s(?= (?:a|an|the)\b)")
+_READ_AS_IS = frozenset("""that it he she what there here who where how when why let this everything nothing
+something everyone someone anyone everybody somebody nobody""".split())
+
+
+def bare_time(tok) -> bool:
+    """A time with nothing that makes it an occasion ("Thursdays", "the weekend"; not "the
+    official opening night"): it says when, it is not what a fact is about."""
+    return tok is not UNDERSTOOD_I and is_when(tok) and not any(c.dep_ in ("amod", "compound", "poss", "nmod")
+                                                               for c in tok.children)
+
+
+def contracted_be(text: str) -> str:
+    """``text`` with a contracted "is" after a noun or a name and before an article written out
+    (see :data:`_IS_BEFORE_ARTICLE`)."""
+    if "s " not in text:
+        return text
+    return _IS_BEFORE_ARTICLE.sub(lambda m: m.group(0) if m.group(1).lower() in _READ_AS_IS else m.group(1) + " is",
+                                  text)
+
+
+def what_is_had(lemma: str, light, direct: list):
+    """What "have" has, when it names the relation of its place or company ("had lunch with
+    Sara": have lunch with; "a lot of friends in Berlin": have friend in): the head noun of the
+    verb's one direct object, or None (``light``: the verb's light-verb idiom, if any)."""
+    if lemma != "have" or light is not None or len(direct) != 1 or not is_thing(direct[0]):
+        return None
+    head = measured(direct[0])
+    return head if head.pos_ == "NOUN" else None
+
+
+def places_of(obj, head) -> list:
+    """The prepositions (not "of") under a direct object and its counted head."""
+    return [q for n in {obj, head} if n is not None for q in n.children if q.dep_ == "prep" and q.lower_ != "of"]
