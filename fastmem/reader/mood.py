@@ -38,9 +38,8 @@ _GENERIC_SUBJ = frozenset({"you", "we", "one", "everyone", "everybody", "people"
 _PRESENT_BE = frozenset({"am", "is", "are", "'m", "'re", "'s", "m", "re"})
 _TO_COME = frozenset({"tomorrow", "tonight", "next", "soon", "weekend", "monday", "tuesday", "wednesday", "thursday",
                       "friday", "saturday", "sunday"})
-#: Subjects whose future ("will", "'ll") is the speaker's own plan; any other pronoun's is a
-#: prediction ("you'll love it", "it'll be fine").
-_PLANNERS = frozenset({"i", "we"})
+#: Pronouns whose future ("will", "'ll") is a prediction ("you'll love it", "it'll be fine"); the
+#: speaker's ("I'll", "we'll") and a name's are plans.
 _PREDICTED = frozenset({"you", "he", "she", "it", "they", "this", "that", "there", "everyone", "everybody"})
 #: Verbs whose complement, in the past tense, is what someone took to be so ("I thought ...").
 _BELIEF = frozenset({"think", "assume", "suppose", "guess", "figure", "imagine", "believe", "expect"})
