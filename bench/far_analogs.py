@@ -38,18 +38,11 @@ def main() -> None:
         print(f"no LoCoMo conversations under {a.data}/locomo-dev: nothing to plant the analogs among")
         return
     import fastmem
+    from slot_wild import remember_chat
 
     items = [it for it in json.loads(ITEMS.read_text())["items"] if a.split == "all" or it["split"] == a.split]
     with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "far.db")) as m:
-        chat = []
-        for f in files:
-            conv = json.load(open(f))
-            for k, v in conv.items():
-                if re.fullmatch(r"session_\d+", k) and isinstance(v, list) and v:
-                    texts = [f"{t['speaker']}: {t['text']}" for t in v]
-                    m.remember_many(texts, source=f"{os.path.basename(f)}/{k}", speaker=[t["speaker"] for t in v],
-                                    progress=False)
-                    chat += texts
+        chat = remember_chat(m, files)
         planted = m.remember_many([x for it in items for x in (it["far_analog"], it["near"])], progress=False)
         which = {mid: (it["id"], kind) for mid, (it, kind) in zip(planted, [(it, k) for it in items
                                                                            for k in ("far", "near")])}

@@ -24,6 +24,21 @@ import tempfile
 from pathlib import Path
 
 
+def remember_chat(m, files) -> list[str]:
+    """Write every session of the LoCoMo conversations ``files`` into ``m`` ("Speaker: text",
+    one source per session, with speakers); the turns, in order."""
+    chat = []
+    for f in files:
+        conv = json.load(open(f))
+        for k, v in conv.items():
+            if re.fullmatch(r"session_\d+", k) and isinstance(v, list) and v:
+                texts = [f"{t['speaker']}: {t['text']}" for t in v]
+                m.remember_many(texts, source=f"{os.path.basename(f)}/{k}", speaker=[t["speaker"] for t in v],
+                                progress=False)
+                chat += texts
+    return chat
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("settings", nargs="*", default=["{}"], help="JSON objects of AnalogySettings fields")
@@ -38,15 +53,7 @@ def main() -> None:
 
     rows = list(csv.DictReader(open(silver)))
     with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "wild.db")) as m:
-        chat = []
-        for f in files:
-            conv = json.load(open(f))
-            for k, v in conv.items():
-                if re.fullmatch(r"session_\d+", k) and isinstance(v, list) and v:
-                    texts = [f"{t['speaker']}: {t['text']}" for t in v]
-                    m.remember_many(texts, source=f"{os.path.basename(f)}/{k}", speaker=[t["speaker"] for t in v],
-                                    progress=False)
-                    chat += texts
+        chat = remember_chat(m, files)
         texts = [x for r in rows for x in (r["target_paragraph"], r["distractor_target_paragraph"])]
         meta = [(kind, r["source_subject"]) for r in rows for kind in ("target", "distractor")]
         kind = dict(zip(m.remember_many(texts, progress=False), meta))
