@@ -33,7 +33,7 @@ from .sense import of_what as _of_what, says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
-from .words import bare_time, contracted_be, places_of, what_is_had
+from .words import bare_time, contracted_be, places_of, sentence_case, what_is_had
 from .words import measured as _measured, no_fact as _no_fact
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
@@ -331,7 +331,8 @@ class SpacyExtractor:
                     start = min([e.start] + [c.i for c in tok.lefts if c.dep_ == "compound"])
                     while start < tok.i and tok.doc[start].lower_ in INTERJECTIONS:
                         start += 1  # "Yep Jon": Jon
-                    return tok.doc[start : max(e.end, tok.i + 1)].text, normalise_type(e.label_)
+                    span = tok.doc[start : max(e.end, tok.i + 1)]
+                    return sentence_case(span[0], span.text), normalise_type(e.label_)
         name = _given_name(tok)  # "a woman named Sara": Sara
         if name is not None:
             return self._span(name)
@@ -345,7 +346,7 @@ class SpacyExtractor:
         words = [c for c in tok.lefts if c.dep_ in ("compound", "amod", "nummod", "nmod") and c.i >= tok.i - 3]
         words = [w for w in words if w.lower_ not in INTERJECTIONS  # "Alright Maya": Maya
                  and not any(t.is_punct for t in tok.doc[w.i + 1 : tok.i])]  # "Ivy! Patience": Patience
-        text = " ".join([w.text for w in words] + [tok.text])
+        text = sentence_case((words or [tok])[0], " ".join([w.text for w in words] + [tok.text]))
         what = _of_what(tok)
         if what is not None:
             text = f"{text} of {self._span(what)[0]}"  # "the journey of acceptance", "the top of the hill"

@@ -210,3 +210,16 @@ def what_is_had(lemma: str, light, direct: list):
 def places_of(obj, head) -> list:
     """The prepositions (not "of") under a direct object and its counted head."""
     return [q for n in {obj, head} if n is not None for q in n.children if q.dep_ == "prep" and q.lower_ != "of"]
+
+
+def sentence_case(first, text: str) -> str:
+    """``text`` with its first letter lowered when its first token ``first`` is a common word
+    capitalised only because it opens the sentence ("Pottery is a huge part of my life",
+    "Books guide me": the nodes *pottery* and *books*, one with the lower-case mentions);
+    proper names ("Biscuit", "Leeds") and acronyms keep their case."""
+    if not text[:1].isupper() or first.pos_ == "PROPN" or not first.text[1:].islower():
+        return text
+    prev = first.doc[first.i - 1] if first.i > 0 else None
+    if not (first.is_sent_start or prev is None or prev.text in (":", "-", '"', "(")):
+        return text
+    return text[:1].lower() + text[1:]
