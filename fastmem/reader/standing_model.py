@@ -7,9 +7,13 @@ question, or as a situation ("I'm on a tight budget", "my team only knows Python
 of a person (never the assistant's) in which the rules found none, a multinomial logistic model
 reads the text's own embedding (the one every write computes: no model runs for it), what the
 rules made of it and a few surface cues, and names it an instruction or a preference when its
-probability reaches the class's threshold. The weights (``standing_weights.npz``) are fitted by
-``bench/fit_standing_model.py`` on the repository's labelled sentences (development parts
-only), with thresholds chosen for a cross-validated precision of 0.9.
+probability reaches the class's threshold. The surface cues: a question, first and second
+person, a lasting word, the length, a pointer at what is at hand (a one-off: "this", "for
+now"), a word of answers in general ("any", "every", "again", "stop"), a sentence that opens
+with an order ("No emojis.", "Skip the intro."), more than one sentence. The weights
+(``standing_weights.npz``) are fitted by ``bench/fit_standing_model.py`` on the repository's
+labelled sentences (development parts only), with thresholds chosen for a cross-validated
+precision of 0.85 (measured on the held-out parts: 0.89 or more).
 """
 
 from __future__ import annotations
@@ -41,10 +45,28 @@ about over some more most much many like want need make sure always never every 
 its it's i'm i've i'd me my mine our we us be been being do does did so if or of to in on at by as an""".split())
 
 
+#: A one-off points at what is at hand ("shorten this paragraph", "for now", "the email below").
+_DEICTIC = re.compile(r"\b(this|these|that one|above|below|here|attached|this time|for now|just this|only this)\b")
+#: A lasting request speaks of answers in general, or of a habit of the assistant's to end.
+_GENERAL = re.compile(r"\b(any|every|all|each|whenever|anything|always|never|ever|default|in general|generally|"
+                      r"usually|again|keep|stop|anymore)\b")
+#: A sentence that opens with an order (after "please", "also", "btw"...): "No emojis.", "Skip the intro."
+_ORDER = re.compile(r"^\W*(?:(?:pls|please|ok|okay|also|and|so|just|oh|btw|side note:?)\s+)*(don'?t|do not|no|never|always|"
+                    r"stop|skip|use|keep|avoid|give|write|assume|include|cut|make|put|add|end|start|show|call|talk|"
+                    r"answer|reply|respond|explain|limit|list)\b")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
 def _surface(text: str) -> list[float]:
     low = text.lower()
+    sentences = [s for s in _SENTENCE.split(low.strip()) if s]
     return [float(low.rstrip().endswith("?")), float(bool(_FIRST.search(low))), float(bool(_SECOND.search(low))),
-            float(bool(_LASTING.search(low))), min(len(text.split()), 60) / 30.0]
+            float(bool(_LASTING.search(low))), min(len(text.split()), 60) / 30.0,
+            float(bool(_DEICTIC.search(low))), float(bool(_GENERAL.search(low))),
+            float(any(_ORDER.search(s) for s in sentences)), float(len(sentences) > 1)]
+
+
+_CUES = 9  # the surface cues per text
 
 
 def features(texts: Sequence[str], vecs: np.ndarray, found: Sequence[Statement | None]) -> np.ndarray:
@@ -52,7 +74,7 @@ def features(texts: Sequence[str], vecs: np.ndarray, found: Sequence[Statement |
     preference) and the surface cues."""
     rules = np.array([[float(f is not None and f.kind == "instruction"), float(f is not None and f.kind == "preference")]
                       for f in found], np.float32).reshape(len(texts), 2)
-    surface = np.array([_surface(t) for t in texts], np.float32).reshape(len(texts), 5)
+    surface = np.array([_surface(t) for t in texts], np.float32).reshape(len(texts), _CUES)
     return np.hstack([np.asarray(vecs, np.float32).reshape(len(texts), -1), rules, surface])
 
 
