@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["INTERJECTIONS", "PRAISE", "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I",
+__all__ = ["FIGURES", "figurative", "INTERJECTIONS", "PRAISE", "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I",
            "AMOUNTS", "ASKING", "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name",
            "bare_time", "contracted_be", "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS"]
 
@@ -136,9 +136,51 @@ def is_thing(tok) -> bool:
                    for c in tok.children)  # "a woman named Sara"
     return True
 
+#: Figures of speech of everyday chat, as lemmas: a clause that holds one says how someone
+#: feels or that something is easy or hard, never what its words name ("I'm over the moon",
+#: "I'm up for the challenge", "it's no walk in the park", "keep me in the loop").
+FIGURES = tuple(p.split() for p in (
+    "over the moon", "on cloud nine", "on top of the world", "be up for", "be game", "walk in the park",
+    "piece of cake", "under the weather", "in the loop", "on the same page", "in the same boat", "on the fence",
+    "on the right track", "on track", "hang in there", "break a leg", "call it a day", "hit the road", "hit the hay",
+    "hit the sack", "spill the bean", "spill the tea", "get the ball rolling", "keep the ball roll", "bite the bullet",
+    "beat around the bush", "cut corner", "the last straw", "blessing in disguise", "through thick and thin",
+    "at the end of the day", "keep I post", "keep you post", "fingers cross", "go the extra mile", "out of this world",
+    "over the top", "take it easy", "one day at a time", "on the go", "in a nutshell", "all ear", "a breath of fresh air",
+    "the icing on the cake", "a dime a dozen", "once in a blue moon", "rain check", "sit tight", "let off steam",
+    "blow off steam", "on a roll", "in the zone", "the bright side", "a leap of faith", "out of my comfort zone",
+    "out of your comfort zone", "the tip of the iceberg", "a long shot", "a tough nut", "heart of gold",
+    "on my mind", "on your mind", "bring it on", "what it take", "the real deal", "a game changer"))
+#: The dependents of a verb that make its clause (not another clause joined to it).
+_OWN = frozenset({"prep", "pobj", "acomp", "attr", "dobj", "prt", "advmod", "det", "amod", "compound", "dative",
+                  "npadvmod", "neg", "poss", "nummod", "pcomp", "oprd"})
+
+
+def figurative(verb) -> bool:
+    """Whether the clause of ``verb`` (its own dependents, not the clauses joined to it) holds
+    a figure of speech of :data:`FIGURES`."""
+    toks = [verb]
+    todo = [c for c in verb.children if c.dep_ in _OWN]
+    while todo:
+        t = todo.pop()
+        toks.append(t)
+        todo.extend(c for c in t.children if c.dep_ in _OWN)
+    toks.sort(key=lambda t: t.i)
+    forms = [t.lemma_.lower() if t.lemma_ else t.lower_ for t in toks]
+    lows = [t.lower_ for t in toks]
+    for words in (forms, lows):
+        for fig in FIGURES:
+            n = len(fig)
+            if any(words[i:i + n] == fig for i in range(len(words) - n + 1)):
+                return True
+    return False
+
 
 def no_fact(verb, subs) -> bool:
-    """A set phrase that states no fact: "you're telling me", "hit a rough patch"."""
+    """A set phrase that states no fact: "you're telling me", "hit a rough patch", a figure of
+    speech (:data:`FIGURES`)."""
+    if figurative(verb):
+        return True
     lemma = verb.lemma_.lower()
     objs = [measured(c) for c in verb.children if c.dep_ in ("dobj", "dative")]
     if lemma == "tell" and any(s is not UNDERSTOOD_I and s.lower_ == "you" for s in subs) \

@@ -19,7 +19,10 @@ NONE = ["Do you believe in luck?", "What have you been learning in those classes
         "She'll know all the good restaurants.", "It'll give you tips for your shop.",
         "I'll end up adopting the puppy.",
         "Yeah, Sam! Patience and practice win the race, as my uncle says", "My cooking is a disaster.",
-        "The flight home was a nightmare.", "Sundays are my baking days."]
+        "The flight home was a nightmare.", "Sundays are my baking days.",
+        "I'm over the moon about the news!", "It'll be tough, but I'm up for the challenge.",
+        "I'm game for trying new things.", "Moving house is no walk in the park.",
+        "Thanks for keeping me in the loop on the launch.", "I've been a bit under the weather this week."]
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
@@ -29,6 +32,8 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("My uncle is selling me his old Fiat.", ("my uncle", "sell", "Fiat", "asserted")),
          ("My uncle is selling me his old Fiat.", ("my uncle", "sell to", "me", "asserted")),
          ("Nope, I quit in March.", None),
+         ("I signed up for a pottery class.", ("I", "sign up for", "pottery class", "asserted")),  # not "be up for"
+         ("We flew over the lake at dawn.", ("We", "fly", "lake", "asserted")),  # not "over the moon"
          ("I think my sister moved to Dublin.", ("my sister", "move to", "Dublin", "asserted")),
          ("I thought about it for weeks and I sold the car.", ("I", "sell", "car", "asserted")),
          ("I was a child in the eighties.", ("I", "be", "child", "asserted")),
