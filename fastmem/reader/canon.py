@@ -137,6 +137,8 @@ TYPED = {
     "be in": lambda st, ot: ot in _PLACE or ot == "organisation" or (st != "person" and ot == "thing"),
     "be at": lambda st, ot: ot in _PLACE or ot == "organisation" or (st != "person" and ot == "thing"),
     "sit in": lambda st, ot: ot in _PLACE,
+    # a dislike is a person's: "dance floors help avoid injuries" is no dislike
+    "avoid": lambda st, ot: st in ("person", None),
     # perception verbs of everyday speech: "found his keys", "noticed a typo"
     "find": lambda st, ot: False,
     "notice": lambda st, ot: False,

@@ -106,6 +106,9 @@ def mood(verb) -> str:
     if (subj and subj[0].lower_ in _GENERIC_SUBJ and verb.dep_ == "advcl"
             and any(c.dep_ in ("mark", "advmod") and c.lower_ in _GENERIC_MARKS for c in verb.children)):
         return GENERIC  # "It's easier when you have good friends around"
+    if (verb.tag_ in ("VBP", "VBZ") and subj and _bare(subj[0])
+            and any(c.dep_ in ("dobj", "dative") and c.lower_ == "you" for c in verb.children)):
+        return GENERIC  # "failures lead you closer to success": anyone, not the listener
     shared = _sharing(verb)
     aux = {c.lower_ for v in shared for c in v.children if c.dep_ in ("aux", "auxpass")}
     if aux & _HYPOTHETICAL:
@@ -117,6 +120,12 @@ def mood(verb) -> str:
             or _arranged(shared[-1]):
         return NEGATED if negated else PLANNED
     return NEGATED if negated else ASSERTED
+
+
+def _bare(noun) -> bool:
+    """A noun said of a kind, not of a thing: no article, possessor or number ("failures",
+    "hobbies", "hard work"; not "my failures", "the books")."""
+    return noun.pos_ == "NOUN" and not any(c.dep_ in ("det", "poss", "nummod") for c in noun.children)
 
 
 def _sharing(verb) -> list:

@@ -127,6 +127,8 @@ def is_thing(tok) -> bool:
     low = tok.lower_.strip(_EDGES)
     if low in INTERJECTIONS or low in PRAISE and tok.pos_ in ("ADJ", "NOUN", "ADV"):
         return False
+    if tok.lemma_.lower() in ("guy", "folk", "all") and any(c.lower_ in ("you", "y'all") for c in tok.children):
+        return False  # "you guys", "you folks": the listener and whoever is with them, no one to name
     if tok.pos_ == "ADJ" and tok.dep_ == "pobj" and not any(c.dep_ in ("det", "poss", "nummod") for c in tok.children):
         return False  # "for cheap", "for free", "in private": how, not what ("in that flat" is a thing)
     if (tok.lemma_.lower() in VAGUE_HEADS or low in VAGUE_HEADS) and tok.pos_ in ("NOUN", "PRON", "ADJ"):
