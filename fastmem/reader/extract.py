@@ -33,7 +33,7 @@ from .sense import of_what as _of_what, says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
-from .words import bare_time, contracted_be, places_of, sentence_case, what_is_had
+from .words import bare_time, contracted_be, places_of, sentence_case, their_antecedent, what_is_had
 from .words import measured as _measured, no_fact as _no_fact
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
@@ -351,7 +351,11 @@ class SpacyExtractor:
         if what is not None:
             text = f"{text} of {self._span(what)[0]}"  # "the journey of acceptance", "the top of the hill"
         owner = next((c for c in tok.lefts if c.dep_ == "poss"), None)
-        if owner is not None and owner.lower_ in _POSSESSIVE_PRON:
+        whose = their_antecedent(owner) if owner is not None and owner.lower_ == "their" else None
+        if whose is not None:  # "my family's been great - their love": my family's love
+            name = self._span(whose)[0]
+            text = f"{name}' {text}" if name.endswith("s") else f"{name}'s {text}"
+        elif owner is not None and owner.lower_ in _POSSESSIVE_PRON:
             text = f"{owner.lower_} {text}"  # "my sister": whose, the write resolves (fastmem.reader.who)
         elif owner is not None and (owner.pos_ == "PROPN" and owner.ent_type_ in ("PERSON", "")
                                     or owner.pos_ == "NOUN" and any(c.dep_ == "poss" for c in owner.children)):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FIGURES", "figurative", "INTERJECTIONS", "PRAISE", "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I",
+__all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "INTERJECTIONS", "PRAISE", "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I",
            "AMOUNTS", "ASKING", "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name",
            "bare_time", "contracted_be", "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS"]
 
@@ -267,3 +267,33 @@ def sentence_case(first, text: str) -> str:
     if not (first.is_sent_start or prev is None or prev.text in (":", "-", '"', "(")):
         return text
     return text[:1].lower() + text[1:]
+
+
+#: Nouns of a group that "they" and "their" can stand for though they are singular ("my
+#: family's been great - their love ...").
+COLLECTIVE = frozenset(("family team group band class crew staff company club couple community gang "
+                        "committee audience crowd squad household church school department").split())
+_THEM = ("nsubj", "nsubjpass", "dobj", "pobj", "attr", "conj", "appos")
+
+
+def their_antecedent(owner):
+    """What a possessive "their" stands for in its own text: the nearest plural or group noun
+    before it, in its sentence or the one before ("my kids love the park; their favourite is
+    the slide"), as a subject or object; None when there is none, or when it is one already
+    known ("the kids", "these friends": the write then looks in earlier turns for whose)."""
+    sent = owner.sent
+    start = sent.start
+    if start > 0:
+        start = owner.doc[start - 1].sent.start
+    for tok in reversed(owner.doc[start:owner.i]):
+        if tok.pos_ != "NOUN" or tok.dep_ not in _THEM or is_when(tok) \
+                or any(c.dep_ == "nummod" for c in tok.children):
+            continue  # "for 4 years", "two weeks": a time or an amount, not whose
+        theirs = next((c for c in tok.children if c.dep_ == "poss" and c.lower_ == "their"), None)
+        if theirs is not None:  # "get their hands dirty ... their creativity": the same owner
+            return their_antecedent(theirs)
+        if tok.tag_ == "NNS" or tok.lemma_.lower() in COLLECTIVE:
+            known = any(c.dep_ == "det" and c.lower_ in ("the", "these", "those") for c in tok.children) \
+                and not any(c.dep_ == "poss" for c in tok.children)
+            return None if known else tok  # "the kids", "these friends": the write knows whose
+    return None

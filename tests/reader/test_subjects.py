@@ -46,3 +46,23 @@ def test_things_stay_subjects(extractor, sentence, fact):
 ])
 def test_a_common_word_opening_a_sentence_is_not_a_name(extractor, sentence, subject):
     assert subject in [t.subject for t in extractor.extract(sentence)]
+
+
+@pytest.mark.parametrize("sentence,fact", [
+    # "their" after a group said in the same text is that group's, not someone of an earlier turn
+    ("Yeah, my family's been great - their love really helped me.", ("my family's love", "help", "me")),
+    ("My kids love the park; their favourite is the slide.", ("my kids' favourite", "be", "slide")),
+    ("I work with refugees. Their stories inspire me.", ("refugees' stories", "inspire", "me")),
+])
+def test_their_is_the_group_said_before_it(extractor, sentence, fact):
+    assert fact in [(t.subject, t.relation, t.object) for t in extractor.extract(sentence)]
+
+
+@pytest.mark.parametrize("sentence", [
+    "I've known these friends for 4 years and their support helped me a lot.",  # not "4 years' support"
+    "They sold their house.",
+])
+def test_their_stays_for_the_write_when_nothing_in_the_text_can_be_it(extractor, sentence):
+    got = [(t.subject, t.relation, t.object) for t in extractor.extract(sentence)]
+    assert all("years'" not in s + o for s, _, o in got)
+    assert any(("their" in s + " " + o) for s, _, o in got), got
