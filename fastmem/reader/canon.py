@@ -75,7 +75,7 @@ def normalise_type(t: str | None) -> str | None:
 _SYNONYMS: dict[str, tuple[str, ...]] = {
     "own": ("own", "have", "possess", "hold", "keep"),
     "acquire": ("acquire", "buy", "purchase", "take over", "obtain"),
-    "sell": ("sell", "sell to"),
+    "sell": ("sell",),  # "sell to" names the buyer, not what is sold: its own relation
     "work_for": ("work for", "work at", "work with", "be employee of", "be employ by", "join"),
     "manage": ("manage", "lead", "run", "head", "supervise", "direct", "oversee"),
     "live_in": ("live in", "reside in", "stay in", "move to", "relocate to", "be from"),

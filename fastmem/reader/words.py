@@ -143,7 +143,7 @@ def is_thing(tok) -> bool:
 #: "I'm up for the challenge", "it's no walk in the park", "keep me in the loop").
 FIGURES = tuple(p.split() for p in (
     "over the moon", "on cloud nine", "on top of the world", "be up for", "be game", "walk in the park",
-    "piece of cake", "under the weather", "in the loop", "on the same page", "in the same boat", "on the fence",
+    "piece of cake", "under the weather", "in the loop", "on the same page", "same boat", "be all in", "on the fence",
     "on the right track", "on track", "hang in there", "break a leg", "call it a day", "hit the road", "hit the hay",
     "hit the sack", "spill the bean", "spill the tea", "get the ball rolling", "keep the ball roll", "bite the bullet",
     "beat around the bush", "cut corner", "the last straw", "blessing in disguise", "through thick and thin",
@@ -162,7 +162,7 @@ def figurative(verb) -> bool:
     """Whether the clause of ``verb`` (its own dependents, not the clauses joined to it) holds
     a figure of speech of :data:`FIGURES`."""
     toks = [verb]
-    todo = [c for c in verb.children if c.dep_ in _OWN]
+    todo = [c for c in verb.children if c.dep_ in _OWN or c.dep_ == "dep" and not any(c.children)]  # "I'm *all* in"
     while todo:
         t = todo.pop()
         toks.append(t)

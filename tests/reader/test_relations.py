@@ -134,6 +134,7 @@ def test_contradictions_are_real_ones(tmp_path):
     ("be in", "person", "thing", "be_in"), ("be in", "thing", "thing", "located_in"),
     ("find", "person", "thing", "find"), ("detect", "thing", "thing", "detect"),
     ("not have", "person", "thing", "not_have"),
+    ("sell to", "person", "person", "sell_to"), ("sell", "person", "thing", "sell"),  # the buyer is not the goods
     ("avoid", "person", "thing", "dislike"), ("avoid", "thing", "thing", "avoid"),  # "floors help avoid injuries"
 ])
 def test_type_conditions(phrase, st, ot, want):
