@@ -389,20 +389,27 @@ class FastmemProvider(MemoryProvider):
         analogy apart, at most ``prefetch_chars`` characters (long memories are cut with an
         ellipsis; the tools give them whole). No fence: the host adds it."""
         budget = self._cfg["prefetch_chars"]
-        head = []
-        if res.standing:
-            head.append("What the user asked for (standing instructions and preferences; a later one replaces an "
-                        "earlier one):")
-            for x in res.standing:
-                head.append(f"- [m{x.id}] {_shorten(x.sentence, 240)} ({datetime.fromtimestamp(x.at, timezone.utc):%Y-%m-%d})")
-            head.append("Recalled:")
-            budget -= sum(len(x) + 1 for x in head)
         tail = ""
         an = res.analogy
         if an is not None:
             because = str(an.why["reason"]).removeprefix("same structure: ")
             tail = f'Reminds me of [m{an.id}] "{_shorten(an.text, 160)}" because both: {because}.'
             budget -= len(tail) + 1
+        head = []
+        if res.standing:  # as many statements as fit, best first: the block never passes prefetch_chars
+            title = ("What the user asked for (standing instructions and preferences; a later one replaces an "
+                     "earlier one):")
+            said = [f"- [m{x.id}] {_shorten(x.sentence, 240)} ({datetime.fromtimestamp(x.at, timezone.utc):%Y-%m-%d})"
+                    for x in res.standing]
+            room = budget - len(title) - len("Recalled:") - 2
+            for line in said:
+                if len(line) + 1 > room:
+                    break
+                head.append(line)
+                room -= len(line) + 1
+            if head:
+                head = [title, *head, "Recalled:"]
+                budget -= sum(len(x) + 1 for x in head)
         lines = []
         for h in res.hits:
             when = f" ({h.at:%Y-%m-%d})" if h.at is not None else ""

@@ -159,6 +159,25 @@ def test_unusable_store_makes_the_provider_unavailable(home, damage):
     assert p.unavailable_reason and str(db) in p.unavailable_reason
 
 
+def test_standing_statements_never_push_the_block_past_its_bound(home):
+    """Many long standing instructions: as many as fit are shown, best first, and the block
+    stays within ``prefetch_chars`` with its hits."""
+    (home / "config.yaml").write_text("plugins:\n  fastmem:\n    prefetch_chars: 400\n    prefetch_k: 8\n")
+    mm, p = _manager(home, agent_context="primary")
+    said = ["From now on, always answer me in British English spelling, and never use American spellings at all.",
+            "Whenever you show me Python, always include type hints on every function signature you write.",
+            "Always keep your answers under two hundred words unless I explicitly ask you for more detail.",
+            "From now on, please never use emojis in anything you write for me, not even in casual replies.",
+            "Always put the time complexity at the end whenever you write an algorithm for me, every time."]
+    for x in said:
+        mm.handle_tool_call("fact_store", {"action": "add", "content": x})
+    q = "Can you write me a function that merges two sorted lists?"
+    mm.queue_prefetch_all(q, session_id="s1")
+    text = _prefetch_until(mm, q, "What the user asked for")
+    assert "What the user asked for" in text and len(text) <= 400, (len(text), text)
+    mm.shutdown_all()
+
+
 def test_block_is_bounded_and_shows_the_analogy_apart(home):
     (home / "config.yaml").write_text("plugins:\n  fastmem:\n    prefetch_chars: 600\n    prefetch_k: 8\n")
     mm, p = _manager(home, agent_context="primary")
