@@ -152,7 +152,8 @@ FIGURES = tuple(p.split() for p in (
     "the icing on the cake", "a dime a dozen", "once in a blue moon", "rain check", "sit tight", "let off steam",
     "blow off steam", "on a roll", "in the zone", "the bright side", "a leap of faith", "out of my comfort zone",
     "out of your comfort zone", "the tip of the iceberg", "a long shot", "a tough nut", "heart of gold",
-    "on my mind", "on your mind", "bring it on", "what it take", "the real deal", "a game changer"))
+    "on my mind", "on your mind", "bring it on", "have my back", "have your back", "have our back", "get my back",
+    "get your back", "be here for", "be there for", "what it take", "the real deal", "a game changer"))
 #: The dependents of a verb that make its clause (not another clause joined to it).
 _OWN = frozenset({"prep", "pobj", "acomp", "attr", "dobj", "prt", "advmod", "det", "amod", "compound", "dative",
                   "npadvmod", "neg", "poss", "nummod", "pcomp", "oprd"})
