@@ -191,10 +191,16 @@ def _condition(root, *, below: bool = False) -> str | None:
             subj = _subjects(c)
             if any(s.lower_ == "you" for s in subj) and any(t.lower_ == "ever" for t in c.children):
                 continue  # a chance, not a trigger: "if you ever do it, let me know"
+            if any(s.lower_ == "you" for s in subj) and c.lemma_.lower() in _LISTENERS_OWN:
+                continue  # the listener's own need, not a request: "take breaks when you need to destress"
             if any(s.lower_ in ("i", "you", "we") or _about_the_ask(s) for s in subj):  # not "when you can"
                 return "".join(t.text_with_ws for t in c.subtree).strip()
     return None
 
+
+#: Verbs of a condition that say what the listener needs or feels ("when you need to destress",
+#: "if you feel down"): advice to a friend, never a trigger of an assistant's work.
+_LISTENERS_OWN = {"need", "feel", "want"}
 
 #: A condition about the user's asking ("whenever my question is about testing", "when the
 #: topic is accessibility"), by its subject.
