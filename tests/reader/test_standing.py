@@ -339,7 +339,7 @@ def test_detection_on_messages_written_blind_held_out():
     """The rules with the classifier, as a write runs them, on the held-out parts of the two
     sets of labelled messages written by helpers who had not seen the rules (never fitted on:
     ``bench/fit_standing_model.py`` reads the development parts only). Measured when fitted:
-    instruction recall 0.825, precision 0.941; preference 0.849, 0.936 (280 messages)."""
+    instruction recall 0.876, precision 0.934; preference 0.860, 0.914 (280 messages)."""
     import csv
 
     from fastmem.models.embedder import default_embedder
@@ -355,4 +355,4 @@ def test_detection_on_messages_written_blind_held_out():
         tp = sum(f is not None and f.kind == kind and lab == kind for (lab, _), f in zip(rows, found))
         named = sum(f is not None and f.kind == kind for f in found)
         told = sum(lab == kind for lab, _ in rows)
-        assert tp / told >= 0.78 and tp / named >= 0.9, (kind, tp, named, told)
+        assert tp / told >= 0.8 and tp / named >= 0.88, (kind, tp, named, told)
