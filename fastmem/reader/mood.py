@@ -147,8 +147,9 @@ def _sharing(verb) -> list:
 def _predicted(shared) -> bool:
     """A future that predicts rather than plans: its subject a pronoun other than "I" or "we"
     ("you'll smash it", "they'll survive") or a thing of the listener's ("your mentoring will
-    push dancers to reach their goals", "your store will do great"), or a verb that "ends up" ("I'll end up adopting
-    him"). A name's future ("Ana will move in May") stays a plan, as the speaker reports it."""
+    push dancers to reach their goals", "your store will do great"), or a verb that "ends up"
+    ("I'll end up adopting him"). A name's future ("Ana will move in May") stays a plan, as the
+    speaker reports it."""
     for v in shared:
         if v.lemma_.lower() == "end" and any(c.dep_ == "prt" and c.lower_ == "up" for c in v.children):
             return True

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "INTERJECTIONS", "PRAISE", "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I",
-           "AMOUNTS", "ASKING", "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name",
+__all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_case", "INTERJECTIONS", "PRAISE",
+           "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I", "AMOUNTS", "ASKING",
+           "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name",
            "bare_time", "contracted_be", "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS"]
 
 #: Nouns of organisations: a fact's object of this kind is typed as one.
@@ -154,6 +155,9 @@ FIGURES = tuple(p.split() for p in (
     "out of your comfort zone", "the tip of the iceberg", "a long shot", "a tough nut", "heart of gold",
     "on my mind", "on your mind", "bring it on", "have my back", "have your back", "have our back", "get my back",
     "get your back", "be here for", "be there for", "what it take", "the real deal", "a game changer"))
+_FIGURES_BY_FIRST: dict[str, list[list[str]]] = {}
+for _fig in FIGURES:
+    _FIGURES_BY_FIRST.setdefault(_fig[0], []).append(_fig)
 #: The dependents of a verb that make its clause (not another clause joined to it).
 _OWN = frozenset({"prep", "pobj", "acomp", "attr", "dobj", "prt", "advmod", "det", "amod", "compound", "dative",
                   "npadvmod", "neg", "poss", "nummod", "pcomp", "oprd"})
@@ -172,9 +176,8 @@ def figurative(verb) -> bool:
     forms = [t.lemma_.lower() if t.lemma_ else t.lower_ for t in toks]
     lows = [t.lower_ for t in toks]
     for words in (forms, lows):
-        for fig in FIGURES:
-            n = len(fig)
-            if any(words[i:i + n] == fig for i in range(len(words) - n + 1)):
+        for i, w in enumerate(words):  # only where a figure's first word stands
+            if any(words[i:i + len(fig)] == fig for fig in _FIGURES_BY_FIRST.get(w, ())):
                 return True
     return False
 
