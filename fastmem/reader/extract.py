@@ -27,14 +27,14 @@ from .mood import mood as clause_mood
 from .plot import PEOPLE as _PLOT_PEOPLE
 from .plot import clauses as plot_clauses, has_plot
 from .roles import roles as _roles
-from .sense import EVALUATIVE, clause as _clause, doer as _doer, first_person_left_out as _first_person_left_out
-from .sense import opener as _opener, plain_verb as _plain_verb
+from .sense import EVALUATIVE, clause as _clause, continues_clause as _continues_clause, doer as _doer
+from .sense import first_person_left_out as _first_person_left_out, opener as _opener, plain_verb as _plain_verb
 from .sense import of_what as _of_what, says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
 from .words import bare_time, contracted_be, places_of, sentence_case, their_antecedent, what_is_had
-from .words import measured as _measured, no_fact as _no_fact
+from .words import measured as _measured, no_fact as _no_fact, spoken_to as _spoken_to
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION",
@@ -336,9 +336,10 @@ class SpacyExtractor:
         name = _given_name(tok)  # "a woman named Sara": Sara
         if name is not None:
             return self._span(name)
-        # "my friend Bob": prefer the appositive proper name
+        # "my friend Bob": prefer the appositive proper name (not the person spoken to: "a
+        # gorgeous song, Caroline" is no song named Caroline)
         for c in tok.children:
-            if c.dep_ == "appos" and c.pos_ == "PROPN":
+            if c.dep_ == "appos" and c.pos_ == "PROPN" and not _spoken_to(c, self._person(tok)):
                 return self._span(c)
         low = tok.lower_
         if tok.pos_ == "PRON":
@@ -400,7 +401,7 @@ class SpacyExtractor:
             subs = [x for x in subs if not _opener(x)]  # "Nope, sold the flat": "Nope" is nobody
             if not subs and who is None and _first_person_left_out(verb):
                 subs = [_UNDERSTOOD_I]  # "Went camping with the kids", "Gonna continue my studies"
-            subs = [x for x in subs if x is _UNDERSTOOD_I or not _clause(x)]
+            subs = [x for x in subs if x is _UNDERSTOOD_I or not (_clause(x) or _continues_clause(x))]
             if not subs:
                 continue
             said = clause_mood(verb)
@@ -682,8 +683,8 @@ class SpacyExtractor:
         if not fits:
             return tok
         if tok.dep_ in _SUBJ:  # a subject pronoun continues the subject before it, when one fits
-            here = tok.sent.start
-            for cand in fits:
-                if cand.dep_ in _SUBJ and cand.i < here:
+            here = tok.sent.start  # (of an earlier sentence, or of an earlier clause of its own:
+            for cand in fits:      # "my friends are my rocks - they motivate me": the friends)
+                if cand.dep_ in _SUBJ and (cand.i < here or cand.head.i < tok.head.i and cand.head is not tok.head):
                     return cand
         return fits[0]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, PRAISE, UNDERSTOOD_I, VAGUE_HEADS, naming
 
-__all__ = ["doer", "clause", "first_person_left_out", "opener", "have_got", "plain_verb", "says_nothing", "of_what",
+__all__ = ["doer", "clause", "continues_clause", "first_person_left_out", "opener", "have_got", "plain_verb", "says_nothing", "of_what",
            "EVALUATIVE", "WHOLE_WITH_OF"]
 
 #: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
@@ -121,6 +121,23 @@ def of_what(tok):
                 if q.dep_ == "pobj" and q.pos_ in ("NOUN", "PROPN"):
                     return q
     return None
+
+
+def continues_clause(tok) -> bool:
+    """A subject "it" that goes on from a clause as the subject before it ("Losing my job was
+    tough but it gave me the push", "Feeling supported means a lot. It gives me the oomph"):
+    it stands for what was done, not for a thing (nor for the job lost), so it makes no fact."""
+    if tok.lower_ != "it" or tok.dep_ not in _SUBJ:
+        return False
+    verb = tok.head
+    if verb.dep_ == "conj":
+        before = verb.head
+    elif tok.sent.start > 0:
+        before = tok.doc[tok.sent.start - 1].sent.root
+    else:
+        return False
+    subj = next((c for c in before.children if c.dep_ in _SUBJ), None)
+    return subj is not None and (subj.dep_ == "csubj" or subj.pos_ == "VERB")
 
 
 def clause(tok) -> bool:

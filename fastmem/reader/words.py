@@ -11,7 +11,7 @@ import re
 __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_case", "INTERJECTIONS", "PRAISE",
            "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I", "AMOUNTS", "ASKING",
            "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name",
-           "bare_time", "contracted_be", "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS"]
+           "bare_time", "contracted_be", "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to"]
 
 #: Nouns of organisations: a fact's object of this kind is typed as one.
 ORG_NOUNS = frozenset({
@@ -66,7 +66,8 @@ IDIOMS = {("give", "try"): ("try", "dative"), ("give", "shot"): ("try", "dative"
 SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"), ("have", "blast"), ("have", "time"),
                          ("have", "fun"), ("take", "time"), ("make", "point"), ("get", "point"), ("take", "plunge"),
                          ("get", "guts"), ("have", "guts"), ("have", "ups"), ("have", "downs"), ("make", "time"),
-                         ("make", "difference"), ("get", "hang"), ("take", "toll"), ("get", "kick")})
+                         ("make", "difference"), ("get", "hang"), ("take", "toll"), ("get", "kick"), ("take", "work"),
+                         ("take", "effort"), ("do", "job")})
 
 
 #: What a speaker who needs or wants it asks the listener for ("I need advice").
@@ -94,6 +95,16 @@ def naming(verb) -> bool:
     """Whether a verb is the "called" / "named" that gives a noun its name ("a beagle called
     Biscuit", "a woman named Sara")."""
     return verb.dep_ == "acl" and verb.lemma_.lower() in ("call", "name") and verb.tag_ in ("VBN", "VBD")
+
+
+def spoken_to(name, head_is_person: bool) -> bool:
+    """Whether a proper name in apposition is the person spoken to rather than the noun's name:
+    set off by a comma, ending its clause, a person's name (or untyped), after a noun that is no
+    person ("That's a gorgeous song, Caroline."; "my friend, Bob." and "the cafe, Crumbs" keep theirs)."""
+    doc = name.doc
+    before = name.i > 0 and doc[name.i - 1].text == ","
+    after = name.i + 1 >= len(doc) or doc[name.i + 1].is_punct
+    return before and after and not head_is_person and name.ent_type_ in ("PERSON", "")
 
 
 def given_name(noun):
@@ -128,6 +139,8 @@ def is_thing(tok) -> bool:
     low = tok.lower_.strip(_EDGES)
     if low in INTERJECTIONS or low in PRAISE and tok.pos_ in ("ADJ", "NOUN", "ADV"):
         return False
+    if low in ("gon", "wan", "got") and tok.i + 1 < len(tok.doc) and tok.doc[tok.i + 1].lower_ == "na":
+        return False  # what a tokeniser leaves of "Gonna be a great night", "wanna", "gotta"
     if tok.lemma_.lower() in ("guy", "folk", "all") and any(c.lower_ in ("you", "y'all") for c in tok.children):
         return False  # "you guys", "you folks": the listener and whoever is with them, no one to name
     if tok.pos_ == "ADJ" and tok.dep_ == "pobj" and not any(c.dep_ in ("det", "poss", "nummod") for c in tok.children):
@@ -154,7 +167,8 @@ FIGURES = tuple(p.split() for p in (
     "blow off steam", "on a roll", "in the zone", "the bright side", "a leap of faith", "out of my comfort zone",
     "out of your comfort zone", "the tip of the iceberg", "a long shot", "a tough nut", "heart of gold",
     "on my mind", "on your mind", "bring it on", "have my back", "have your back", "have our back", "get my back",
-    "get your back", "be here for", "be there for", "what it take", "the real deal", "a game changer"))
+    "get your back", "be here for", "be there for", "what it take", "the real deal", "a game changer", "kill it",
+    "nail it", "crush it", "rock it", "put my heart into", "put our heart into", "put your heart into"))
 _FIGURES_BY_FIRST: dict[str, list[list[str]]] = {}
 for _fig in FIGURES:
     _FIGURES_BY_FIRST.setdefault(_fig[0], []).append(_fig)
@@ -194,6 +208,9 @@ def no_fact(verb, subs) -> bool:
         return True
     if lemma == "get" and verb.tag_ in ("VBP", "VB") and [o.lower_ for o in objs] == ["it"]:
         return True  # "I get it": understood, not got
+    if lemma == "be" and any(c.dep_ == "advmod" and c.lower_ in ("here", "there") and c.i < verb.i
+                             for c in verb.children):
+        return True  # "here's a painting I did", "there's my cat": shown, not said of anything
     if lemma in ("need", "want") and any(o.lemma_.lower() in ASKING for o in objs) \
             and any(s is UNDERSTOOD_I or s.lower_ in ("i", "we") for s in subs):
         return True  # "I need advice", "I'll need a tea recommendation": asked of the listener

@@ -133,3 +133,33 @@ def test_a_reason_is_why_not_what(reader):
     got = [(t.subject, t.relation, t.object)
            for t in reader.extract_many(["We missed the ferry because of the fog."])[0]]
     assert ("We", "miss", "ferry") in got and not any(r.startswith("miss because") for _, r, _ in got)
+
+
+def test_a_name_after_a_comma_that_ends_the_clause_is_the_person_spoken_to(reader):
+    # (a name the small parser types as a place stays the noun's: a known limit)
+    facts = _facts(reader, "That's a cool bike, Maya. It has a basket on the front.")
+    assert not [f for f in facts if "Maya" in f[0] or "Maya" in f[2]], facts
+    assert ("bike", "have", "basket") in facts, facts
+    assert ("Sam", "be", "my friend") in _facts(reader, "I went with my friend, Sam.")  # a person's name stays
+
+
+@pytest.mark.parametrize("text", [
+    "Quitting the bakery was hard, but it taught me a lot about patience.",
+    "Moving abroad scared me. It gave me the push I needed though.",
+])
+def test_it_going_on_from_a_clause_is_no_thing(reader, text):
+    assert not [f for f in _facts(reader, text) if f[1] in ("teach", "give", "give to")]
+
+
+def test_they_goes_on_from_the_subject_of_its_own_sentence(reader):
+    facts = _facts(reader, "My neighbours are my heroes - they water my plants every summer.")
+    assert ("My neighbours", "water", "my plants") in facts or ("my neighbours", "water", "my plants") in facts
+
+
+@pytest.mark.parametrize("text", [
+    "Here's the cake I baked for Tom.", "You're doing a fantastic job with the garden.",
+    "The renovation took some work.", "Your kids are totally killing it at football.",
+])
+def test_showing_praise_and_effort_are_no_facts(reader, text):
+    facts = _facts(reader, text)
+    assert not [f for f in facts if f[1] in ("be", "do", "take", "kill", "do with")], facts
