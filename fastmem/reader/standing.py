@@ -478,20 +478,56 @@ def _a_thing(c) -> bool:
     return False
 
 
-def _preference(sent) -> int | None:
+def _preference_at(sent) -> tuple[int | None, object]:
+    """The polarity of the sentence's preference (or None) and the verb that says it (or None
+    when no one verb does)."""
     low = sent.text.lower()
     if re.search(r"\bmy (all-time )?favou?rite\b", low):
-        return 1
+        return 1, None
     for v in _clauses(sent) + [t for t in sent if t.lemma_.lower() in _PREF_POS | _PREF_NEG and t.pos_ == "VERB"]:
+        if _told_event(v):
+            continue
         pol = _preference_of(sent, v, low)
         if pol is not None:
-            return pol
+            return pol, v
     m = _PREF_START.match(sent.text)
     if m and not re.search(r"\b(would|'d)\b", low[:m.end()]):
         verb = next((t for t in sent if t.lower_ == m.group(1).lower()), None)
-        if verb is not None and not _conversational(verb) and _lasting(verb):
-            return -1 if m.group(1).lower() in _PREF_NEG else 1
-    return _choice(sent)
+        if verb is not None and not _conversational(verb) and _lasting(verb) and not _told_event(verb):
+            return (-1 if m.group(1).lower() in _PREF_NEG else 1), verb
+    return _choice(sent), None
+
+
+def _told_event(v) -> bool:
+    """A verb of liking that is one step of a told occasion: coordinated with two other verbs
+    or more that are not of liking ("we roast marshmallows, tell stories and just enjoy each
+    other's company"): what was done, not a lasting taste."""
+    first = v
+    while first.dep_ == "conj" and first.head is not first:
+        first = first.head
+    group, todo = [], [first]
+    while todo:
+        t = todo.pop()
+        group.append(t)
+        todo.extend(c for c in t.children if c.dep_ == "conj")
+    return sum(1 for g in group if g.pos_ == "VERB" and g.lemma_.lower() not in _PREF_POS | _PREF_NEG) >= 2
+
+
+def _own_clause_text(v, text: str) -> str:
+    """The words of the clause of ``v`` when it depends on another ("it reminds me why *I love
+    being a mom*", "you know *I love live music*"): the statement without its frame; else
+    ``text``."""
+    if v is None or v.dep_ not in ("ccomp", "relcl") and not any(c.dep_ == "parataxis" for c in v.children):
+        return text
+    skip = {t.i for c in v.children if c.dep_ == "parataxis" for t in c.subtree}
+    toks = [t for t in v.subtree if t.i not in skip]
+    while toks and (toks[0].tag_ in ("WRB", "WDT", "WP", "IN") or toks[0].lower_ in ("how", "much", "that", ",")):
+        toks = toks[1:]
+    if len(toks) < 3 or not any(t.dep_ in ("nsubj", "nsubjpass") for t in toks):
+        return text
+    words = v.doc[toks[0].i:toks[-1].i + 1].text.strip(" ,;-")
+    words = words[:1].upper() + words[1:]
+    return words if words[-1:] in ".!?" else words + (text.rstrip()[-1] if text.rstrip()[-1:] in ".!?" else ".")
 
 
 def _preference_of(sent, v, low: str) -> int | None:
@@ -585,10 +621,10 @@ def detect_docs(docs) -> list[Statement | None]:
                 best = Statement("instruction", got[0], text, topic, got[1] or "")
                 break
             if best is None:
-                pol = _preference(sent)
+                pol, verb = _preference_at(sent)
                 if pol is not None:
                     topic = _topic(sent)
-                    best = Statement("preference", pol, text, topic)
+                    best = Statement("preference", pol, _own_clause_text(verb, text), topic)
         out.append(best)
     return out
 

@@ -315,6 +315,17 @@ def test_tastes_said_as_choices():
                   load_spacy()) == [None] * 5
 
 
+def test_a_taste_is_shown_without_its_frame_and_a_told_occasion_is_none():
+    """The statement shown is the clause that says the taste, not the sentence that frames it
+    ("it reminds me why ...", "you know ..."); a verb of liking that is one step of a told
+    occasion is no lasting taste."""
+    got = detect(["Baking bread with my niece reminds me why I love teaching kids.",
+                  "You know I really hate crowded beaches.",
+                  "On Saturdays we hike up the ridge, grill sausages and just enjoy the quiet."], load_spacy())
+    assert [(g.kind, g.polarity, g.sentence) if g else None for g in got] == [
+        ("preference", 1, "I love teaching kids."), ("preference", -1, "I really hate crowded beaches."), None], got
+
+
 def test_statements_said_in_ways_no_rule_foresaw_are_found(tmp_path):
     """A situation, a complaint, a hedge: the classifier beside the rules names them, never
     someone else's taste, a one-off request or the assistant's advice; and every recall of the
