@@ -34,7 +34,7 @@ from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
 from .words import bare_time, contracted_be, places_of, sentence_case, their_antecedent, what_is_had
-from .words import measured as _measured, no_fact as _no_fact, spoken_to as _spoken_to
+from .words import genitive, measured as _measured, no_fact as _no_fact, spoken_to as _spoken_to
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION",
@@ -360,7 +360,7 @@ class SpacyExtractor:
             text = f"{owner.lower_} {text}"  # "my sister": whose, the write resolves (fastmem.reader.who)
         elif owner is not None and (owner.pos_ == "PROPN" and owner.ent_type_ in ("PERSON", "")
                                     or owner.pos_ == "NOUN" and any(c.dep_ == "poss" for c in owner.children)):
-            text = f"{self._span(owner)[0]}'s {text}"  # "Caroline's sister", "my daughter's birthday"
+            text = f"{self._span(owner)[0]}{genitive(owner)} {text}"  # "Caroline's sister", "my mentors' support"
         lemma = tok.lemma_.lower()
         if lemma in _PERSON_NOUNS:
             typ = "person"

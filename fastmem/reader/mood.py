@@ -97,6 +97,8 @@ def mood(verb) -> str:
     for v in chain[1:]:
         if v.lemma_.lower() in _WISH:
             return WISHED
+    if any(c.lower_ == "hopefully" for v in chain for c in v.children if c.dep_ == "advmod"):
+        return WISHED  # "Hopefully, we'll find a place like this": hoped for, not planned
     for below, v in zip(chain, chain[1:]):
         if below.dep_ == "ccomp" and v.lemma_.lower() in _BELIEF and v.tag_ == "VBD":
             return BELIEVED  # "I thought you were still in Northgate"

@@ -78,6 +78,8 @@ def doer(verb, person, depth: int = 0):
         if objs and head.pos_ == "VERB":
             # "pushed me to take the plunge": I took it; "asked my brother to fix it": not said he did
             return objs if head.lemma_.lower() in _IMPLICATIVE else []
+        if not objs and head.dep_ == "xcomp" and not _own_subject(head):
+            return doer(head, person, depth + 1)  # "inspires me to keep making art": I make it
         if _extraposed_it(head):
             return []  # "it's tough starting a biz"
     if verb.dep_ == "acl" and to:
@@ -132,8 +134,11 @@ def continues_clause(tok) -> bool:
     verb = tok.head
     if verb.dep_ == "conj":
         before = verb.head
-    elif tok.sent.start > 0:
-        before = tok.doc[tok.sent.start - 1].sent.root
+    elif tok.sent.start > 0:  # the last clause of the sentence before ("I agree - taking risks is key. It ...")
+        before = max((t for t in tok.doc[tok.sent.start - 1].sent if t.dep_ in ("ROOT", "conj", "ccomp", "parataxis")
+                      and any(c.dep_ in _SUBJ for c in t.children)), key=lambda t: t.i, default=None)
+        if before is None:
+            return False
     else:
         return False
     subj = next((c for c in before.children if c.dep_ in _SUBJ), None)

@@ -11,7 +11,7 @@ import re
 __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_case", "INTERJECTIONS", "PRAISE",
            "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I", "AMOUNTS", "ASKING",
            "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name",
-           "bare_time", "contracted_be", "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to"]
+           "bare_time", "contracted_be", "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive"]
 
 #: Nouns of organisations: a fact's object of this kind is typed as one.
 ORG_NOUNS = frozenset({
@@ -67,7 +67,7 @@ SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"),
                          ("have", "fun"), ("take", "time"), ("make", "point"), ("get", "point"), ("take", "plunge"),
                          ("get", "guts"), ("have", "guts"), ("have", "ups"), ("have", "downs"), ("make", "time"),
                          ("make", "difference"), ("get", "hang"), ("take", "toll"), ("get", "kick"), ("take", "work"),
-                         ("take", "effort"), ("do", "job")})
+                         ("take", "effort"), ("do", "job"), ("mean", "lot"), ("mean", "world")})
 
 
 #: What a speaker who needs or wants it asks the listener for ("I need advice").
@@ -105,6 +105,12 @@ def spoken_to(name, head_is_person: bool) -> bool:
     before = name.i > 0 and doc[name.i - 1].text == ","
     after = name.i + 1 >= len(doc) or doc[name.i + 1].is_punct
     return before and after and not head_is_person and name.ent_type_ in ("PERSON", "")
+
+
+def genitive(owner) -> str:
+    """The mark of possession an owner was written with: "'" after a plural ("my mentors'
+    support"), else "'s"."""
+    return "'" if any(c.dep_ == "case" and c.text in ("'", "\u2019") for c in owner.children) else "'s"
 
 
 def given_name(noun):
@@ -168,7 +174,8 @@ FIGURES = tuple(p.split() for p in (
     "out of your comfort zone", "the tip of the iceberg", "a long shot", "a tough nut", "heart of gold",
     "on my mind", "on your mind", "bring it on", "have my back", "have your back", "have our back", "get my back",
     "get your back", "be here for", "be there for", "what it take", "the real deal", "a game changer", "kill it",
-    "nail it", "crush it", "rock it", "put my heart into", "put our heart into", "put your heart into"))
+    "nail it", "crush it", "rock it", "put my heart into", "put our heart into", "put your heart into", "earn it",
+    "deserve it", "roller coaster", "wild ride"))
 _FIGURES_BY_FIRST: dict[str, list[list[str]]] = {}
 for _fig in FIGURES:
     _FIGURES_BY_FIRST.setdefault(_fig[0], []).append(_fig)
@@ -208,6 +215,8 @@ def no_fact(verb, subs) -> bool:
         return True
     if lemma == "get" and verb.tag_ in ("VBP", "VB") and [o.lower_ for o in objs] == ["it"]:
         return True  # "I get it": understood, not got
+    if lemma == "do" and objs and all(o.lower_ in ("it", "that", "this", "so") for o in objs):
+        return True  # "I needed to do it": a deed said before, no thing done to
     if lemma == "be" and any(c.dep_ == "advmod" and c.lower_ in ("here", "there") and c.i < verb.i
                              for c in verb.children):
         return True  # "here's a painting I did", "there's my cat": shown, not said of anything

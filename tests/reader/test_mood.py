@@ -25,7 +25,8 @@ NONE = ["Do you believe in luck?", "What have you been learning in those classes
         "Thanks for keeping me in the loop on the launch.", "I've been a bit under the weather this week.",
         "Failures lead you closer to success.", "My partner is allergic too, so same boat.",
         "Appreciate you having my back!", "Yeah Jon, I'm here for you!",
-        "With your drive, your dance studio will be a huge success.", "Your store will attract lots of customers.", "You guys look great and passionate about dancing."]
+        "With your drive, your dance studio will be a huge success.", "Your store will attract lots of customers.", "You guys look great and passionate about dancing.",
+        "Hopefully we'll find a flat with a garden before winter."]
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),

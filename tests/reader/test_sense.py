@@ -163,3 +163,21 @@ def test_they_goes_on_from_the_subject_of_its_own_sentence(reader):
 def test_showing_praise_and_effort_are_no_facts(reader, text):
     facts = _facts(reader, text)
     assert not [f for f in facts if f[1] in ("be", "do", "take", "kill", "do with")], facts
+
+
+@pytest.mark.parametrize("text", [
+    "The move was stressful, but I had to do it for the kids.", "Your card means a lot to me.",
+    "Starting the bakery has been a roller coaster.", "Enjoy the holiday, you deserve it!",
+])
+def test_a_done_deed_and_feelings_said_in_set_phrases_are_no_facts(reader, text):
+    assert _facts(reader, text) == [], _facts(reader, text)
+
+
+def test_the_one_pushed_does_what_it_goes_on_doing(reader):
+    facts = _facts(reader, "The workshop inspired me to keep writing poems.")
+    assert ("me", "create", "poems") in facts or ("me", "write", "poems") in facts, facts
+    assert not [f for f in facts if f[0] == "workshop" and f[2] == "poems"]
+
+
+def test_a_plural_owner_keeps_its_apostrophe(reader):
+    assert any(f[2] == "my parents' support" for f in _facts(reader, "I'm grateful for my parents' support."))
