@@ -51,7 +51,8 @@ PRAISE = frozenset(("awesome great amazing best fantastic wonderful incredible c
 #: frisbee"), name nobody in particular: no node of the graph.
 ANYONE = frozenset("person man woman guy girl boy lady gentleman individual".split())
 #: Nouns of amount: "a lot of friends" is friends ("of" names what is counted).
-AMOUNTS = frozenset("lot lots bunch couple number plenty ton tons handful few bit loads load heaps heap".split())
+AMOUNTS = frozenset(("lot lots bunch couple number plenty ton tons handful few bit loads load heaps heap kind kinds sort "
+                     "sorts type types variety").split())  # "all kinds of people": people
 #: Punctuation a tokeniser leaves on a word ("awesome--", "great!!").
 _EDGES = "-\u2013\u2014.,!?;:~*'\"()"
 #: Light verbs with an action noun read as the action ("give it a try" -> try, "take care of"
@@ -61,7 +62,8 @@ IDIOMS = {("give", "try"): ("try", "dative"), ("give", "shot"): ("try", "dative"
           ("pay", "visit"): ("visit", "dative"), ("make", "decision"): ("decide", "about"),
           ("take", "shot"): ("try", "at"), ("take", "stab"): ("try", "at"), ("make", "it"): ("go to", "to"),
           ("do", "course"): ("take", "dobj"), ("do", "class"): ("take", "dobj"), ("do", "workshop"): ("take", "dobj"),
-          ("do", "lesson"): ("take", "dobj")}
+          ("do", "lesson"): ("take", "dobj"), ("hit", "gym"): ("go to", "dobj"), ("take", "trip"): ("travel to", "to"),
+          ("have", "love"): ("love", "for"), ("have", "passion"): ("be passionate about", "for")}
 #: Verb and noun pairs of set phrases that state no fact ("hit a rough patch", "take a while").
 SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"), ("have", "blast"), ("have", "time"),
                          ("have", "fun"), ("take", "time"), ("make", "point"), ("get", "point"), ("take", "plunge"),
@@ -139,6 +141,8 @@ def is_thing(tok) -> bool:
     is always one). A word is judged without the punctuation a parse leaves on it ("awesome--")."""
     if tok is UNDERSTOOD_I:
         return True
+    if tok.tag_ in ("WDT", "WP") and tok.head.dep_ in ("relcl", "acl") and tok.head.head is not tok.head:
+        tok = tok.head.head  # "people who accepted me" is judged as "people"
     tok = measured(tok)  # "a lot of fun" is judged as "fun"
     if not any(ch.isalnum() for ch in tok.text):
         return False  # an emoji or a symbol ("I start on Monday 🎉")
@@ -151,12 +155,30 @@ def is_thing(tok) -> bool:
         return False  # "you guys", "you folks": the listener and whoever is with them, no one to name
     if tok.pos_ == "ADJ" and tok.dep_ == "pobj" and not any(c.dep_ in ("det", "poss", "nummod") for c in tok.children):
         return False  # "for cheap", "for free", "in private": how, not what ("in that flat" is a thing)
+    if _afterthought(tok):
+        return False  # "the posters were amazing, so much pride and strength!": an exclamation, no predicate
+    if low in ("love", "loving") and tok.i == tok.sent.start and tok.pos_ == "NOUN" and not any(tok.children):
+        return False  # "Love seeing your dedication": the speaker's liking, no thing called love
     if (tok.lemma_.lower() in VAGUE_HEADS or low in VAGUE_HEADS) and tok.pos_ in ("NOUN", "PRON", "ADJ"):
         return any(c.dep_ in ("compound", "poss", "prep", "nmod", "nummod") for c in tok.children)
     if tok.lemma_.lower() in ANYONE and any(c.dep_ == "det" and c.lower_ in ("a", "an", "another") for c in tok.children):
         return any(c.dep_ in ("compound", "poss", "prep", "nmod", "appos") or naming(c)
                    for c in tok.children)  # "a woman named Sara"
     return True
+
+def _afterthought(tok) -> bool:
+    """A noun phrase without an article after a copula's adjective and a comma or dash ("were
+    amazing, so much pride and strength"): an exclamation about the subject, not what it is."""
+    top = tok
+    while top.dep_ == "conj" and top.head is not top:
+        top = top.head
+    verb = top.head
+    if top.dep_ != "attr" or top.i < verb.i or any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in top.children):
+        return False  # ("is super special to me - a gift from my grandma": what it is, said again)
+    between = tok.doc[verb.i + 1:top.i]
+    sep = next((t.i for t in between if t.text in (",", "-", "\u2013", "\u2014")), None)
+    return sep is not None and any(t.pos_ == "ADJ" for t in tok.doc[verb.i + 1:sep])
+
 
 #: Figures of speech of everyday chat, as lemmas: a clause that holds one says how someone
 #: feels or that something is easy or hard, never what its words name ("I'm over the moon",

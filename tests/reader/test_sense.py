@@ -181,3 +181,23 @@ def test_the_one_pushed_does_what_it_goes_on_doing(reader):
 
 def test_a_plural_owner_keeps_its_apostrophe(reader):
     assert any(f[2] == "my parents' support" for f in _facts(reader, "I'm grateful for my parents' support."))
+
+
+def test_an_exclamation_after_a_judgement_is_not_what_the_thing_is(reader):
+    facts = _facts(reader, "The concert was incredible - so much noise and colour!")
+    assert not [f for f in facts if f[1] == "be"], facts
+    said_again = _facts(reader, "My bike is really old - a gift from my uncle.")  # with an article: what it is
+    assert any(f[1] == "be" and "gift" in f[2] for f in said_again), said_again
+
+
+def test_people_who_did_something_name_nobody(reader):
+    assert not [f for f in _facts(reader, "I met people who cheered me on.") if f[0] == "people"]
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("I've always had a love for old maps.", ("I", "love", "old maps")),
+    ("We took a trip to Lisbon in May.", ("We", "travel to", "Lisbon")),
+    ("She collects all kinds of stamps.", ("She", "collect", "stamps")),
+])
+def test_light_nouns_name_what_they_are_of(reader, text, fact):
+    assert fact in _facts(reader, text), _facts(reader, text)
