@@ -41,7 +41,7 @@ INTERJECTIONS = frozenset(("yep yeah yes yup no nope nah haha hahaha hah lol lma
 #: about one needs a noun that says which ("family time", "the top of the hill").
 VAGUE_HEADS = frozenset(("way joy fun time thing things lot lots blast try while top stuff bit kind sort deal one "
                          "something anything everything nothing part idea experience moment day place best chance "
-                         "people pic ton tons").split())
+                         "people pic ton tons life").split())
 #: Words of praise that a parse can leave as the end of a fact ("it's awesome", "family is the
 #: best"): an opinion of the thing, not a thing (a noun they modify is one: "a great teacher").
 PRAISE = frozenset(("awesome great amazing best fantastic wonderful incredible cool nice lovely beautiful perfect "
@@ -69,7 +69,8 @@ SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"),
                          ("have", "fun"), ("take", "time"), ("make", "point"), ("get", "point"), ("take", "plunge"),
                          ("get", "guts"), ("have", "guts"), ("have", "ups"), ("have", "downs"), ("make", "time"),
                          ("make", "difference"), ("get", "hang"), ("take", "toll"), ("get", "kick"), ("take", "work"),
-                         ("take", "effort"), ("do", "job"), ("mean", "lot"), ("mean", "world")})
+                         ("take", "effort"), ("do", "job"), ("mean", "lot"), ("mean", "world"),
+                         ("put", "work"), ("put", "effort")})
 
 
 #: What a speaker who needs or wants it asks the listener for ("I need advice").
@@ -157,9 +158,11 @@ def is_thing(tok) -> bool:
         return False  # "for cheap", "for free", "in private": how, not what ("in that flat" is a thing)
     if _afterthought(tok):
         return False  # "the posters were amazing, so much pride and strength!": an exclamation, no predicate
-    if low in ("love", "loving") and tok.i == tok.sent.start and tok.pos_ == "NOUN" and not any(tok.children):
+    if low in ("love", "loving") and tok.i == tok.sent.start and tok.pos_ == "NOUN" and not any(
+            c.dep_ in ("det", "poss", "amod", "compound") for c in tok.children):
         return False  # "Love seeing your dedication": the speaker's liking, no thing called love
-    if (tok.lemma_.lower() in VAGUE_HEADS or low in VAGUE_HEADS) and tok.pos_ in ("NOUN", "PRON", "ADJ"):
+    if (tok.lemma_.lower() in VAGUE_HEADS or low in VAGUE_HEADS) and (
+            tok.pos_ in ("NOUN", "PRON", "ADJ") or tok.pos_ == "PROPN" and tok.i == tok.sent.start):  # "Life's hard"
         return any(c.dep_ in ("compound", "poss", "prep", "nmod", "nummod") for c in tok.children)
     if tok.lemma_.lower() in ANYONE and any(c.dep_ == "det" and c.lower_ in ("a", "an", "another") for c in tok.children):
         return any(c.dep_ in ("compound", "poss", "prep", "nmod", "appos") or naming(c)
@@ -197,7 +200,7 @@ FIGURES = tuple(p.split() for p in (
     "on my mind", "on your mind", "bring it on", "have my back", "have your back", "have our back", "get my back",
     "get your back", "be here for", "be there for", "what it take", "the real deal", "a game changer", "kill it",
     "nail it", "crush it", "rock it", "put my heart into", "put our heart into", "put your heart into", "earn it",
-    "deserve it", "roller coaster", "wild ride"))
+    "deserve it", "roller coaster", "wild ride", "come to life"))
 _FIGURES_BY_FIRST: dict[str, list[list[str]]] = {}
 for _fig in FIGURES:
     _FIGURES_BY_FIRST.setdefault(_fig[0], []).append(_fig)

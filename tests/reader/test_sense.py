@@ -201,3 +201,11 @@ def test_people_who_did_something_name_nobody(reader):
 ])
 def test_light_nouns_name_what_they_are_of(reader, text, fact):
     assert fact in _facts(reader, text), _facts(reader, text)
+
+
+@pytest.mark.parametrize("text", [
+    "Watching the garden come to life each spring is magic.", "You've put a lot of work into that boat.",
+    "Life's short, so eat the cake.", "Love having you on the team!",
+])
+def test_effort_life_and_a_liking_without_subject_are_no_facts(reader, text):
+    assert _facts(reader, text) == [], _facts(reader, text)
