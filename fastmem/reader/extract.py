@@ -434,8 +434,8 @@ class SpacyExtractor:
                     objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
                 elif c.dep_ == "dative" and vague:
                     continue
-                elif c.dep_ == "dative" and direct:  # "sold me his car": the car is sold, to me
-                    objs.extend((f"{base} to", o) for o in self._conj(c))
+                elif c.dep_ == "dative" and direct:  # "sold me his car": the car is what is sold; "sold to
+                    continue  # me" alone reads as a fact with nothing in it (a fact has two ends)
                 elif c.dep_ in _OBJ:
                     objs.extend((base, o) for o in self._conj(c))
                 elif c.dep_ == "agent":

@@ -34,7 +34,6 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("I'll give zucchini bread a try.", ("I", "try", "zucchini bread", "planned")),
          ("I take care of my mom on weekends.", ("I", "care for", "my mom", "asserted")),
          ("My uncle is selling me his old Fiat.", ("my uncle", "sell", "Fiat", "asserted")),
-         ("My uncle is selling me his old Fiat.", ("my uncle", "sell to", "me", "asserted")),
          ("Nope, I quit in March.", None),
          ("I signed up for a pottery class.", ("I", "sign up for", "pottery class", "asserted")),  # not "be up for"
          ("We flew over the lake at dawn.", ("We", "fly", "lake", "asserted")),  # not "over the moon"

@@ -209,3 +209,9 @@ def test_light_nouns_name_what_they_are_of(reader, text, fact):
 ])
 def test_effort_life_and_a_liking_without_subject_are_no_facts(reader, text):
     assert _facts(reader, text) == [], _facts(reader, text)
+
+
+def test_the_one_given_to_makes_no_fact_of_its_own_beside_what_was_given(reader):
+    facts = _facts(reader, "My aunt is selling me her old piano.")
+    assert ("my aunt", "sell", "her old piano") in facts, facts
+    assert not [f for f in facts if f[1] == "sell to"], facts
