@@ -37,8 +37,8 @@ from .words import bare_time, contracted_be, places_of, sentence_case, their_ant
 from .words import genitive, measured as _measured, no_fact as _no_fact, spoken_to as _spoken_to
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
-           "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION",
-           "parse_texts", "analyse_texts", "parse_turn", "parse_turns", "lemmatiser"]
+           "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION", "parse_texts", "analyse_texts",
+           "parse_turn", "parse_turns", "lemmatiser"]
 
 
 #: One event of a text's narrative, for structural codes: ``(verb, subjects, objects)``.
@@ -353,6 +353,8 @@ class SpacyExtractor:
             text = f"{text} of {self._span(what)[0]}"  # "the journey of acceptance", "the top of the hill"
         owner = next((c for c in tok.lefts if c.dep_ == "poss"), None)
         whose = their_antecedent(owner) if owner is not None and owner.lower_ == "their" else None
+        if owner is not None and owner.lower_ in ("his", "her") and self._referent(owner) is not owner:
+            whose = self._referent(owner)  # "my cousin lives there! I'll send you her number": my cousin's
         if whose is not None:  # "my family's been great - their love": my family's love
             name = self._span(whose)[0]
             text = f"{name}' {text}" if name.endswith("s") else f"{name}'s {text}"
@@ -557,8 +559,7 @@ class SpacyExtractor:
     @staticmethod
     def _copula(verb) -> bool:
         """"Lungs are organs": a clause's "be" with a stated subject and a predicate noun."""
-        return (verb.pos_ == "AUX" and verb.lemma_ == "be"
-                and verb.dep_ in ("ROOT", "conj", "ccomp", "advcl", "relcl")
+        return (verb.pos_ == "AUX" and verb.lemma_ == "be" and verb.dep_ in ("ROOT", "conj", "ccomp", "advcl", "relcl")
                 and any(c.dep_ == "attr" and c.pos_ in ("NOUN", "PROPN") for c in verb.children)
                 and any(c.dep_ in ("nsubj", "csubj") for c in verb.children))
 
@@ -574,8 +575,7 @@ class SpacyExtractor:
         low = tok.lower_
         if tok.pos_ != "PRON" or low not in _PRON_SING and low not in _PRON_PLUR:
             return [tok]
-        plural = low in _PRON_PLUR
-        avoid = {t.i for t in avoid}
+        plural, avoid = low in _PRON_PLUR, {t.i for t in avoid}
         for part in (0, 1):
             for event in reversed(told[-2:]):
                 nouns = [t for t in event[part] if t.pos_ in ("NOUN", "PROPN") and t.i not in avoid]

@@ -213,5 +213,10 @@ def test_effort_life_and_a_liking_without_subject_are_no_facts(reader, text):
 
 def test_the_one_given_to_makes_no_fact_of_its_own_beside_what_was_given(reader):
     facts = _facts(reader, "My aunt is selling me her old piano.")
-    assert ("my aunt", "sell", "her old piano") in facts, facts
+    assert ("my aunt", "sell", "my aunt's old piano") in facts, facts
     assert not [f for f in facts if f[1] == "sell to"], facts
+
+
+def test_his_and_her_are_read_in_their_own_text_first(reader):
+    facts = _facts(reader, "My neighbour is a potter. I'll send you her website.")
+    assert any(f[1] == "send" and f[2] == "my neighbour's website" for f in facts), facts
