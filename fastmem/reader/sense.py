@@ -32,7 +32,7 @@ __all__ = ["doer", "clause", "continues_clause", "first_person_left_out", "opene
 #: feeling", "it's been a wild ride", "it was a bummer".
 EVALUATIVE = frozenset(("feeling ride journey experience adventure blast bummer relief pleasure dream nightmare "
                         "challenge struggle rollercoaster coaster honor honour privilege joy thrill treat shame pity "
-                        "lesson process step game changer gamechanger mess chaos").split())
+                        "lesson process step game changer gamechanger mess chaos reminder").split())
 #: Nouns that judge whatever they are said of ("my drawings are a disgrace", "the trip was a
 #: nightmare"): a verdict, not what the thing is.
 JUDGEMENTS = frozenset(("disgrace disaster joke nightmare mess chaos blast bummer catastrophe trainwreck "
@@ -82,6 +82,8 @@ def doer(verb, person, depth: int = 0):
             return doer(head, person, depth + 1)  # "inspires me to keep making art": I make it
         if _extraposed_it(head):
             return []  # "it's tough starting a biz"
+    if verb.dep_ in ("advcl", "xcomp") and verb.tag_ == "VBG" and _extraposed_it(head):
+        return []  # "it's kinda freeing, just putting my feelings on the canvas": anyone doing it
     if verb.dep_ == "acl" and to:
         if head.pos_ in ("NOUN", "PROPN") and not person(head):
             return []  # "a dream to have a family", "time to vent"
@@ -109,7 +111,9 @@ def says_nothing(verb, subs) -> bool:
     if any(a.dep_ == "attr" and a.lemma_.lower() in JUDGEMENTS and not any(c.dep_ == "prep" for c in a.children)
            for a in attrs):
         return True  # "my stick figures are a disgrace": a verdict
-    it = any(getattr(s, "lower_", "") == "it" for s in subs)
+    it = any(getattr(s, "lower_", "") in ("it", "that", "this") for s in subs)
+    if it and any(c.dep_ == "prep" and c.lower_ == "like" for c in verb.children):
+        return True  # "it's like a cool form of self-expression": a likeness, no fact
     return it and any(a.dep_ == "attr" and a.lemma_.lower() in EVALUATIVE for a in attrs)
 
 

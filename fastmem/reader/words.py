@@ -75,6 +75,8 @@ SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"),
 
 #: What a speaker who needs or wants it asks the listener for ("I need advice").
 ASKING = frozenset("advice help favour favor recommendation suggestion tip idea input opinion pointer".split())
+#: Times of life: "as a kid" is when, not what.
+LIFE_STAGES = frozenset("kid child teenager teen baby toddler boy girl youngster student".split())
 #: Nouns of time: an object of a preposition that is one is when, not what ("quit in March").
 TIME_NOUNS = frozenset(("morning afternoon evening night midnight noon today tonight tomorrow yesterday weekend week "
                         "month year years day days hour hours minute minutes season spring summer autumn fall winter "
@@ -133,6 +135,8 @@ def is_when(tok) -> bool:
         return False
     if tok.dep_ == "pobj" and tok.head.lower_ in ("because", "thanks"):
         return True
+    if tok.dep_ == "pobj" and tok.head.lower_ == "as" and tok.lemma_.lower() in LIFE_STAGES:
+        return True  # "I loved reading it as a kid": when
     return tok.ent_type_ in ("DATE", "TIME") or tok.lemma_.lower() in TIME_NOUNS
 
 
@@ -200,7 +204,8 @@ FIGURES = tuple(p.split() for p in (
     "on my mind", "on your mind", "bring it on", "have my back", "have your back", "have our back", "get my back",
     "get your back", "be here for", "be there for", "what it take", "the real deal", "a game changer", "kill it",
     "nail it", "crush it", "rock it", "put my heart into", "put our heart into", "put your heart into", "earn it",
-    "deserve it", "roller coaster", "wild ride", "come to life"))
+    "deserve it", "roller coaster", "wild ride", "come to life", "around for you", "around for I", "live my dream", "live the dream",
+    "live our dream"))
 _FIGURES_BY_FIRST: dict[str, list[list[str]]] = {}
 for _fig in FIGURES:
     _FIGURES_BY_FIRST.setdefault(_fig[0], []).append(_fig)
@@ -240,6 +245,9 @@ def no_fact(verb, subs) -> bool:
         return True
     if lemma == "get" and verb.tag_ in ("VBP", "VB") and [o.lower_ for o in objs] == ["it"]:
         return True  # "I get it": understood, not got
+    if lemma == "take" and any(getattr(s, "lower_", "") == "it" for s in subs) and any(
+            c.dep_ in ("xcomp", "advcl") and any(a.lower_ == "to" for a in c.children) for c in verb.children):
+        return True  # "it takes strength to stay hopeful": what anyone needs
     if lemma == "do" and objs and all(o.lower_ in ("it", "that", "this", "so") for o in objs):
         return True  # "I needed to do it": a deed said before, no thing done to
     if lemma == "be" and any(c.dep_ == "advmod" and c.lower_ in ("here", "there") and c.i < verb.i

@@ -220,3 +220,20 @@ def test_the_one_given_to_makes_no_fact_of_its_own_beside_what_was_given(reader)
 def test_his_and_her_are_read_in_their_own_text_first(reader):
     facts = _facts(reader, "My neighbour is a potter. I'll send you her website.")
     assert any(f[1] == "send" and f[2] == "my neighbour's website" for f in facts), facts
+
+
+@pytest.mark.parametrize("text", [
+    "It takes patience to grow tomatoes.", "I bought a kayak. It's like freedom on water.",
+    "I found my old diary. It's a reminder to slow down.",
+    "My garden is my happy place. It's kinda freeing, just pulling weeds in the sun.",
+    "I'm living my dream.", "I'm always around for you.",
+])
+def test_likeness_generic_effort_and_dreams_lived_are_no_facts(reader, text):
+    facts = _facts(reader, text)
+    assert not [f for f in facts if f[1] in ("take", "be like", "pull", "pull in", "live", "be for")
+                or f[1] == "be" and f[2].endswith("reminder")], facts
+
+
+def test_as_a_kid_is_when(reader):
+    facts = _facts(reader, "I loved climbing trees as a kid.")
+    assert not [f for f in facts if f[2] == "kid"], facts
