@@ -28,8 +28,8 @@ from .plot import PEOPLE as _PLOT_PEOPLE
 from .plot import clauses as plot_clauses, has_plot
 from .roles import roles as _roles
 from .sense import EVALUATIVE, clause as _clause, continues_clause as _continues_clause, doer as _doer
-from .sense import first_person_left_out as _first_person_left_out, opener as _opener, plain_verb as _plain_verb
-from .sense import of_what as _of_what, says_nothing as _says_nothing
+from .sense import first_person_left_out as _first_person_left_out, governor as _governor, opener as _opener
+from .sense import of_what as _of_what, plain_verb as _plain_verb, says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
@@ -384,10 +384,10 @@ class SpacyExtractor:
     def _subjects(self, verb):
         subs = [c for c in verb.children if c.dep_ in _SUBJ]
         passive = any(c.dep_ in ("nsubjpass", "auxpass") for c in verb.children)
-        if not subs and verb.dep_ in ("conj", "xcomp", "advcl", "relcl", "acl") and verb.head is not verb:
-            if verb.dep_ in ("relcl", "acl") and verb.head.pos_ in ("NOUN", "PROPN", "PRON"):
-                return [verb.head], passive or verb.tag_ == "VBN"
-            return self._subjects(verb.head)[0], passive
+        if not subs and (above := _governor(verb)) is not None:  # ("living my dream by *having* a studio")
+            if verb.dep_ in ("relcl", "acl") and above.pos_ in ("NOUN", "PROPN", "PRON"):
+                return [above], passive or verb.tag_ == "VBN"
+            return self._subjects(above)[0], passive
         return [s for c in subs for s in self._conj(c)], passive
 
     def _doc_triples(self, doc) -> list[Triple]:

@@ -31,6 +31,7 @@ _HYPOTHETICAL = frozenset({"could", "would", "should", "might", "may", "must", "
 _FUTURE = frozenset({"will", "'ll", "wo"})
 _WISH = frozenset({"wish", "hope", "dream", "pray"})
 _PLAN = frozenset({"plan", "intend", "decide", "aim", "mean", "want"})
+_CONSIDER = frozenset({"think", "dream", "talk", "consider", "debate"})
 _CONDITION = frozenset({"if", "unless", "whether", "assuming", "provided", "suppose", "supposing"})
 _GENERIC_MARKS = frozenset({"when", "whenever", "if", "once", "until", "while"})
 _GENERIC_SUBJ = frozenset({"you", "we", "one", "everyone", "everybody", "people"})
@@ -51,8 +52,9 @@ def _clause_chain(verb, depth: int = 6):
     """The verb and the verbs above it whose clause it belongs to (conjuncts, complements,
     adverbial clauses), nearest first."""
     out, v = [verb], verb
-    while depth and v.dep_ in ("conj", "xcomp", "ccomp", "advcl", "acomp") and v.head is not v:
-        v = v.head
+    while depth and (v.dep_ in ("conj", "xcomp", "ccomp", "advcl", "acomp")
+                     or v.dep_ == "pcomp" and v.head.dep_ == "prep") and v.head is not v:
+        v = v.head.head if v.dep_ == "pcomp" else v.head  # "by having ...": the clause of "living"
         out.append(v)
         depth -= 1
     return out
@@ -94,9 +96,11 @@ def mood(verb) -> str:
             return CONDITIONAL
         if any(c.dep_ == "advcl" and any(g.dep_ == "mark" and g.lower_ in _CONDITION for g in c.children) for c in kids):
             return CONDITIONAL  # the consequence of a condition
-    for v in chain[1:]:
+    for below, v in zip(chain, chain[1:]):
         if v.lemma_.lower() in _WISH:
             return WISHED
+        if _by_doing(below) and v.lemma_.lower() in _CONSIDER and below.head.lower_ in ("of", "about"):
+            return HYPOTHETICAL  # "I'm thinking of working with bloggers": weighed, not done nor planned
     if any(c.lower_ == "hopefully" for v in chain for c in v.children if c.dep_ == "advmod"):
         return WISHED  # "Hopefully, we'll find a place like this": hoped for, not planned
     for below, v in zip(chain, chain[1:]):
@@ -136,14 +140,19 @@ def _sharing(verb) -> list:
     bike", "I'm going to quit and *travel*", "I'll try to *call* her", "gonna keep *pushing*")
     and of a verb that follows "go" or "come" ("we should go *see* it")."""
     out, v = [verb], verb
-    while (v.dep_ in ("conj", "xcomp") or v.dep_ == "advcl" and v.head.lemma_.lower() in ("go", "come")) \
-            and v.head is not v and len(out) < 6:
+    while (v.dep_ in ("conj", "xcomp") or v.dep_ == "advcl" and v.head.lemma_.lower() in ("go", "come")
+           or _by_doing(v)) and v.head is not v and len(out) < 6:
         if any(c.dep_ in ("nsubj", "nsubjpass", "mark") or c.dep_ in ("aux", "auxpass") and c.pos_ != "PART"
                for c in v.children):
             break  # its own subject or auxiliary ("to" of a complement is neither: "I'll try *to* call")
-        v = v.head
+        v = v.head.head if _by_doing(v) else v.head  # "I could help you *with making* content"
         out.append(v)
     return out
+
+
+def _by_doing(v) -> bool:
+    """A verb after a preposition that hangs on a verb ("help you with *making* content")."""
+    return v.dep_ == "pcomp" and v.head.dep_ == "prep" and v.head.head.pos_ in ("VERB", "AUX")
 
 
 def _predicted(shared) -> bool:

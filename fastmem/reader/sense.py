@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, PRAISE, UNDERSTOOD_I, VAGUE_HEADS, naming
 
-__all__ = ["doer", "clause", "continues_clause", "first_person_left_out", "opener", "have_got", "plain_verb", "says_nothing", "of_what",
+__all__ = ["doer", "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "plain_verb", "says_nothing", "of_what",
            "EVALUATIVE", "WHOLE_WITH_OF"]
 
 #: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
@@ -129,6 +129,19 @@ def of_what(tok):
     return None
 
 
+def governor(verb):
+    """The word whose subject a verb without one of its own shares: the verb or noun it hangs on
+    (a conjunct, a complement, an adverbial or relative clause), or the verb a preposition it
+    follows hangs on ("I'm living my dream *by having* my own studio"); None when there is none."""
+    if verb.head is verb:
+        return None
+    if verb.dep_ in ("conj", "xcomp", "advcl", "relcl", "acl"):
+        return verb.head
+    if verb.dep_ == "pcomp" and verb.head.dep_ == "prep" and verb.head.head.pos_ in ("VERB", "AUX"):
+        return verb.head.head
+    return None
+
+
 def continues_clause(tok) -> bool:
     """A subject "it" that goes on from a clause as the subject before it ("Losing my job was
     tough but it gave me the push", "Feeling supported means a lot. It gives me the oomph"):
@@ -136,6 +149,8 @@ def continues_clause(tok) -> bool:
     if tok.lower_ != "it" or tok.dep_ not in _SUBJ:
         return False
     verb = tok.head
+    if any(c.dep_ == "advcl" and c.tag_ == "VBG" and c.i < tok.i and not _own_subject(c) for c in verb.children):
+        return True  # "Been practicing dance routines lately, it keeps my mind focused"
     if verb.dep_ == "conj":
         before = verb.head
     elif tok.sent.start > 0:  # the last clause of the sentence before ("I agree - taking risks is key. It ...")

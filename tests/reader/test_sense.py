@@ -237,3 +237,23 @@ def test_likeness_generic_effort_and_dreams_lived_are_no_facts(reader, text):
 def test_as_a_kid_is_when(reader):
     facts = _facts(reader, "I loved climbing trees as a kid.")
     assert not [f for f in facts if f[2] == "kid"], facts
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("I keep fit by cycling to work every day.", ("I", "cycle to", "work")),
+    ("After losing my keys, I changed the locks.", ("I", "lose", "my keys")),
+])
+def test_a_verb_after_a_preposition_shares_the_subject_of_the_verb_it_hangs_on(reader, text, fact):
+    assert fact in _facts(reader, text), _facts(reader, text)
+
+
+@pytest.mark.parametrize("text, verb", [
+    ("I could help you with painting the fence.", "paint"), ("I'm thinking of selling my car.", "sell"),
+])
+def test_what_could_be_done_or_is_weighed_is_not_done(reader, text, verb):
+    assert not [f for f in _facts(reader, text) if f[1] == verb], _facts(reader, text)
+
+
+def test_it_after_a_clause_without_a_subject_stands_for_that_clause(reader):
+    facts = _facts(reader, "I bought a guitar. Been practicing scales lately, it keeps me calm.")
+    assert not [f for f in facts if f[1] == "keep"], facts
