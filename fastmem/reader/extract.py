@@ -26,15 +26,16 @@ from .mood import STORED as STORED_MOODS
 from .mood import mood as clause_mood
 from .plot import PEOPLE as _PLOT_PEOPLE
 from .plot import clauses as plot_clauses, has_plot
+from .refer import referent as _refer
 from .roles import roles as _roles
-from .sense import EVALUATIVE, clause as _clause, continues_clause as _continues_clause, doer as _doer
+from .sense import clause as _clause, continues_clause as _continues_clause, doer as _doer
 from .sense import first_person_left_out as _first_person_left_out, governor as _governor, opener as _opener
 from .sense import of_what as _of_what, plain_verb as _plain_verb, says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
 from .words import bare_time, contracted_be, places_of, sentence_case, their_antecedent, what_is_had
-from .words import genitive, measured as _measured, no_fact as _no_fact, spoken_to as _spoken_to
+from .words import genitive, no_fact as _no_fact, spoken_to as _spoken_to
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION", "parse_texts", "analyse_texts",
@@ -159,7 +160,6 @@ _NOMINAL_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "sis", "ure", "al",
 #: Pronouns standing for an earlier noun: singular ones, plural ones.
 _PRON_SING = {"it", "its"}
 _PRON_PLUR = {"they", "them", "their"}
-_HE_SHE = {"he", "him", "she", "her"}
 #: Verbs whose adjective says what the subject is ("I'm good at chess", "got tired of it"): the
 #: adjective's preposition is part of the relation. Any other verb's adjective describes the
 #: subject in passing ("stopped, too busy with the new job") and says nothing of the object;
@@ -169,8 +169,6 @@ _STATE_VERBS = frozenset(("be", "become", "get", "feel", "stay", "remain", "grow
 
 #: "my sister": a possessive determiner kept with its noun (the write says whose).
 _POSSESSIVE_PRON = {"my", "your", "our", "his", "her", "its", "their"}
-#: Entity kinds a pronoun never stands for (dates, times, amounts).
-_NOT_REFERENTS = {"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"}
 #: Every rule :class:`SpacyExtractor` can apply to a parse before reading its events.
 ALL_REPAIRS = ("pronoun", "copula", "light", "conj", "nominal", "restated")
 #: The version of the rules that read events (bump when they change what a text's events are:
@@ -448,6 +446,8 @@ class SpacyExtractor:
                     for p in c.children:
                         if p.dep_ == "pobj" and not (verb.lemma_ == "be" and c.lower_ == "to" and p.pos_ == "PRON"):
                             objs.extend((f"{had} {c.lower_}", o) for o in self._conj(p) if not _when(o))
+                    if verb.dep_ == "relcl" and c.i > verb.i and not any(c.children) and verb.head.pos_ == "NOUN":
+                        objs.append((f"{had} {c.lower_}", verb.head))  # "the class I go to": I go to the class
                 elif c.dep_ == "acomp" and verb.lemma_ in _STATE_VERBS and c.lower_ not in PRAISE:
                     for p in c.children:
                         if p.dep_ == "prep":
@@ -659,32 +659,7 @@ class SpacyExtractor:
             o2, (ot, oty) = o, self._span(o)
         return Triple(st, rel, ot, sty, oty, s.text if s2 is not s else None, o.text if o2 is not o else None, said)
 
-    def _referent(self, tok):
-        """What a third-person pronoun of a fact stands for in its own text: the nearest mention
-        before it that it can name (a person for *he* / *she*, a thing for *it*, a plural for
-        *they*); the token itself when there is none (the write then looks in the turns before,
-        :mod:`fastmem.reader.who`)."""
-        tok = _measured(tok)  # "a lot of friends": friends
-        low = tok.lower_
-        if tok.pos_ != "PRON" or low not in _HE_SHE and low not in _PRON_SING and low not in _PRON_PLUR:
-            return tok
-        fits = []
-        for cand in reversed(tok.doc[: tok.i]):
-            if cand.dep_ in ("compound", "poss") or cand.pos_ not in ("NOUN", "PROPN"):
-                continue
-            if (cand.ent_type_ in _NOT_REFERENTS or not _thing(cand) or _when(cand)
-                    or cand.dep_ == "attr" and cand.lemma_ in EVALUATIVE):
-                continue  # "it" is never "awesome--" nor "a great way", nor "a bummer" ("... but it pushed me")
-            person = cand.ent_type_ == "PERSON" or cand.lemma_.lower() in _PERSON_NOUNS
-            plural = cand.tag_ in ("NNS", "NNPS") or cand.ent_type_ in ("NORP", "ORG") and low in _PRON_PLUR
-            if ((low in _HE_SHE and person and not plural) or (low in _PRON_SING and not person and not plural)
-                    or (low in _PRON_PLUR and plural)):
-                fits.append(cand)
-        if not fits:
-            return tok
-        if tok.dep_ in _SUBJ:  # a subject pronoun continues the subject before it, when one fits
-            here = tok.sent.start  # (of an earlier sentence, or of an earlier clause of its own:
-            for cand in fits:      # "my friends are my rocks - they motivate me": the friends)
-                if cand.dep_ in _SUBJ and (cand.i < here or cand.head.i < tok.head.i and cand.head is not tok.head):
-                    return cand
-        return fits[0]
+    @staticmethod
+    def _referent(tok):
+        """What a pronoun of a fact stands for in its own text (:func:`fastmem.reader.refer.referent`)."""
+        return _refer(tok, _PERSON_NOUNS)

@@ -128,12 +128,6 @@ def mood(verb) -> str:
     return NEGATED if negated else ASSERTED
 
 
-def _bare(noun) -> bool:
-    """A noun said of a kind, not of a thing: no article, possessor or number ("failures",
-    "hobbies", "hard work"; not "my failures", "the books")."""
-    return noun.pos_ == "NOUN" and not any(c.dep_ in ("det", "poss", "nummod") for c in noun.children)
-
-
 def _sharing(verb) -> list:
     """The verb and the verbs whose auxiliaries it shares: up a chain of conjuncts and
     complements with no subject or auxiliary of their own ("I might sell the car and *buy* a

@@ -257,3 +257,8 @@ def test_what_could_be_done_or_is_weighed_is_not_done(reader, text, verb):
 def test_it_after_a_clause_without_a_subject_stands_for_that_clause(reader):
     facts = _facts(reader, "I bought a guitar. Been practicing scales lately, it keeps me calm.")
     assert not [f for f in facts if f[1] == "keep"], facts
+
+
+def test_a_preposition_left_at_the_end_of_a_relative_clause_takes_its_noun(reader):
+    facts = _facts(reader, "That's the bakery I work at.")
+    assert ("I", "work at", "bakery") in facts, facts

@@ -1,0 +1,51 @@
+"""What a pronoun of a fact stands for in its own text: :func:`referent`.
+
+"He" and "she" stand for a person named before them, "it" for a thing, "they" for a plural; a
+subject pronoun goes on from the subject before it when one fits. What no mention in the text
+fits is left to the write, which reads the turns before (:mod:`fastmem.reader.who`).
+"""
+
+from __future__ import annotations
+
+from .sense import EVALUATIVE
+from .words import is_thing as _thing, is_when as _when, measured as _measured
+
+__all__ = ["referent"]
+
+_SUBJ = {"nsubj", "nsubjpass", "csubj", "expl"}
+_PRON_SING = {"it", "its"}
+_PRON_PLUR = {"they", "them", "their"}
+_HE_SHE = {"he", "him", "she", "her"}
+#: Entity kinds a pronoun never stands for (dates, times, amounts).
+_NOT_REFERENTS = {"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"}
+
+
+def referent(tok, person_nouns):
+    """What a third-person pronoun of a fact stands for in its own text: the nearest mention
+    before it that it can name (a person for *he* / *she*, a thing for *it*, a plural for
+    *they*); the token itself when there is none (the write then looks in the turns before,
+    :mod:`fastmem.reader.who`). ``person_nouns``: lemmas of nouns that name a person."""
+    tok = _measured(tok)  # "a lot of friends": friends
+    low = tok.lower_
+    if tok.pos_ != "PRON" or low not in _HE_SHE and low not in _PRON_SING and low not in _PRON_PLUR:
+        return tok
+    fits = []
+    for cand in reversed(tok.doc[: tok.i]):
+        if cand.dep_ in ("compound", "poss") or cand.pos_ not in ("NOUN", "PROPN"):
+            continue
+        if (cand.ent_type_ in _NOT_REFERENTS or not _thing(cand) or _when(cand)
+                or cand.dep_ == "attr" and cand.lemma_ in EVALUATIVE):
+            continue  # "it" is never "awesome--" nor "a great way", nor "a bummer" ("... but it pushed me")
+        person = cand.ent_type_ == "PERSON" or cand.lemma_.lower() in person_nouns
+        plural = cand.tag_ in ("NNS", "NNPS") or cand.ent_type_ in ("NORP", "ORG") and low in _PRON_PLUR
+        if ((low in _HE_SHE and person and not plural) or (low in _PRON_SING and not person and not plural)
+                or (low in _PRON_PLUR and plural)):
+            fits.append(cand)
+    if not fits:
+        return tok
+    if tok.dep_ in _SUBJ:  # a subject pronoun continues the subject before it, when one fits
+        here = tok.sent.start  # (of an earlier sentence, or of an earlier clause of its own:
+        for cand in fits:      # "my friends are my rocks - they motivate me": the friends)
+            if cand.dep_ in _SUBJ and (cand.i < here or cand.head.i < tok.head.i and cand.head is not tok.head):
+                return cand
+    return fits[0]
