@@ -96,6 +96,9 @@ def mood(verb) -> str:
             return CONDITIONAL
         if any(c.dep_ == "advcl" and any(g.dep_ == "mark" and g.lower_ in _CONDITION for g in c.children) for c in kids):
             return CONDITIONAL  # the consequence of a condition
+    if any(a.lower_ == "to" for a in verb.children if a.dep_ == "aux") and any(
+            c.tag_ in ("WRB", "WP", "WDT") and c.i < verb.i for c in verb.children):
+        return HYPOTHETICAL  # "gotta figure out how to balance it all": what to do, not done
     for below, v in zip(chain, chain[1:]):
         if v.lemma_.lower() in _WISH:
             return WISHED

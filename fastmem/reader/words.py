@@ -154,6 +154,8 @@ def is_thing(tok) -> bool:
     low = tok.lower_.strip(_EDGES)
     if low in INTERJECTIONS or low in PRAISE and tok.pos_ in ("ADJ", "NOUN", "ADV"):
         return False
+    if low == "course" and tok.dep_ == "pobj" and tok.head.lower_ == "of":
+        return False  # "of course"
     if low in ("gon", "wan", "got") and tok.i + 1 < len(tok.doc) and tok.doc[tok.i + 1].lower_ == "na":
         return False  # what a tokeniser leaves of "Gonna be a great night", "wanna", "gotta"
     if tok.lemma_.lower() in ("guy", "folk", "all") and any(c.lower_ in ("you", "y'all") for c in tok.children):
@@ -248,6 +250,8 @@ def no_fact(verb, subs) -> bool:
     if lemma == "take" and any(getattr(s, "lower_", "") == "it" for s in subs) and any(
             c.dep_ in ("xcomp", "advcl") and any(a.lower_ == "to" for a in c.children) for c in verb.children):
         return True  # "it takes strength to stay hopeful": what anyone needs
+    if [o.lower_ for o in objs] == ["it"] and any(c.dep_ == "prt" and c.lower_ == "out" for c in verb.children):
+        return True  # "I dance it out", "we talked it out", "sweat it out": a way of coping, no thing
     if lemma == "do" and objs and all(o.lower_ in ("it", "that", "this", "so") for o in objs):
         return True  # "I needed to do it": a deed said before, no thing done to
     if lemma == "be" and any(c.dep_ == "advmod" and c.lower_ in ("here", "there") and c.i < verb.i

@@ -262,3 +262,11 @@ def test_it_after_a_clause_without_a_subject_stands_for_that_clause(reader):
 def test_a_preposition_left_at_the_end_of_a_relative_clause_takes_its_noun(reader):
     facts = _facts(reader, "That's the bakery I work at.")
     assert ("I", "work at", "bakery") in facts, facts
+
+
+@pytest.mark.parametrize("text, verb", [
+    ("I still have to work out how to fix the boiler.", "fix"), ("We talked it out over coffee.", "talk out"),
+    ("Of course, I sweat it out at the gym.", "sweat out"),
+])
+def test_what_to_do_and_coping_with_it_are_no_facts(reader, text, verb):
+    assert not [f for f in _facts(reader, text) if f[1].startswith(verb)], _facts(reader, text)
