@@ -443,9 +443,12 @@ class SpacyExtractor:
                         if p.dep_ == "pobj":
                             agent = p
                 elif c.dep_ == "prep":
+                    state = next((a.lower_ for a in verb.children if a.dep_ == "acomp" and a.i < c.i and verb.lemma_
+                                  in _STATE_VERBS and a.lower_ not in PRAISE and a.lower_ != "right"), None)
+                    rel = had if state is None else f"{base} {state}"  # "feeling low on confidence"
                     for p in c.children:
                         if p.dep_ == "pobj" and not (verb.lemma_ == "be" and c.lower_ == "to" and p.pos_ == "PRON"):
-                            objs.extend((f"{had} {c.lower_}", o) for o in self._conj(p) if not _when(o))
+                            objs.extend((f"{rel} {c.lower_}", o) for o in self._conj(p) if not _when(o))
                     if verb.dep_ == "relcl" and c.i > verb.i and not any(c.children) and verb.head.pos_ == "NOUN":
                         objs.append((f"{had} {c.lower_}", verb.head))  # "the class I go to": I go to the class
                 elif c.dep_ == "acomp" and verb.lemma_ in _STATE_VERBS and c.lower_ not in PRAISE:

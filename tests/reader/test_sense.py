@@ -270,3 +270,7 @@ def test_a_preposition_left_at_the_end_of_a_relative_clause_takes_its_noun(reade
 ])
 def test_what_to_do_and_coping_with_it_are_no_facts(reader, text, verb):
     assert not [f for f in _facts(reader, text) if f[1].startswith(verb)], _facts(reader, text)
+
+
+def test_a_state_said_before_its_preposition_stays_in_the_relation(reader):
+    assert ("I", "feel low on", "energy") in _facts(reader, "I've been feeling kinda low on energy lately.")
