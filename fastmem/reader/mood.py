@@ -96,6 +96,8 @@ def mood(verb) -> str:
             return CONDITIONAL
         if any(c.dep_ == "advcl" and any(g.dep_ == "mark" and g.lower_ in _CONDITION for g in c.children) for c in kids):
             return CONDITIONAL  # the consequence of a condition
+    if any(c.dep_ == "mark" and c.lower_ in ("like", "though") for v in chain for c in v.children):
+        return HYPOTHETICAL  # "I want them to feel like they're in an oasis": as if, not so
     if any(a.lower_ == "to" for a in verb.children if a.dep_ == "aux") and any(
             c.tag_ in ("WRB", "WP", "WDT") and c.i < verb.i for c in verb.children):
         return HYPOTHETICAL  # "gotta figure out how to balance it all": what to do, not done
@@ -123,7 +125,7 @@ def mood(verb) -> str:
     if aux & _HYPOTHETICAL:
         return HYPOTHETICAL
     negated = any(c.dep_ == "neg" for c in verb.children)
-    if aux & _FUTURE and _predicted(shared):
+    if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
     if aux & _FUTURE or any(map(_going_to, shared)) or any(v.lemma_.lower() in _PLAN for v in chain[1:]) \
             or _arranged(shared[-1]):

@@ -250,6 +250,8 @@ def no_fact(verb, subs) -> bool:
     if lemma == "take" and any(getattr(s, "lower_", "") == "it" for s in subs) and any(
             c.dep_ in ("xcomp", "advcl") and any(a.lower_ == "to" for a in c.children) for c in verb.children):
         return True  # "it takes strength to stay hopeful": what anyone needs
+    if [o.lower_ for o in objs] == ["it"] and lemma in ("know", "believe", "mean", "think", "doubt", "guess", "feel"):
+        return True  # "I just know it!": what is known is a thought, no thing
     if [o.lower_ for o in objs] == ["it"] and any(c.dep_ == "prt" and c.lower_ == "out" for c in verb.children):
         return True  # "I dance it out", "we talked it out", "sweat it out": a way of coping, no thing
     if lemma == "do" and objs and all(o.lower_ in ("it", "that", "this", "so") for o in objs):
