@@ -165,6 +165,8 @@ _PRON_PLUR = {"they", "them", "their"}
 #: subject in passing ("stopped, too busy with the new job") and says nothing of the object;
 #: "you look great in that dress" is praise, no fact.
 _STATE_VERBS = frozenset(("be", "become", "get", "feel", "stay", "remain", "grow", "turn", "keep"))
+#: Verbs of handing over: with what is handed over named, the one it goes to makes no fact of its own.
+_TRANSFER = frozenset(("give", "offer", "send", "sell", "lend", "hand", "pass", "show", "teach", "donate", "mail"))
 
 
 #: "my sister": a possessive determiner kept with its noun (the write says whose).
@@ -422,7 +424,6 @@ class SpacyExtractor:
             if idiom is not None:
                 base, objs = ("not " if neg else "") + idiom[0], [(("not " if neg else "") + idiom[0], o) for o in idiom[1]]
             direct = [c for c in verb.children if c.dep_ == "dobj"]
-            vague = bool(direct) and not all(map(_thing, direct))  # "gives me so much joy": nothing of "me" either
             # "have" says little alone: what is had names the relation of its place or company
             # ("had lunch with Sara": have lunch with; "having the wedding in Porto": have wedding in)
             head = what_is_had(lemma, idiom, direct)
@@ -430,12 +431,12 @@ class SpacyExtractor:
             objs.extend((f"{had} {q.lower_}", o) for q in (places_of(direct[0], head) if head is not None else ())
                         for p in q.children if p.dep_ == "pobj" for o in self._conj(p) if not _when(o))
             for c in verb.children if idiom is None else ():
-                if c.dep_ == "dative" and c.pos_ == "ADP":  # "painted it for him": a preposition
+                if c.dep_ in ("prep", "dative") and c.lower_ == "to" and direct and lemma in _TRANSFER:
+                    continue  # "offering workshops to schools": what is offered is the fact (and as a dative, below)
+                elif c.dep_ == "dative" and c.pos_ == "ADP":  # "painted it for him": a preposition
                     objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
-                elif c.dep_ == "dative" and vague:
-                    continue
                 elif c.dep_ == "dative" and direct:  # "sold me his car": the car is what is sold; "sold to
-                    continue  # me" alone reads as a fact with nothing in it (a fact has two ends)
+                    continue  # me" alone reads as a fact with nothing in it (a fact has two ends); "gives me joy": none
                 elif c.dep_ in _OBJ:
                     objs.extend((base, o) for o in self._conj(c))
                 elif c.dep_ == "agent":
