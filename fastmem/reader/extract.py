@@ -353,8 +353,8 @@ class SpacyExtractor:
             text = f"{text} of {self._span(what)[0]}"  # "the journey of acceptance", "the top of the hill"
         owner = next((c for c in tok.lefts if c.dep_ == "poss"), None)
         whose = their_antecedent(owner) if owner is not None and owner.lower_ == "their" else None
-        if owner is not None and owner.lower_ in ("his", "her") and self._referent(owner) is not owner:
-            whose = self._referent(owner)  # "my cousin lives there! I'll send you her number": my cousin's
+        if owner is not None and owner.lower_ in ("his", "her"):  # "my cousin lives there! I'll send you her number"
+            whose = ref if (ref := self._referent(owner)) is not owner else None
         if whose is not None:  # "my family's been great - their love": my family's love
             name = self._span(whose)[0]
             text = f"{name}' {text}" if name.endswith("s") else f"{name}'s {text}"

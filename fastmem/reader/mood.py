@@ -16,7 +16,7 @@ are not facts either.
 
 from __future__ import annotations
 
-from .words import INTERJECTIONS
+from .words import INTERJECTIONS, after_preposition as _by_doing
 
 __all__ = ["mood", "STORED", "ASSERTED", "PLANNED", "NEGATED", "ASKED", "WISHED", "CONDITIONAL", "HYPOTHETICAL",
            "GENERIC", "BELIEVED"]
@@ -52,9 +52,8 @@ def _clause_chain(verb, depth: int = 6):
     """The verb and the verbs above it whose clause it belongs to (conjuncts, complements,
     adverbial clauses), nearest first."""
     out, v = [verb], verb
-    while depth and (v.dep_ in ("conj", "xcomp", "ccomp", "advcl", "acomp")
-                     or v.dep_ == "pcomp" and v.head.dep_ == "prep") and v.head is not v:
-        v = v.head.head if v.dep_ == "pcomp" else v.head  # "by having ...": the clause of "living"
+    while depth and (v.dep_ in ("conj", "xcomp", "ccomp", "advcl", "acomp") or _by_doing(v)) and v.head is not v:
+        v = v.head.head if _by_doing(v) else v.head  # "by having ...": the clause of "living"
         out.append(v)
         depth -= 1
     return out
@@ -147,11 +146,6 @@ def _sharing(verb) -> list:
         v = v.head.head if _by_doing(v) else v.head  # "I could help you *with making* content"
         out.append(v)
     return out
-
-
-def _by_doing(v) -> bool:
-    """A verb after a preposition that hangs on a verb ("help you with *making* content")."""
-    return v.dep_ == "pcomp" and v.head.dep_ == "prep" and v.head.head.pos_ in ("VERB", "AUX")
 
 
 def _predicted(shared) -> bool:

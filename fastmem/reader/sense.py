@@ -23,10 +23,11 @@ and what a vague noun names: :func:`of_what` ("the top of the hill"; "a lot of f
 
 from __future__ import annotations
 
-from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, PRAISE, UNDERSTOOD_I, VAGUE_HEADS, naming
+from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
+from .words import after_preposition, naming
 
-__all__ = ["doer", "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "plain_verb", "says_nothing", "of_what",
-           "EVALUATIVE", "WHOLE_WITH_OF"]
+__all__ = ["doer", "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got",
+           "plain_verb", "says_nothing", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
 
 #: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
 #: feeling", "it's been a wild ride", "it was a bummer".
@@ -45,8 +46,6 @@ _IMPLICATIVE = frozenset(("push help make let force lead inspire motivate drive 
                           "convince persuade remind").split())
 _HAVE = frozenset(("'ve", "have", "has", "'s", "ve"))
 _REFLEXIVE = frozenset("myself yourself himself herself itself ourselves yourselves themselves oneself".split())
-#: A time of life ("when I was a kid"): everyone was one; said as a time, it is no fact.
-_LIFE_STAGE = frozenset("kid child teenager teen baby toddler boy girl youngster".split())
 #: Heads that name a thing only with what their "of" says: "the journey of acceptance", "the
 #: top of the hill", "a sense of community" (the node is the whole phrase, not "journey").
 WHOLE_WITH_OF = VAGUE_HEADS - _AMOUNTS | frozenset("journey sense feeling importance value power spirit".split())
@@ -105,7 +104,7 @@ def says_nothing(verb, subs) -> bool:
         return True  # "my cousin's name is Lucia": who Lucia is (fastmem.reader.roles), not a fact about a name
     if any(a.lower_ in _REFLEXIVE for a in attrs):
         return True
-    if verb.dep_ == "advcl" and any(a.lemma_.lower() in _LIFE_STAGE for a in attrs) \
+    if verb.dep_ == "advcl" and any(a.lemma_.lower() in LIFE_STAGES for a in attrs) \
             and any(c.dep_ in ("mark", "advmod") and c.lower_ in ("when", "while", "since") for c in verb.children):
         return True  # "... when I was a kid": a time of life, not news
     if any(a.dep_ == "attr" and a.lemma_.lower() in JUDGEMENTS and not any(c.dep_ == "prep" for c in a.children)
@@ -137,9 +136,7 @@ def governor(verb):
         return None
     if verb.dep_ in ("conj", "xcomp", "advcl", "relcl", "acl"):
         return verb.head
-    if verb.dep_ == "pcomp" and verb.head.dep_ == "prep" and verb.head.head.pos_ in ("VERB", "AUX"):
-        return verb.head.head
-    return None
+    return verb.head.head if after_preposition(verb) else None
 
 
 def continues_clause(tok) -> bool:

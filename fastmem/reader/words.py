@@ -10,8 +10,9 @@ import re
 
 __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_case", "INTERJECTIONS", "PRAISE",
            "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I", "AMOUNTS", "ASKING",
-           "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name",
-           "bare_time", "contracted_be", "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive"]
+           "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name", "bare_time", "contracted_be",
+           "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
+           "LIFE_STAGES"]
 
 #: Nouns of organisations: a fact's object of this kind is typed as one.
 ORG_NOUNS = frozenset({
@@ -50,9 +51,10 @@ PRAISE = frozenset(("awesome great amazing best fantastic wonderful incredible c
 #: Nouns of a person that, with "a" and nothing that says who ("a photo of a man holding a
 #: frisbee"), name nobody in particular: no node of the graph.
 ANYONE = frozenset("person man woman guy girl boy lady gentleman individual".split())
-#: Nouns of amount: "a lot of friends" is friends ("of" names what is counted).
-AMOUNTS = frozenset(("lot lots bunch couple number plenty ton tons handful few bit loads load heaps heap kind kinds sort "
-                     "sorts type types variety").split())  # "all kinds of people": people
+#: Nouns of amount or kind: "a lot of friends" is friends, "all kinds of people" people ("of" names
+#: what is counted).
+AMOUNTS = frozenset(("lot lots bunch couple number plenty ton tons handful few bit loads load heaps heap kind kinds "
+                     "sort sorts type types variety").split())
 #: Punctuation a tokeniser leaves on a word ("awesome--", "great!!").
 _EDGES = "-\u2013\u2014.,!?;:~*'\"()"
 #: Light verbs with an action noun read as the action ("give it a try" -> try, "take care of"
@@ -75,8 +77,8 @@ SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"),
 
 #: What a speaker who needs or wants it asks the listener for ("I need advice").
 ASKING = frozenset("advice help favour favor recommendation suggestion tip idea input opinion pointer".split())
-#: Times of life: "as a kid" is when, not what.
-LIFE_STAGES = frozenset("kid child teenager teen baby toddler boy girl youngster student".split())
+#: Times of life: "as a kid", "when I was a kid" say when, not what.
+LIFE_STAGES = frozenset("kid child teenager teen baby toddler boy girl youngster".split())
 #: Nouns of time: an object of a preposition that is one is when, not what ("quit in March").
 TIME_NOUNS = frozenset(("morning afternoon evening night midnight noon today tonight tomorrow yesterday weekend week "
                         "month year years day days hour hours minute minutes season spring summer autumn fall winter "
@@ -100,6 +102,13 @@ def naming(verb) -> bool:
     """Whether a verb is the "called" / "named" that gives a noun its name ("a beagle called
     Biscuit", "a woman named Sara")."""
     return verb.dep_ == "acl" and verb.lemma_.lower() in ("call", "name") and verb.tag_ in ("VBN", "VBD")
+
+
+def after_preposition(verb) -> bool:
+    """Whether a verb follows a preposition that hangs on another verb ("living my dream *by
+    having* my own studio", "help you *with making* content"): that verb's subject and mood are
+    its own."""
+    return verb.dep_ == "pcomp" and verb.head.dep_ == "prep" and verb.head.head.pos_ in ("VERB", "AUX")
 
 
 def spoken_to(name, head_is_person: bool) -> bool:
@@ -175,6 +184,7 @@ def is_thing(tok) -> bool:
                    for c in tok.children)  # "a woman named Sara"
     return True
 
+
 def _afterthought(tok) -> bool:
     """A noun phrase without an article after a copula's adjective and a comma or dash ("were
     amazing, so much pride and strength"): an exclamation about the subject, not what it is."""
@@ -206,8 +216,8 @@ FIGURES = tuple(p.split() for p in (
     "on my mind", "on your mind", "bring it on", "have my back", "have your back", "have our back", "get my back",
     "get your back", "be here for", "be there for", "what it take", "the real deal", "a game changer", "kill it",
     "nail it", "crush it", "rock it", "put my heart into", "put our heart into", "put your heart into", "earn it",
-    "deserve it", "roller coaster", "wild ride", "come to life", "around for you", "around for I", "live my dream", "live the dream",
-    "live our dream"))
+    "deserve it", "roller coaster", "wild ride", "come to life", "around for you", "around for I", "live my dream",
+    "live the dream", "live our dream"))
 _FIGURES_BY_FIRST: dict[str, list[list[str]]] = {}
 for _fig in FIGURES:
     _FIGURES_BY_FIRST.setdefault(_fig[0], []).append(_fig)
@@ -245,14 +255,15 @@ def no_fact(verb, subs) -> bool:
     if lemma == "tell" and any(s is not UNDERSTOOD_I and s.lower_ == "you" for s in subs) \
             and any(o.lower_ == "me" for o in objs):
         return True
-    if lemma == "get" and verb.tag_ in ("VBP", "VB") and [o.lower_ for o in objs] == ["it"]:
+    just_it = [o.lower_ for o in objs] == ["it"]
+    if lemma == "get" and verb.tag_ in ("VBP", "VB") and just_it:
         return True  # "I get it": understood, not got
     if lemma == "take" and any(getattr(s, "lower_", "") == "it" for s in subs) and any(
             c.dep_ in ("xcomp", "advcl") and any(a.lower_ == "to" for a in c.children) for c in verb.children):
         return True  # "it takes strength to stay hopeful": what anyone needs
-    if [o.lower_ for o in objs] == ["it"] and lemma in ("know", "believe", "mean", "think", "doubt", "guess", "feel"):
+    if just_it and lemma in ("know", "believe", "mean", "think", "doubt", "guess", "feel"):
         return True  # "I just know it!": what is known is a thought, no thing
-    if [o.lower_ for o in objs] == ["it"] and any(c.dep_ == "prt" and c.lower_ == "out" for c in verb.children):
+    if just_it and any(c.dep_ == "prt" and c.lower_ == "out" for c in verb.children):
         return True  # "I dance it out", "we talked it out", "sweat it out": a way of coping, no thing
     if lemma == "do" and objs and all(o.lower_ in ("it", "that", "this", "so") for o in objs):
         return True  # "I needed to do it": a deed said before, no thing done to
