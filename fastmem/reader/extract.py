@@ -28,13 +28,13 @@ from .plot import PEOPLE as _PLOT_PEOPLE
 from .plot import clauses as plot_clauses, has_plot
 from .refer import referent as _refer
 from .roles import roles as _roles
-from .sense import clause as _clause, continues_clause as _continues_clause, doer as _doer
+from .sense import clause as _clause, continues_clause as _continues_clause, doer as _doer, how_left as _how_left
 from .sense import first_person_left_out as _first_person_left_out, governor as _governor, opener as _opener
 from .sense import of_what as _of_what, plain_verb as _plain_verb, says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
-from .words import bare_time, contracted_be, places_of, sentence_case, their_antecedent, what_is_had
+from .words import bare_time, contracted_be, places_of, spoken_g, sentence_case, their_antecedent, what_is_had
 from .words import genitive, no_fact as _no_fact, spoken_to as _spoken_to
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
@@ -233,7 +233,7 @@ class SpacyExtractor:
         about a millisecond, a quarter of a short turn's parse)."""
         nlp = self.nlp
         ensure_cpu_ops()
-        texts = [contracted_be(strip_label(t)) for t in texts]  # a transcript's "Name:" label is not part of what it says
+        texts = [contracted_be(spoken_g(strip_label(t))) for t in texts]  # a transcript's "Name:" label is not part of what it says
         if len(texts) == 1:
             with native():  # the parser runs BLIS without the GIL (see fastmem.models.exitgate)
                 return [nlp(texts[0])]
@@ -375,6 +375,8 @@ class SpacyExtractor:
         return text, typ
 
     def _conj(self, tok):
+        if tok is _UNDERSTOOD_I:
+            return [tok]
         out = [tok]
         for c in tok.children:
             if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "PRON", "NUM"):
@@ -412,7 +414,7 @@ class SpacyExtractor:
             if _no_fact(verb, subs) or _says_nothing(verb, subs):
                 continue  # an idiom read as none ("you're telling me"), "it's a great feeling"
             neg = any(c.dep_ == "neg" for c in verb.children)
-            prt = [c.lower_ for c in verb.children if c.dep_ == "prt"]
+            prt = [c.lower_ for c in verb.children if c.dep_ == "prt" or _how_left(c)]  # "keeps me motivated"
             lemma = _plain_verb(verb, verb.lemma_.lower())  # "she's got two kids": has
             passive = passive and lemma != "have"
             base = ("not " if neg else "") + " ".join([lemma] + prt)
@@ -437,7 +439,7 @@ class SpacyExtractor:
                     objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
                 elif c.dep_ == "dative" and direct:  # "sold me his car": the car is what is sold; "sold to
                     continue  # me" alone reads as a fact with nothing in it (a fact has two ends); "gives me joy": none
-                elif c.dep_ in _OBJ:
+                elif c.dep_ in _OBJ and not _how_left(c):
                     objs.extend((base, o) for o in self._conj(c))
                 elif c.dep_ == "agent":
                     for p in c.children:

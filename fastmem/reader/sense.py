@@ -26,7 +26,7 @@ from __future__ import annotations
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
 from .words import after_preposition, naming
 
-__all__ = ["doer", "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got",
+__all__ = ["doer", "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "how_left",
            "plain_verb", "says_nothing", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
 
 #: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
@@ -81,8 +81,12 @@ def doer(verb, person, depth: int = 0):
             return doer(head, person, depth + 1)  # "inspires me to keep making art": I make it
         if _extraposed_it(head):
             return []  # "it's tough starting a biz"
-    if verb.dep_ in ("advcl", "xcomp") and verb.tag_ == "VBG" and _extraposed_it(head):
-        return []  # "it's kinda freeing, just putting my feelings on the canvas": anyone doing it
+    if verb.tag_ == "VBG" and (verb.dep_ in ("advcl", "xcomp") and _extraposed_it(head) or verb.dep_ == "acl"
+                               and head.dep_ in ("attr", "acomp") and _extraposed_it(head.head)):
+        # "it's kinda freeing, just putting my feelings on the canvas": anyone doing it; "it's
+        # been a wild ride starting my business": I started it
+        said = [t for t in verb.doc[verb.head.i + 1 : verb.i] if t.pos_ in ("NOUN", "PROPN", "PRON") and t.i != head.i]
+        return [UNDERSTOOD_I] if _mine(verb) and not said else []  # not "it was awesome - people complimenting my moves"
     if verb.dep_ == "acl" and to:
         if head.pos_ in ("NOUN", "PROPN") and not person(head):
             return []  # "a dream to have a family", "time to vent"
@@ -95,11 +99,17 @@ def says_nothing(verb, subs) -> bool:
     a time of life given as a time ("when I was a kid"), a verdict ("the trip was a nightmare")."""
     if naming(verb):
         return True  # "a beagle called Biscuit": who Biscuit is (fastmem.reader.roles)
-    if verb.lemma_ in ("look", "sound", "seem"):
-        return any(c.dep_ == "acomp" and c.lower_ in PRAISE for c in verb.children)
+    if _order_misread(verb):
+        return True  # "... since your transition - keep on inspiring people": an order, no subject
+    it = any(getattr(s, "lower_", "") in ("it", "that", "this") for s in subs)
+    if verb.lemma_ in ("look", "sound", "seem", "feel"):
+        return (any(c.dep_ == "acomp" and c.lower_ in PRAISE for c in verb.children)
+                or it and any(c.dep_ == "prep" and c.lower_ == "like" for c in verb.children))  # "it looks like a sunset"
     if verb.lemma_ != "be":
         return False
     attrs = [c for c in verb.children if c.dep_ in ("attr", "acomp")]
+    if it and _extraposed(verb, attrs):
+        return True  # "it's a lot of pressure to keep going up": "it" is what the clause says
     if any(getattr(s, "lemma_", "") == "name" for s in subs):
         return True  # "my cousin's name is Lucia": who Lucia is (fastmem.reader.roles), not a fact about a name
     if any(a.lower_ in _REFLEXIVE for a in attrs):
@@ -110,10 +120,30 @@ def says_nothing(verb, subs) -> bool:
     if any(a.dep_ == "attr" and a.lemma_.lower() in JUDGEMENTS and not any(c.dep_ == "prep" for c in a.children)
            for a in attrs):
         return True  # "my stick figures are a disgrace": a verdict
-    it = any(getattr(s, "lower_", "") in ("it", "that", "this") for s in subs)
     if it and any(c.dep_ == "prep" and c.lower_ == "like" for c in verb.children):
         return True  # "it's like a cool form of self-expression": a likeness, no fact
     return it and any(a.dep_ == "attr" and a.lemma_.lower() in EVALUATIVE for a in attrs)
+
+
+def _extraposed(verb, attrs) -> bool:
+    """Whether a copula's "it" stands for a clause after it: a gerund or an infinitive on the
+    verb or on what it says "it" is ("it's kinda freeing, just putting my feelings on the canvas",
+    "it's a lot of pressure to keep going up", "it was so much fun building my website")."""
+    def clausal(c):
+        return c.tag_ == "VBG" or any(x.dep_ == "aux" and x.lower_ == "to" for x in c.children)
+
+    return (any(c.dep_ in ("advcl", "xcomp") and c.i > verb.i and clausal(c) for c in verb.children)
+            or any(c.dep_ == "acl" and c.head.i >= a.i and clausal(c) for a in attrs for c in a.subtree))
+
+
+def _order_misread(verb) -> bool:
+    """A verb in its bare form with a singular noun as its subject and nothing that allows it
+    (no auxiliary, no "to", no verb that lets or makes): English has no such clause, so the
+    small parser has given an order, or a verb of another clause, a subject from before it."""
+    return (verb.tag_ == "VB" and verb.dep_ in ("ROOT", "advcl", "conj", "parataxis")
+            and not any(c.dep_ in ("aux", "auxpass") for c in verb.children)
+            and any(c.dep_ == "nsubj" and c.tag_ in ("NN", "NNP") and not any(x.dep_ == "conj" for x in c.children)
+                    for c in verb.children))
 
 
 def of_what(tok):
@@ -177,6 +207,8 @@ def first_person_left_out(verb, depth: int = 0) -> bool:
     order ("Keep going!") has a base-form verb first and is not read as a fact."""
     if verb.dep_ in ("conj", "xcomp") and depth < 3 and verb.head.i != verb.i:
         return first_person_left_out(verb.head, depth + 1)
+    if verb.dep_ in ("csubj", "csubjpass") and verb.tag_ == "VBG" and not _own_subject(verb):
+        return _mine(verb)  # "Losing my job was hard", "Startin' my biz has been tough": I lost it
     first = next((t for t in _after_opener(verb.sent) if not t.is_punct and t.pos_ != "INTJ" and t.dep_ != "advmod"),
                  None)
     if first is None:
@@ -185,6 +217,14 @@ def first_person_left_out(verb, depth: int = 0) -> bool:
         return (verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN", "VBG")
                 and not any(c.dep_ in ("aux", "auxpass") and c.i > verb.i for c in verb.children))
     return first.lower_ in ("gon", "gonna", "wanna", "gotta") and verb.head.i == first.i
+
+
+def _mine(verb) -> bool:
+    """Whether a verb's object, or the object of its preposition, is the speaker's own ("my job",
+    "for my store"): a gerund of one's own doings ("Growing my customer base is the focus")."""
+    objs = [c for c in verb.children if c.dep_ == "dobj"]
+    objs += [q for p in verb.children if p.dep_ == "prep" for q in p.children if q.dep_ == "pobj"]
+    return any(c.dep_ == "poss" and c.lower_ == "my" for o in objs for c in o.children)
 
 
 #: Words an opener of a chat sentence is made of ("Nope,", "not much,", "Oh well,").
@@ -211,6 +251,16 @@ def opener(tok) -> bool:
     after = tok.doc[tok.right_edge.i + 1] if tok.right_edge.i + 1 < len(tok.doc) else None
     return tok.lower_ in INTERJECTIONS or (tok.pos_ in ("ADJ", "ADV", "PART", "INTJ") and after is not None
                                            and after.text == "," and not any(c.dep_ == "poss" for c in tok.children))
+
+
+def how_left(tok) -> bool:
+    """A word that says how a verb leaves its object, part of the relation and never its other
+    end: "keeps me *motivated*", "kept me *positive*", "brings us *together*", "brings us *closer*"."""
+    if tok.dep_ == "oprd":
+        return tok.pos_ in ("ADJ", "VERB")
+    before = tok.doc[tok.i - 1] if tok.i else tok  # right after the verb, or after a pronoun it moves ("wishing
+    return (tok.dep_ == "advmod" and tok.lower_ in ("together", "closer", "apart")  # you happy years together": no)
+            and (before.i == tok.head.i or before.head.i == tok.head.i and before.dep_ == "dobj" and before.pos_ == "PRON"))
 
 
 def plain_verb(verb, lemma: str) -> str:

@@ -10,7 +10,7 @@ import re
 
 __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_case", "INTERJECTIONS", "PRAISE",
            "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I", "AMOUNTS", "ASKING",
-           "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name", "bare_time", "contracted_be",
+           "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name", "bare_time", "contracted_be", "spoken_g",
            "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
            "LIFE_STAGES"]
 
@@ -310,6 +310,17 @@ def bare_time(tok) -> bool:
     official opening night"): it says when, it is not what a fact is about."""
     return tok is not UNDERSTOOD_I and is_when(tok) and not any(c.dep_ in ("amod", "compound", "poss", "nmod")
                                                                for c in tok.children)
+
+
+#: A verb's "-ing" written as spoken ("livin' my dreams", "Startin' my biz"): two letters or
+#: more, then "in'", with no quote before the word and no letter after it ("ain't" stays).
+_DROPPED_G = re.compile(r"(?<![\w'\u2018])([A-Za-z]{2,}in)['\u2019](?![\w'\u2019])")
+
+
+def spoken_g(text: str) -> str:
+    """``text`` with each "-in'" of a verb written as spoken given its "g" back ("livin'":
+    living), the same length, so that the parser reads a verb; a quoted word ("'Berlin'") stays."""
+    return _DROPPED_G.sub(r"\1g", text) if "in'" in text or "in\u2019" in text else text
 
 
 def contracted_be(text: str) -> str:

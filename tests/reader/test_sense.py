@@ -275,3 +275,40 @@ def test_what_to_do_and_coping_with_it_are_no_facts(reader, text, verb):
 
 def test_a_state_said_before_its_preposition_stays_in_the_relation(reader):
     assert ("I", "feel low on", "energy") in _facts(reader, "I've been feeling kinda low on energy lately.")
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("Selling my old van was a relief.", ("I", "sell", "van")),
+    ("Fixin' my bike took all weekend.", ("I", "fix", "bike")),
+    ("It's been a long road renovating my kitchen.", ("I", "renovate", "kitchen")),
+])
+def test_a_gerund_of_ones_own_doings_is_the_speakers_fact(reader, text, fact):
+    assert fact in [(s, r, o.split()[-1]) for s, r, o in _facts(reader, text)]
+
+
+def test_a_gerund_of_anyones_doings_is_nobodys(reader):
+    assert not [f for f in _facts(reader, "Raising chickens is a lot of work.") if f[1] == "raise"]
+    assert not [f for f in _facts(reader, "It was wonderful - so many people cheering my name.") if f[1] == "cheer"
+                and f[0] == "I"]
+
+
+@pytest.mark.parametrize("text", [
+    "It's a lot of stress to keep up with the orders.",
+    "It was such a pleasure meeting your parents.",
+    "That sounds like a plan.",
+    "It looks like a real painting.",
+])
+def test_an_it_that_stands_for_a_clause_or_a_likeness_is_no_fact(reader, text):
+    assert [f for f in _facts(reader, text) if f[0].lower() in ("it", "that")] == []
+
+
+def test_how_a_verb_leaves_its_object_is_part_of_the_relation(reader):
+    facts = _facts(reader, "My dog keeps me sane. Board games bring us together.")
+    assert ("my dog", "keep sane", "me") in facts
+    assert not [f for f in facts if f[2] in ("sane", "together")]
+    assert any(f[1] == "bring together" for f in facts)
+
+
+def test_a_bare_verb_with_a_noun_subject_is_a_misread_order(reader):
+    text = "You've come a long way since your diagnosis - keep on inspiring people with your humor and grit!"
+    assert not [f for f in _facts(reader, text) if f[0] == "your diagnosis"]
