@@ -16,7 +16,7 @@ are not facts either.
 
 from __future__ import annotations
 
-from .words import INTERJECTIONS, after_preposition as _by_doing
+from .words import INTERJECTIONS, after_preposition as _by_doing, goal_of
 
 __all__ = ["mood", "STORED", "ASSERTED", "PLANNED", "NEGATED", "ASKED", "WISHED", "CONDITIONAL", "HYPOTHETICAL",
            "GENERIC", "BELIEVED"]
@@ -101,8 +101,9 @@ def mood(verb) -> str:
             c.tag_ in ("WRB", "WP", "WDT") and c.i < verb.i for c in verb.children):
         return HYPOTHETICAL  # "gotta figure out how to balance it all": what to do, not done
     for below, v in zip(chain, chain[1:]):
-        if v.lemma_.lower() in _WISH:
-            return WISHED
+        goal = goal_of(v) if below.dep_ == "xcomp" else None
+        if v.lemma_.lower() in _WISH or goal is not None and goal.lemma_.lower() in _WISH:
+            return WISHED  # "I hope to ...", "my dream is to ..."
         if _by_doing(below) and v.lemma_.lower() in _CONSIDER and below.head.lower_ in ("of", "about"):
             return HYPOTHETICAL  # "I'm thinking of working with bloggers": weighed, not done nor planned
     if any(c.lower_ == "hopefully" for v in chain for c in v.children if c.dep_ == "advmod"):
@@ -116,6 +117,8 @@ def mood(verb) -> str:
     if (subj and subj[0].lower_ in _GENERIC_SUBJ and verb.dep_ == "advcl"
             and any(c.dep_ in ("mark", "advmod") and c.lower_ in _GENERIC_MARKS for c in verb.children)):
         return GENERIC  # "It's easier when you have good friends around"
+    if verb.tag_ == "VBP" and subj and subj[0].lower_ == "we" and any(c.lower_ == "all" for c in subj[0].children):
+        return GENERIC  # "we all have our own paths", "we all need a push sometimes": everyone ("we all went": us)
     if (verb.tag_ in ("VBP", "VBZ") and subj and _bare(subj[0])
             and any(c.dep_ in ("dobj", "dative") and c.lower_ == "you" for c in verb.children)):
         return GENERIC  # "failures lead you closer to success": anyone, not the listener
@@ -126,7 +129,7 @@ def mood(verb) -> str:
     negated = any(c.dep_ == "neg" for c in verb.children)
     if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
-    if aux & _FUTURE or any(map(_going_to, shared)) or any(v.lemma_.lower() in _PLAN for v in chain[1:]) \
+    if aux & _FUTURE or any(map(_going_to, shared)) or any(v.lemma_.lower() in _PLAN or goal_of(v) for v in chain[1:]) \
             or _arranged(shared[-1]):
         return NEGATED if negated else PLANNED
     return NEGATED if negated else ASSERTED

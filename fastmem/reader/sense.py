@@ -24,7 +24,7 @@ and what a vague noun names: :func:`of_what` ("the top of the hill"; "a lot of f
 from __future__ import annotations
 
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
-from .words import after_preposition, naming
+from .words import after_preposition, goal_of, naming
 
 __all__ = ["doer", "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "how_left",
            "plain_verb", "says_nothing", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
@@ -44,6 +44,9 @@ _SUBJ = ("nsubj", "nsubjpass", "csubj", "csubjpass", "expl")
 #: to come") says only that it was asked or wanted: no fact of the complement.
 _IMPLICATIVE = frozenset(("push help make let force lead inspire motivate drive get cause teach allow enable "
                           "convince persuade remind").split())
+#: Verbs that take a bare infinitive when they cause ("made me laugh", "let her go"): with "to"
+#: the infinitive says what for.
+_BARE_CAUSATIVE = frozenset(("make", "let"))
 _HAVE = frozenset(("'ve", "have", "has", "'s", "ve"))
 _REFLEXIVE = frozenset("myself yourself himself herself itself ourselves yourselves themselves oneself".split())
 #: Heads that name a thing only with what their "of" says: "the journey of acceptance", "the
@@ -72,6 +75,11 @@ def doer(verb, person, depth: int = 0):
     if verb.dep_ == "conj":
         return doer(head, person, depth + 1)
     to = any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
+    goal = goal_of(head) if verb.dep_ == "xcomp" else None
+    if goal is not None:  # "My goal is to give kids a loving home": I mean to
+        return [UNDERSTOOD_I] if any(c.dep_ == "poss" and c.lower_ == "my" for c in goal.children) else []
+    if verb.dep_ == "advcl" and to and head.lemma_.lower() in _BARE_CAUSATIVE:
+        return None  # "I made a line to show off my style": I show it off (a purpose, not "made it do")
     if verb.dep_ == "xcomp" or verb.dep_ == "advcl" and to and head.lemma_.lower() in _IMPLICATIVE:
         objs = [c for c in head.children if c.dep_ == "dobj" and c.pos_ in ("NOUN", "PROPN", "PRON")]
         if objs and head.pos_ == "VERB":
@@ -87,9 +95,9 @@ def doer(verb, person, depth: int = 0):
         # been a wild ride starting my business": I started it
         said = [t for t in verb.doc[verb.head.i + 1 : verb.i] if t.pos_ in ("NOUN", "PROPN", "PRON") and t.i != head.i]
         return [UNDERSTOOD_I] if _mine(verb) and not said else []  # not "it was awesome - people complimenting my moves"
-    if verb.dep_ == "acl" and to:
+    if verb.dep_ in ("acl", "relcl") and to:
         if head.pos_ in ("NOUN", "PROPN") and not person(head):
-            return []  # "a dream to have a family", "time to vent"
+            return []  # "a dream to have a family", "time to vent", "tools to push the biz"
     return None
 
 

@@ -12,7 +12,7 @@ __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_
            "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I", "AMOUNTS", "ASKING",
            "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name", "bare_time", "contracted_be", "spoken_g",
            "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
-           "LIFE_STAGES"]
+           "LIFE_STAGES", "GOALS", "goal_of"]
 
 #: Nouns of organisations: a fact's object of this kind is typed as one.
 ORG_NOUNS = frozenset({
@@ -29,6 +29,9 @@ WORKPLACE_NOUNS = frozenset({
     "group", "choir", "band", "orchestra", "committee", "council", "board", "crew", "squad", "unit", "branch",
     "brand", "chain", "franchise", "practice", "salon", "gallery", "theatre", "theater", "kitchen",
 })
+#: Nouns of what someone means to do: "my goal is to give kids a home" is the speaker's plan
+#: (a dream, a hope or a wish is wished), not something the goal does.
+GOALS = frozenset("goal aim plan mission intention ambition target dream hope wish".split())
 #: The subject a chat turn leaves out ("Went camping last week"): the speaker, resolved at the write.
 UNDERSTOOD_I = object()
 
@@ -321,6 +324,14 @@ def spoken_g(text: str) -> str:
     """``text`` with each "-in'" of a verb written as spoken given its "g" back ("livin'":
     living), the same length, so that the parser reads a verb; a quoted word ("'Berlin'") stays."""
     return _DROPPED_G.sub(r"\1g", text) if "in'" in text or "in\u2019" in text else text
+
+
+def goal_of(verb):
+    """The goal noun that a copula says is something to do ("My *goal* is to give kids a
+    home"), or None."""
+    if verb.lemma_ != "be":
+        return None
+    return next((c for c in verb.children if c.dep_ == "nsubj" and c.lemma_.lower() in GOALS), None)
 
 
 def contracted_be(text: str) -> str:

@@ -312,3 +312,11 @@ def test_how_a_verb_leaves_its_object_is_part_of_the_relation(reader):
 def test_a_bare_verb_with_a_noun_subject_is_a_misread_order(reader):
     text = "You've come a long way since your diagnosis - keep on inspiring people with your humor and grit!"
     assert not [f for f in _facts(reader, text) if f[0] == "your diagnosis"]
+
+
+def test_a_goal_to_do_something_is_the_owners_plan_and_a_purpose_is_the_doers(reader):
+    assert [f for f in _facts(reader, "My goal is to run a marathon in May.") if f[1] == "run"][0][0] == "I"
+    assert _facts(reader, "My dream is to sail around the world.") == []  # wished, not planned
+    facts = _facts(reader, "I built a little website to sell my prints.")
+    assert [f[0] for f in facts if f[1] == "sell"] == ["I"]
+    assert not [f for f in _facts(reader, "I bought some new brushes to improve my painting.") if f[0] == "new brushes"]
