@@ -90,6 +90,17 @@ def _facts(db: apsw.Connection, scope: str | None):
     return [(s, rel, o) for s, rel, o, raw in rows if _telling(rel) and _telling(raw)]
 
 
+#: Feelings and qualities: what is said of an experience, not things a person sorts into kinds
+#: ("things that Caroline captures: feeling, strength, sunset, unity"; "things that Melanie
+#: appreciates: help, friendship, motivation"). A group half of whose members are these (by
+#: their head word) is not proposed.
+_QUALITIES = frozenset("""love joy happiness sadness anger fear hope peace calm serenity warmth strength courage
+confidence pride gratitude kindness compassion empathy patience motivation inspiration encouragement support help
+care acceptance inclusivity inclusion unity togetherness friendship company connection belonging comfort freedom
+faith trust respect passion energy positivity resilience determination growth beauty balance feeling feelings
+emotion emotions vibe vibes spirit meaning purpose fulfillment fulfilment satisfaction relief stress anxiety
+loneliness excitement honesty understanding guidance wisdom grace""".split())
+
 #: Dates and amounts play roles too ("note 5", "on June 3") but make no category worth naming.
 _NOT_MEMBERS = ("time", "quantity", "category")
 
@@ -184,6 +195,8 @@ def propose(db: apsw.Connection, *, namer=None, scope: str | None = None, min_me
     for center, g in groups:
         if {"person", "thing"} <= {info[n][1] for n in g}:
             continue  # people and things in one group ("young women", "black hoodie"): no kind in common
+        if 2 * sum(info[n][0].split()[-1].lower() in _QUALITIES for n in g) >= len(g):
+            continue  # feelings and qualities ("strength, unity, warmth"): no kind of thing
         shared = set.intersection(*({x for x in fp[n] if len(x) == 2} for n in g))
         rels = sorted(shared) or sorted({x for n in g for x in fp[n] if len(x) == 2})
         # the founding fingerprint (stable as members come and go), of this scope's graph

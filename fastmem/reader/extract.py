@@ -30,7 +30,8 @@ from .refer import referent as _refer
 from .roles import roles as _roles
 from .sense import clause as _clause, continues_clause as _continues_clause, doer as _doer, how_left as _how_left
 from .sense import first_person_left_out as _first_person_left_out, governor as _governor, opener as _opener
-from .sense import of_what as _of_what, plain_verb as _plain_verb, says_nothing as _says_nothing
+from .sense import of_what as _of_what, plain_verb as _plain_verb, relative_object as _relative_object
+from .sense import says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
@@ -420,12 +421,13 @@ class SpacyExtractor:
             base = ("not " if neg else "") + " ".join([lemma] + prt)
             if passive:
                 base = "be " + base
-            objs: list[tuple[str, object]] = []
+            left = _relative_object(verb)  # "the cake we baked": we baked the cake; "the song you sent me"
+            objs: list[tuple[str, object]] = [] if left is None else [(base, left)]
             agent = None
             idiom = _idiom(verb)  # "give zucchini bread a try" -> try (zucchini bread)
             if idiom is not None:
                 base, objs = ("not " if neg else "") + idiom[0], [(("not " if neg else "") + idiom[0], o) for o in idiom[1]]
-            direct = [c for c in verb.children if c.dep_ == "dobj"]
+            direct = [c for c in verb.children if c.dep_ == "dobj"] or ([left] if left is not None else [])
             # "have" says little alone: what is had names the relation of its place or company
             # ("had lunch with Sara": have lunch with; "having the wedding in Porto": have wedding in)
             head = what_is_had(lemma, idiom, direct)

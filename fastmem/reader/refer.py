@@ -7,7 +7,7 @@ fits is left to the write, which reads the turns before (:mod:`fastmem.reader.wh
 
 from __future__ import annotations
 
-from .sense import EVALUATIVE
+from .sense import EVALUATIVE, dummy_it
 from .words import is_thing as _thing, is_when as _when, measured as _measured
 
 __all__ = ["referent"]
@@ -29,6 +29,11 @@ def referent(tok, person_nouns):
     low = tok.lower_
     if tok.pos_ != "PRON" or low not in _HE_SHE and low not in _PRON_SING and low not in _PRON_PLUR:
         return tok
+    if low == "it" and tok.dep_ in _SUBJ:  # "It taught me patience. It also showed me ...": the same "it"
+        before = next((t for t in reversed(tok.doc[: tok.i]) if t.dep_ in _SUBJ), None)
+        if before is not None and before.lower_ == "it" and not dummy_it(before):
+            ref = referent(before, person_nouns)
+            return tok if ref.i == before.i else ref
     fits = []
     for cand in reversed(tok.doc[: tok.i]):
         if cand.dep_ in ("compound", "poss") or cand.pos_ not in ("NOUN", "PROPN"):

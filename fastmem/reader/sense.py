@@ -24,9 +24,9 @@ and what a vague noun names: :func:`of_what` ("the top of the hill"; "a lot of f
 from __future__ import annotations
 
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
-from .words import after_preposition, goal_of, naming
+from .words import SET_PHRASES, after_preposition, goal_of, is_thing, is_when, naming
 
-__all__ = ["doer", "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "how_left",
+__all__ = ["doer", "dummy_it", "relative_object", "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "how_left",
            "plain_verb", "says_nothing", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
 
 #: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
@@ -48,6 +48,7 @@ _IMPLICATIVE = frozenset(("push help make let force lead inspire motivate drive 
 #: the infinitive says what for.
 _BARE_CAUSATIVE = frozenset(("make", "let"))
 _HAVE = frozenset(("'ve", "have", "has", "'s", "ve"))
+_PERSONAL = frozenset("me you him her us them".split())
 _REFLEXIVE = frozenset("myself yourself himself herself itself ourselves yourselves themselves oneself".split())
 #: Heads that name a thing only with what their "of" says: "the journey of acceptance", "the
 #: top of the hill", "a sense of community" (the node is the whole phrase, not "journey").
@@ -120,8 +121,8 @@ def says_nothing(verb, subs) -> bool:
         return True  # "it's a lot of pressure to keep going up": "it" is what the clause says
     if any(getattr(s, "lemma_", "") == "name" for s in subs):
         return True  # "my cousin's name is Lucia": who Lucia is (fastmem.reader.roles), not a fact about a name
-    if any(a.lower_ in _REFLEXIVE for a in attrs):
-        return True
+    if any(a.lower_ in _REFLEXIVE or a.dep_ == "attr" and a.pos_ == "PRON" and a.lower_ in _PERSONAL for a in attrs):
+        return True  # "be yourself", "dance is just me": a figure, not what a thing is
     if verb.dep_ == "advcl" and any(a.lemma_.lower() in LIFE_STAGES for a in attrs) \
             and any(c.dep_ in ("mark", "advmod") and c.lower_ in ("when", "while", "since") for c in verb.children):
         return True  # "... when I was a kid": a time of life, not news
@@ -142,6 +143,39 @@ def _extraposed(verb, attrs) -> bool:
 
     return (any(c.dep_ in ("advcl", "xcomp") and c.i > verb.i and clausal(c) for c in verb.children)
             or any(c.dep_ == "acl" and c.head.i >= a.i and clausal(c) for a in attrs for c in a.subtree))
+
+
+#: Verbs that take no object: "the time I went", "the year we moved" leave none out.
+_INTRANSITIVE = frozenset(("go come live stay arrive happen sleep sit stand lie wait die fall rise laugh cry smile "
+                           "talk speak think feel look seem work travel move grow belong exist start begin "
+                           "end").split())
+
+
+def relative_object(verb):
+    """The noun a relative clause leaves its object out for ("the cake *we baked*", "my horse
+    painting *I did*": what was baked, what was done), or None: a clause with an object, a
+    complement or a preposition of its own, a relative pronoun as its subject, a verb that
+    takes no object, or a head that is a time or no thing ("the way I feel")."""
+    head = verb.head
+    if verb.dep_ != "relcl" or verb.pos_ != "VERB" or head.pos_ != "NOUN" or verb.lemma_.lower() in _INTRANSITIVE:
+        return None
+    kids = list(verb.children)
+    if not any(c.dep_ == "nsubj" and c.tag_ not in ("WDT", "WP") and c.lower_ not in ("that", "it") for c in kids):
+        return None  # ("the joy it brings": which "it" is seldom said)
+    if any(c.tag_ == "WRB" for c in kids) or (verb.lemma_.lower(), head.lemma_.lower()) in SET_PHRASES:
+        return None  # "a pic from when we met up", "the difference you're making"
+    if any(c.dep_ in ("dobj", "attr", "ccomp", "xcomp", "oprd", "nsubjpass", "auxpass", "acomp")
+           or c.dep_ == "prep" and not any(c.children) for c in kids):  # "the house I grew up in": in it
+        return None
+    return head if is_thing(head) and not is_when(head) else None
+
+
+def dummy_it(tok) -> bool:
+    """Whether a subject "it" stands for a clause after its copula ("It's so peaceful waking up
+    to the birds", "it's tough starting a biz"), not for a thing."""
+    verb = tok.head
+    return (tok.lower_ == "it" and verb.lemma_ == "be"
+            and _extraposed(verb, [c for c in verb.children if c.dep_ in ("attr", "acomp")]))
 
 
 def _order_misread(verb) -> bool:
@@ -224,6 +258,8 @@ def first_person_left_out(verb, depth: int = 0) -> bool:
     if first.i == verb.i:  # "Loved by millions is a song ...": an auxiliary after it, not a fragment
         return (verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN", "VBG")
                 and not any(c.dep_ in ("aux", "auxpass") and c.i > verb.i for c in verb.children))
+    if first.lower_ == "been" and first.dep_ == "aux" and first.head.i == verb.i:
+        return verb.tag_ == "VBG"  # "Been reading that book you recommended"
     return first.lower_ in ("gon", "gonna", "wanna", "gotta") and verb.head.i == first.i
 
 
@@ -257,6 +293,10 @@ def opener(tok) -> bool:
     if tok is UNDERSTOOD_I:
         return False
     after = tok.doc[tok.right_edge.i + 1] if tok.right_edge.i + 1 < len(tok.doc) else None
+    comma = tok.doc[tok.i + 1] if tok.i + 1 < len(tok.doc) else None
+    if (tok.pos_ == "PROPN" and comma is not None and comma.text == "," and tok.head.i != tok.i
+            and any(c.dep_ in _SUBJ and c.i > comma.i for c in tok.head.children)):
+        return True  # "Yep Jon, staying focused is key": the one spoken to, beside the verb's own subject
     return tok.lower_ in INTERJECTIONS or (tok.pos_ in ("ADJ", "ADV", "PART", "INTJ") and after is not None
                                            and after.text == "," and not any(c.dep_ == "poss" for c in tok.children))
 

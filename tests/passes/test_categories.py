@@ -86,3 +86,15 @@ def test_people_and_things_are_not_one_category(db_path):
         m.remember_many([f"{x} posed for the portrait." for x in people + things], triples=triples)
         mixed = [c for c in m.categories.propose() if _names(c) & set(people) and _names(c) & set(things)]
         assert mixed == []
+
+
+
+def test_feelings_and_qualities_are_no_kind_of_thing(db_path):
+    people = ["Ana", "Ben", "Cy"]
+    with fastmem.Memory(db_path) as m:
+        for verb, things in (("gain", ["courage", "hope", "peace"]), ("buy", ["hammer", "drill", "saw"])):
+            m.remember_many([f"{p} {verb}s {x}." for p, x in zip(people, things)],
+                            triples=[[(p, verb, x, "person", "thing")] for p, x in zip(people, things)])
+        props = m.categories.propose()
+        assert [c for c in props if _names(c) >= {"hammer", "drill", "saw"}]
+        assert not [c for c in props if _names(c) & {"courage", "hope", "peace"}]

@@ -320,3 +320,30 @@ def test_a_goal_to_do_something_is_the_owners_plan_and_a_purpose_is_the_doers(re
     facts = _facts(reader, "I built a little website to sell my prints.")
     assert [f[0] for f in facts if f[1] == "sell"] == ["I"]
     assert not [f for f in _facts(reader, "I bought some new brushes to improve my painting.") if f[0] == "new brushes"]
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("The soup we cooked last night was too salty.", ("we", "cook", "soup")),
+    ("Here's the scarf I knitted for my niece.", ("I", "knit", "scarf")),
+    ("Been fixing the fence my neighbour broke.", ("I", "fix", "fence")),
+])
+def test_a_relative_clause_without_its_object_is_about_its_noun(reader, text, fact):
+    assert fact in [(s, r, o.split()[-1]) for s, r, o in _facts(reader, text)]
+
+
+@pytest.mark.parametrize("text, verb", [("The year we moved was hectic.", "move"),
+                                        ("It's a photo from when we met up in Oslo.", "meet"),
+                                        ("I'm proud of the difference you're making.", "make")])
+def test_a_relative_clause_of_a_time_or_a_set_phrase_names_nothing_left_out(reader, text, verb):
+    assert not [f for f in _facts(reader, text) if f[1].startswith(verb) and f[2].split()[-1] in ("year", "photo",
+                                                                                                 "difference")]
+
+
+def test_a_name_before_a_comma_beside_the_verbs_own_subject_is_the_one_spoken_to(reader):
+    assert _facts(reader, "Yep Omar, staying patient and humble is key for any teacher.") == []
+    assert _facts(reader, "Cooking is just me.") == []
+
+
+def test_an_it_that_goes_on_from_an_it_before_is_that_same_it(reader):
+    facts = _facts(reader, "It taught me patience and how to ask for help. It also gave me a reason to get up.")
+    assert not [f for f in facts if f[0] == "help"]
