@@ -93,7 +93,7 @@ def _facts(db: apsw.Connection, scope: str | None):
 #: Feelings and qualities: what is said of an experience, not things a person sorts into kinds
 #: ("things that Caroline captures: feeling, strength, sunset, unity"; "things that Melanie
 #: appreciates: help, friendship, motivation"). A group half of whose members are these (by
-#: their head word) is not proposed.
+#: their head word) is not proposed; in any other group they are left out.
 _QUALITIES = frozenset("""love joy happiness sadness anger fear hope peace calm serenity warmth strength courage
 confidence pride gratitude kindness compassion empathy patience motivation inspiration encouragement support help
 care acceptance inclusivity inclusion unity togetherness friendship company connection belonging comfort freedom
@@ -195,8 +195,10 @@ def propose(db: apsw.Connection, *, namer=None, scope: str | None = None, min_me
     for center, g in groups:
         if {"person", "thing"} <= {info[n][1] for n in g}:
             continue  # people and things in one group ("young women", "black hoodie"): no kind in common
-        if 2 * sum(info[n][0].split()[-1].lower() in _QUALITIES for n in g) >= len(g):
+        things = [n for n in g if info[n][0].split()[-1].lower() not in _QUALITIES]
+        if 2 * len(things) <= len(g) or len(things) < min_members:
             continue  # feelings and qualities ("strength, unity, warmth"): no kind of thing
+        g = things  # "live music, pottery class, camping trip", not "company" or "inclusivity" beside them
         shared = set.intersection(*({x for x in fp[n] if len(x) == 2} for n in g))
         rels = sorted(shared) or sorted({x for n in g for x in fp[n] if len(x) == 2})
         # the founding fingerprint (stable as members come and go), of this scope's graph
