@@ -143,6 +143,9 @@ def _verb_lexicon(nlp) -> frozenset:
 
 _SUBJ = {"nsubj", "nsubjpass", "csubj", "expl"}
 _OBJ = {"dobj", "attr", "oprd", "dative", "obj"}
+#: Adjectives after "be" that say no state of the subject with a preposition's object ("right
+#: on time"; "I'm sure with my hard work I can ...": sure of the clause, not with the work).
+_NO_STATE = frozenset(("right", "sure", "certain"))
 _PERSON_PRON = {"i", "me", "you", "he", "him", "she", "her", "we", "us", "they", "them", "my", "your"}
 _PERSON_NOUNS = {
     "friend", "sister", "brother", "mother", "father", "mom", "dad", "wife", "husband", "son",
@@ -449,14 +452,14 @@ class SpacyExtractor:
                             agent = p
                 elif c.dep_ == "prep":
                     state = next((a.lower_ for a in verb.children if a.dep_ == "acomp" and a.i < c.i and verb.lemma_
-                                  in _STATE_VERBS and a.lower_ not in PRAISE and a.lower_ != "right"), None)
+                                  in _STATE_VERBS and a.lower_ not in PRAISE and a.lower_ not in _NO_STATE), None)
                     rel = had if state is None else f"{base} {state}"  # "feeling low on confidence"
                     for p in c.children:
                         if p.dep_ == "pobj" and not (verb.lemma_ == "be" and c.lower_ == "to" and p.pos_ == "PRON"):
                             objs.extend((f"{rel} {c.lower_}", o) for o in self._conj(p) if not _when(o))
                     if verb.dep_ == "relcl" and c.i > verb.i and not any(c.children) and verb.head.pos_ == "NOUN":
                         objs.append((f"{had} {c.lower_}", verb.head))  # "the class I go to": I go to the class
-                elif c.dep_ == "acomp" and verb.lemma_ in _STATE_VERBS and c.lower_ not in PRAISE:
+                elif c.dep_ == "acomp" and verb.lemma_ in _STATE_VERBS and c.lower_ not in PRAISE | _NO_STATE:
                     for p in c.children:
                         if p.dep_ == "prep":
                             for q in p.children:

@@ -70,15 +70,17 @@ def _question(sent) -> bool:
 
 def _imperative(verb) -> bool:
     """A request: the clause's verb in its base form, first in its sentence (after interjections,
-    vocatives and discourse words), with no subject and no auxiliary."""
+    vocatives and discourse words), with no subject and no auxiliary but a "don't" before it."""
     if verb.tag_ != "VB" or verb.dep_ not in ("ROOT", "conj", "advcl"):
         return False
-    if any(c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass", "expl") for c in verb.children):
+    aux = [c for c in verb.children if c.dep_ in ("aux", "auxpass")]
+    dont = len(aux) == 1 and aux[0].lower_ == "do" and any(c.dep_ == "neg" for c in verb.children)
+    if any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children) or aux and not dont:
         return False
     first = next((t for t in verb.sent if not t.is_punct and t.pos_ not in ("INTJ", "PROPN")
                   and t.dep_ not in ("intj", "npadvmod", "advmod", "discourse", "cc")), None)
     lead = verb.head if verb.dep_ == "conj" else verb  # "Sit down and relax": the first verb leads
-    return first is not None and first.i == lead.i
+    return first is not None and first.i == (aux[0].i if dont else lead.i)  # "Don't let it get you down"
 
 
 def mood(verb) -> str:

@@ -28,7 +28,8 @@ NONE = ["Do you believe in luck?", "What have you been learning in those classes
         "With your drive, your dance studio will be a huge success.", "Your store will attract lots of customers.", "You guys look great and passionate about dancing.",
         "Hopefully we'll find a flat with a garden before winter.", "You're gonna do great at the new school!",
         "It felt like we were part of something huge.", "The shop will do fine, I just know it!",
-        "We all have our own ways of grieving.", "We all need a break sometimes."]
+        "We all have our own ways of grieving.", "We all need a break sometimes.",
+        "Don't let the critics get you down."]
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),

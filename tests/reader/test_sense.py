@@ -347,3 +347,8 @@ def test_a_name_before_a_comma_beside_the_verbs_own_subject_is_the_one_spoken_to
 def test_an_it_that_goes_on_from_an_it_before_is_that_same_it(reader):
     facts = _facts(reader, "It taught me patience and how to ask for help. It also gave me a reason to get up.")
     assert not [f for f in facts if f[0] == "help"]
+
+
+def test_sure_of_a_clause_is_no_state_with_what_follows(reader):
+    assert not [f for f in _facts(reader, "I'm sure with enough practice I'll win the match.") if "sure" in f[1]]
+    assert ("I", "be confident in", "my abilities") in _facts(reader, "I'm confident in my abilities.")
