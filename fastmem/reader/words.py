@@ -68,7 +68,11 @@ IDIOMS = {("give", "try"): ("try", "dative"), ("give", "shot"): ("try", "dative"
           ("take", "shot"): ("try", "at"), ("take", "stab"): ("try", "at"), ("make", "it"): ("go to", "to"),
           ("do", "course"): ("take", "dobj"), ("do", "class"): ("take", "dobj"), ("do", "workshop"): ("take", "dobj"),
           ("do", "lesson"): ("take", "dobj"), ("hit", "gym"): ("go to", "dobj"), ("take", "trip"): ("travel to", "to"),
-          ("have", "love"): ("love", "for"), ("have", "passion"): ("be passionate about", "for")}
+          ("have", "love"): ("love", "for"), ("have", "passion"): ("be passionate about", "for"),
+          ("take", "control"): ("take control of", "of"), ("keep", "track"): ("keep track of", "of"),
+          ("lose", "track"): ("lose track of", "of"), ("take", "advantage"): ("take advantage of", "of"),
+          ("make", "use"): ("use", "of"), ("take", "charge"): ("take charge of", "of"),
+          ("take", "part"): ("take part in", "in"), ("take", "pride"): ("take pride in", "in")}
 #: Verb and noun pairs of set phrases that state no fact ("hit a rough patch", "take a while").
 SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"), ("have", "blast"), ("have", "time"),
                          ("have", "fun"), ("take", "time"), ("make", "point"), ("get", "point"), ("take", "plunge"),
@@ -258,6 +262,8 @@ def no_fact(verb, subs) -> bool:
     if lemma == "tell" and any(s is not UNDERSTOOD_I and s.lower_ == "you" for s in subs) \
             and any(o.lower_ == "me" for o in objs):
         return True
+    if lemma in ("tell", "fill", "update") and any(o.lower_ == "you" for o in objs):
+        return True  # "I wanted to tell you about my event", "fill you in on my business": the telling, no fact
     just_it = [o.lower_ for o in objs] == ["it"]
     if lemma == "get" and verb.tag_ in ("VBP", "VB") and just_it:
         return True  # "I get it": understood, not got

@@ -352,3 +352,15 @@ def test_an_it_that_goes_on_from_an_it_before_is_that_same_it(reader):
 def test_sure_of_a_clause_is_no_state_with_what_follows(reader):
     assert not [f for f in _facts(reader, "I'm sure with enough practice I'll win the match.") if "sure" in f[1]]
     assert ("I", "be confident in", "my abilities") in _facts(reader, "I'm confident in my abilities.")
+
+
+def test_a_light_verb_with_a_noun_and_its_of_is_one_relation(reader):
+    assert ("I", "take control of", "my finances") in _facts(reader, "This year I took control of my finances.")
+    assert ("I", "keep track of", "my spending") in _facts(reader, "I keep track of my spending.")
+    assert ("running", "keep going", "me") in _facts(reader, "Work was brutal, but running has kept me going.")
+
+
+def test_telling_the_listener_about_something_is_no_fact(reader):
+    assert _facts(reader, "I wanted to tell you about my new job.") == []
+    assert _facts(reader, "Let me fill you in on the move.") == []
+    assert ("I", "tell", "my sister") in _facts(reader, "I told my sister about the trip.")
