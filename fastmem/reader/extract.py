@@ -29,6 +29,7 @@ from .plot import clauses as plot_clauses, has_plot
 from .refer import referent as _refer
 from .roles import roles as _roles
 from .sense import clause as _clause, continues_clause as _continues_clause, doer as _doer, how_left as _how_left
+from .sense import liked_activity as _liked_activity
 from .sense import first_person_left_out as _first_person_left_out, governor as _governor, opener as _opener
 from .sense import of_what as _of_what, plain_verb as _plain_verb, relative_object as _relative_object
 from .sense import says_nothing as _says_nothing
@@ -444,7 +445,7 @@ class SpacyExtractor:
                     objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
                 elif c.dep_ == "dative" and direct:  # "sold me his car": the car is what is sold; "sold to
                     continue  # me" alone reads as a fact with nothing in it (a fact has two ends); "gives me joy": none
-                elif c.dep_ in _OBJ and not _how_left(c):
+                elif (c.dep_ in _OBJ or _liked_activity(c)) and not _how_left(c):
                     objs.extend((base, o) for o in self._conj(c))
                 elif c.dep_ == "agent":
                     for p in c.children:

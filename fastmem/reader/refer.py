@@ -36,8 +36,9 @@ def referent(tok, person_nouns):
             return tok if ref.i == before.i else ref
     fits = []
     for cand in reversed(tok.doc[: tok.i]):
-        if cand.dep_ in ("compound", "poss") or cand.pos_ not in ("NOUN", "PROPN"):
-            continue
+        if cand.dep_ in ("compound", "poss") or cand.pos_ not in ("NOUN", "PROPN") \
+                or any(c.dep_ == "det" and c.lower_ == "no" for c in cand.children):
+            continue  # (nor "No doubts, Caroline": what there is none of)
         if (cand.ent_type_ in _NOT_REFERENTS or not _thing(cand) or _when(cand)
                 or cand.dep_ == "attr" and cand.lemma_ in EVALUATIVE):
             continue  # "it" is never "awesome--" nor "a great way", nor "a bummer" ("... but it pushed me")

@@ -26,7 +26,7 @@ from __future__ import annotations
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
 from .words import SET_PHRASES, after_preposition, goal_of, is_thing, is_when, naming
 
-__all__ = ["doer", "dummy_it", "relative_object", "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "how_left",
+__all__ = ["doer", "dummy_it", "relative_object", "liked_activity", "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "how_left",
            "plain_verb", "says_nothing", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
 
 #: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
@@ -47,6 +47,10 @@ _IMPLICATIVE = frozenset(("push help make let force lead inspire motivate drive 
 #: Verbs that take a bare infinitive when they cause ("made me laugh", "let her go"): with "to"
 #: the infinitive says what for.
 _BARE_CAUSATIVE = frozenset(("make", "let"))
+#: Adjectives whose "to" clause is so ("I'm lucky to have my family", "proud to have finished");
+#: "excited to start", "ready to give" look ahead and are not among them.
+_FACTIVE = frozenset("lucky glad happy proud thankful grateful blessed able".split())
+_LIKING = frozenset("love like enjoy hate adore prefer miss".split())
 _HAVE = frozenset(("'ve", "have", "has", "'s", "ve"))
 _PERSONAL = frozenset("me you him her us them".split())
 _REFLEXIVE = frozenset("myself yourself himself herself itself ourselves yourselves themselves oneself".split())
@@ -206,9 +210,17 @@ def governor(verb):
     follows hangs on ("I'm living my dream *by having* my own studio"); None when there is none."""
     if verb.head is verb:
         return None
-    if verb.dep_ in ("conj", "xcomp", "advcl", "relcl", "acl"):
-        return verb.head
+    if verb.dep_ in ("conj", "xcomp", "advcl", "relcl", "acl") or verb.dep_ == "acomp" and verb.lemma_.lower() in _FACTIVE \
+            and not any(c.dep_ == "aux" for c in verb.head.children):  # not "they're gonna be lucky to have you"
+        return verb.head  # ("I'm lucky *to have* my family": I have it)
     return verb.head.head if after_preposition(verb) else None
+
+
+def liked_activity(tok) -> bool:
+    """An activity liked or disliked with nothing of its own: "we love *painting* together", "I
+    love *hiking*" (the parser's complement; the activity is the thing liked)."""
+    return (tok.dep_ == "xcomp" and tok.lower_.endswith("ing") and tok.head.lemma_.lower() in _LIKING
+            and all(c.dep_ in ("advmod", "punct", "cc") for c in tok.children))  # not "love being a mom"
 
 
 def continues_clause(tok) -> bool:
@@ -316,6 +328,9 @@ def how_left(tok) -> bool:
 def plain_verb(verb, lemma: str) -> str:
     """The relation a verb's lemma stands for: "I've got a work dinner", "she's got two kids":
     have, not get (:func:`have_got`); "heading to the lake", "we headed home": go."""
+    if lemma == "be" and any(c.dep_ == "aux" and c.lower_ in _HAVE for c in verb.children) \
+            and any(c.dep_ == "prep" and c.lower_ == "to" for c in verb.children):
+        return "go"  # "I've been to Paris": gone there
     if lemma == "head" and any(c.dep_ == "prep" and c.lower_ in ("to", "for", "into", "towards") or c.dep_ == "advmod"
                                and c.lower_ in ("home", "back", "out", "off", "over", "there") for c in verb.children):
         return "go"

@@ -185,7 +185,8 @@ def is_thing(tok) -> bool:
         return False  # "Love seeing your dedication": the speaker's liking, no thing called love
     if (tok.lemma_.lower() in VAGUE_HEADS or low in VAGUE_HEADS) and (
             tok.pos_ in ("NOUN", "PRON", "ADJ") or tok.pos_ == "PROPN" and tok.i == tok.sent.start):  # "Life's hard"
-        return any(c.dep_ in ("compound", "poss", "prep", "nmod", "nummod") for c in tok.children)
+        return any(c.dep_ in ("compound", "poss", "nmod", "nummod") or c.dep_ == "prep" and any(
+            q.dep_ in ("pobj", "pcomp") and q.pos_ != "PRON" for q in c.children) for c in tok.children)  # not "part of that"
     if tok.lemma_.lower() in ANYONE and any(c.dep_ == "det" and c.lower_ in ("a", "an", "another") for c in tok.children):
         return any(c.dep_ in ("compound", "poss", "prep", "nmod", "appos") or naming(c)
                    for c in tok.children)  # "a woman named Sara"

@@ -364,3 +364,17 @@ def test_telling_the_listener_about_something_is_no_fact(reader):
     assert _facts(reader, "I wanted to tell you about my new job.") == []
     assert _facts(reader, "Let me fill you in on the move.") == []
     assert ("I", "tell", "my sister") in _facts(reader, "I told my sister about the trip.")
+
+
+def test_what_one_is_lucky_or_able_to_do_is_so_and_a_bare_activity_is_what_is_liked(reader):
+    assert ("I", "have", "my neighbours") in _facts(reader, "I'm so lucky to have my neighbours.")
+    assert not [f for f in _facts(reader, "Your new team is gonna be lucky to have you!") if f[1] == "have"]
+    assert ("We", "love", "sailing") in _facts(reader, "We love sailing together.")
+    assert not [f for f in _facts(reader, "I love being a dad.") if f[2] == "being"]
+
+
+def test_no_referent_for_what_there_is_none_of_and_nothing_vague_said_of_that(reader):
+    facts = _facts(reader, "No worries, Sam. You have a big heart - they'll get all the help they need!")
+    assert not [f for f in facts if f[0] == "worries"]
+    assert _facts(reader, "And you're part of that!") == []
+    assert ("I", "go to", "Lisbon") in _facts(reader, "I've been to Lisbon twice.")
