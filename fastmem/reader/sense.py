@@ -325,6 +325,14 @@ def how_left(tok) -> bool:
             and (before.i == tok.head.i or before.head.i == tok.head.i and before.dep_ == "dobj" and before.pos_ == "PRON"))
 
 
+def _doubled(verb, lemma: str) -> str:
+    """A lemma the lemmatiser built from a doubled consonant ("prepping": *preppe*): prep."""
+    if (verb.lower_.endswith(("ing", "ed")) and len(lemma) > 4 and lemma.endswith("e") and lemma[-2] == lemma[-3]
+            and lemma[-2] not in "aeiouls" and verb.lower_.startswith(lemma[:-1])):
+        return lemma[:-2]
+    return lemma
+
+
 def plain_verb(verb, lemma: str) -> str:
     """The relation a verb's lemma stands for: "I've got a work dinner", "she's got two kids":
     have, not get (:func:`have_got`); "heading to the lake", "we headed home": go."""
@@ -334,7 +342,7 @@ def plain_verb(verb, lemma: str) -> str:
     if lemma == "head" and any(c.dep_ == "prep" and c.lower_ in ("to", "for", "into", "towards") or c.dep_ == "advmod"
                                and c.lower_ in ("home", "back", "out", "off", "over", "there") for c in verb.children):
         return "go"
-    return have_got(verb, lemma)
+    return have_got(verb, _doubled(verb, lemma))
 
 
 def have_got(verb, lemma: str) -> str:

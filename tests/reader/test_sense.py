@@ -378,3 +378,7 @@ def test_no_referent_for_what_there_is_none_of_and_nothing_vague_said_of_that(re
     assert not [f for f in facts if f[0] == "worries"]
     assert _facts(reader, "And you're part of that!") == []
     assert ("I", "go to", "Lisbon") in _facts(reader, "I've been to Lisbon twice.")
+
+
+def test_a_verb_with_a_doubled_consonant_keeps_its_lemma(reader):
+    assert ("I", "prep for", "my exams") in _facts(reader, "I'm prepping for my exams.")
