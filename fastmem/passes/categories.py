@@ -10,7 +10,8 @@ comparing all pairs); near-identical fingerprints (MinHash LSH candidates, Jacca
 checked exactly, measured against each group's own fingerprint so groups never chain) are
 merged.
 Every group of at least ``min_members`` entities is proposed, large ones included: nothing is
-dropped.
+dropped for its size. Feelings and qualities (love, strength, unity) are no kind of thing: a
+group they make half of is not proposed, and they are left out of any other.
 
 Review: ``approve`` makes the category a graph node (type ``category``, alias its name) that
 its members link to (graph neighbours and paths go through it, and a turn that names it
