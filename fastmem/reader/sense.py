@@ -315,11 +315,13 @@ def opener(tok) -> bool:
 
 def how_left(tok) -> bool:
     """A word that says how a verb leaves its object, part of the relation and never its other
-    end: "keeps me *motivated*", "kept me *positive*", "kept me *going*", "brings us *together*"."""
+    end: "keeps me *motivated*", "kept me *going*", "brings us *together*", "looks *forward* to"."""
     if tok.dep_ == "oprd":
         return tok.pos_ in ("ADJ", "VERB")
     if tok.dep_ == "xcomp" and tok.tag_ == "VBG" and not any(tok.children):  # "dancing has kept me going"
         return any(c.dep_ == "dobj" and c.pos_ == "PRON" and c.i < tok.i for c in tok.head.children)
+    if tok.dep_ == "advmod" and tok.lower_ in ("forward", "ahead") and tok.i == tok.head.i + 1:
+        return True  # "look forward to", "pushing forward with", "going ahead with"
     before = tok.doc[tok.i - 1] if tok.i else tok  # right after the verb, or after a pronoun it moves ("wishing
     return (tok.dep_ == "advmod" and tok.lower_ in ("together", "closer", "apart")  # you happy years together": no)
             and (before.i == tok.head.i or before.head.i == tok.head.i and before.dep_ == "dobj" and before.pos_ == "PRON"))

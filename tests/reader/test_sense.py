@@ -382,3 +382,9 @@ def test_no_referent_for_what_there_is_none_of_and_nothing_vague_said_of_that(re
 
 def test_a_verb_with_a_doubled_consonant_keeps_its_lemma(reader):
     assert ("I", "prep for", "my exams") in _facts(reader, "I'm prepping for my exams.")
+
+
+def test_forward_and_ahead_stay_in_the_relation(reader):
+    assert ("We", "look forward to", "the school play") in [
+        (s, r, o if o.startswith("the") else "the " + o) for s, r, o in _facts(reader, "We look forward to the school play.")]
+    assert ("I", "go ahead with", "plan") in _facts(reader, "I'm going ahead with the plan.")
