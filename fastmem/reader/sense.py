@@ -166,7 +166,8 @@ def relative_object(verb):
     kids = list(verb.children)
     if not any(c.dep_ == "nsubj" and c.tag_ not in ("WDT", "WP") and c.lower_ not in ("that", "it") for c in kids):
         return None  # ("the joy it brings": which "it" is seldom said)
-    if any(c.tag_ == "WRB" for c in kids) or (verb.lemma_.lower(), head.lemma_.lower()) in SET_PHRASES:
+    if any(c.tag_ == "WRB" or c.lower_ in ("that", "which", "who", "whom") for c in kids) \
+            or (verb.lemma_.lower(), head.lemma_.lower()) in SET_PHRASES:  # ("news that you two get along")
         return None  # "a pic from when we met up", "the difference you're making"
     if any(c.dep_ in ("dobj", "attr", "ccomp", "xcomp", "oprd", "nsubjpass", "auxpass", "acomp")
            or c.dep_ == "prep" and not any(c.children) for c in kids):  # "the house I grew up in": in it

@@ -45,7 +45,7 @@ INTERJECTIONS = frozenset(("yep yeah yes yup no nope nah haha hahaha hah lol lma
 #: about one needs a noun that says which ("family time", "the top of the hill").
 VAGUE_HEADS = frozenset(("way joy fun time thing things lot lots blast try while top stuff bit kind sort deal one "
                          "something anything everything nothing part idea experience moment day place best chance "
-                         "people pic ton tons life").split())
+                         "people pic ton tons life memory").split())
 #: Words of praise that a parse can leave as the end of a fact ("it's awesome", "family is the
 #: best"): an opinion of the thing, not a thing (a noun they modify is one: "a great teacher").
 PRAISE = frozenset(("awesome great amazing best fantastic wonderful incredible cool nice lovely beautiful perfect "
@@ -79,7 +79,7 @@ SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"),
                          ("get", "guts"), ("have", "guts"), ("have", "ups"), ("have", "downs"), ("make", "time"),
                          ("make", "difference"), ("get", "hang"), ("take", "toll"), ("get", "kick"), ("take", "work"),
                          ("take", "effort"), ("do", "job"), ("mean", "lot"), ("mean", "world"),
-                         ("put", "work"), ("put", "effort")})
+                         ("put", "work"), ("put", "effort"), ("make", "progress")})
 
 
 #: What a speaker who needs or wants it asks the listener for ("I need advice").
@@ -149,8 +149,8 @@ def is_when(tok) -> bool:
     because of the roundabouts"): when or why something happened, not what it was done to."""
     if tok is UNDERSTOOD_I:
         return False
-    if tok.dep_ == "pobj" and tok.head.lower_ in ("because", "thanks"):
-        return True
+    if tok.dep_ == "pobj" and tok.head.lower_ in ("because", "thanks", "since", "until", "till"):
+        return True  # ("been running longer since our last chat": when)
     if tok.dep_ == "pobj" and tok.head.lower_ == "as" and tok.lemma_.lower() in LIFE_STAGES:
         return True  # "I loved reading it as a kid": when
     return tok.ent_type_ in ("DATE", "TIME") or tok.lemma_.lower() in TIME_NOUNS

@@ -388,3 +388,9 @@ def test_forward_and_ahead_stay_in_the_relation(reader):
     assert ("We", "look forward to", "the school play") in [
         (s, r, o if o.startswith("the") else "the " + o) for s, r, o in _facts(reader, "We look forward to the school play.")]
     assert ("I", "go ahead with", "plan") in _facts(reader, "I'm going ahead with the plan.")
+
+
+def test_since_names_a_time_and_a_that_clause_on_a_noun_leaves_nothing_out(reader):
+    assert not [f for f in _facts(reader, "Been cycling more since our last call.") if "call" in f[2]]
+    assert not [f for f in _facts(reader, "Great news that you two are getting along!") if f[2] == "news"]
+    assert not [f for f in _facts(reader, "You've made so much progress with the book!") if f[2].endswith("progress")]
