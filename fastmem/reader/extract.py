@@ -238,7 +238,8 @@ class SpacyExtractor:
         about a millisecond, a quarter of a short turn's parse)."""
         nlp = self.nlp
         ensure_cpu_ops()
-        texts = [contracted_be(spoken_g(strip_label(t))) for t in texts]  # a transcript's "Name:" label is not part of what it says
+        # a transcript's "Name:" label is not part of what it says; "livin'" is living
+        texts = [contracted_be(spoken_g(strip_label(t))) for t in texts]
         if len(texts) == 1:
             with native():  # the parser runs BLIS without the GIL (see fastmem.models.exitgate)
                 return [nlp(texts[0])]

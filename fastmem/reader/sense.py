@@ -26,7 +26,8 @@ from __future__ import annotations
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
 from .words import SET_PHRASES, after_preposition, goal_of, is_thing, is_when, naming
 
-__all__ = ["doer", "dummy_it", "relative_object", "liked_activity", "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "how_left",
+__all__ = ["doer", "dummy_it", "relative_object", "liked_activity", "clause", "continues_clause", "governor",
+           "first_person_left_out", "opener", "have_got", "how_left",
            "plain_verb", "says_nothing", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
 
 #: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
@@ -98,8 +99,9 @@ def doer(verb, person, depth: int = 0):
                                and head.dep_ in ("attr", "acomp") and _extraposed_it(head.head)):
         # "it's kinda freeing, just putting my feelings on the canvas": anyone doing it; "it's
         # been a wild ride starting my business": I started it
+        # (not "it was awesome - so many people complimenting my moves": they did)
         said = [t for t in verb.doc[verb.head.i + 1 : verb.i] if t.pos_ in ("NOUN", "PROPN", "PRON") and t.i != head.i]
-        return [UNDERSTOOD_I] if _mine(verb) and not said else []  # not "it was awesome - people complimenting my moves"
+        return [UNDERSTOOD_I] if _mine(verb) and not said else []
     if verb.dep_ in ("acl", "relcl") and to:
         if head.pos_ in ("NOUN", "PROPN") and not person(head):
             return []  # "a dream to have a family", "time to vent", "tools to push the biz"
@@ -116,8 +118,8 @@ def says_nothing(verb, subs) -> bool:
         return True  # "... since your transition - keep on inspiring people": an order, no subject
     it = any(getattr(s, "lower_", "") in ("it", "that", "this") for s in subs)
     if verb.lemma_ in ("look", "sound", "seem", "feel"):
-        return (any(c.dep_ == "acomp" and c.lower_ in PRAISE for c in verb.children)
-                or it and any(c.dep_ == "prep" and c.lower_ == "like" for c in verb.children))  # "it looks like a sunset"
+        return (any(c.dep_ == "acomp" and c.lower_ in PRAISE for c in verb.children)  # praise; "it looks like a sunset"
+                or it and any(c.dep_ == "prep" and c.lower_ == "like" for c in verb.children))
     if verb.lemma_ != "be":
         return False
     attrs = [c for c in verb.children if c.dep_ in ("attr", "acomp")]
@@ -158,8 +160,9 @@ _INTRANSITIVE = frozenset(("go come live stay arrive happen sleep sit stand lie 
 def relative_object(verb):
     """The noun a relative clause leaves its object out for ("the cake *we baked*", "my horse
     painting *I did*": what was baked, what was done), or None: a clause with an object, a
-    complement or a preposition of its own, a relative pronoun as its subject, a verb that
-    takes no object, or a head that is a time or no thing ("the way I feel")."""
+    complement or a stranded preposition of its own ("the house I grew up in"), a relative
+    pronoun, an "it" subject or a "when", a verb that takes no object, a set phrase ("the
+    difference you're making"), or a head that is a time or no thing ("the way I feel")."""
     head = verb.head
     if verb.dep_ != "relcl" or verb.pos_ != "VERB" or head.pos_ != "NOUN" or verb.lemma_.lower() in _INTRANSITIVE:
         return None
@@ -211,8 +214,9 @@ def governor(verb):
     follows hangs on ("I'm living my dream *by having* my own studio"); None when there is none."""
     if verb.head is verb:
         return None
-    if verb.dep_ in ("conj", "xcomp", "advcl", "relcl", "acl") or verb.dep_ == "acomp" and verb.lemma_.lower() in _FACTIVE \
-            and not any(c.dep_ == "aux" for c in verb.head.children):  # not "they're gonna be lucky to have you"
+    if verb.dep_ in ("conj", "xcomp", "advcl", "relcl", "acl") or (
+            verb.dep_ == "acomp" and verb.lemma_.lower() in _FACTIVE
+            and not any(c.dep_ == "aux" for c in verb.head.children)):  # not "they're gonna be lucky to have you"
         return verb.head  # ("I'm lucky *to have* my family": I have it)
     return verb.head.head if after_preposition(verb) else None
 
@@ -325,7 +329,8 @@ def how_left(tok) -> bool:
         return True  # "look forward to", "pushing forward with", "going ahead with"
     before = tok.doc[tok.i - 1] if tok.i else tok  # right after the verb, or after a pronoun it moves ("wishing
     return (tok.dep_ == "advmod" and tok.lower_ in ("together", "closer", "apart")  # you happy years together": no)
-            and (before.i == tok.head.i or before.head.i == tok.head.i and before.dep_ == "dobj" and before.pos_ == "PRON"))
+            and (before.i == tok.head.i
+                 or before.head.i == tok.head.i and before.dep_ == "dobj" and before.pos_ == "PRON"))
 
 
 def _doubled(verb, lemma: str) -> str:

@@ -10,7 +10,8 @@ import re
 
 __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_case", "INTERJECTIONS", "PRAISE",
            "ANYONE", "VAGUE_HEADS", "IDIOMS", "SET_PHRASES", "TIME_NOUNS", "UNDERSTOOD_I", "AMOUNTS", "ASKING",
-           "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name", "bare_time", "contracted_be", "spoken_g",
+           "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name", "bare_time", "contracted_be",
+           "spoken_g",
            "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
            "LIFE_STAGES", "GOALS", "goal_of"]
 
@@ -185,8 +186,8 @@ def is_thing(tok) -> bool:
         return False  # "Love seeing your dedication": the speaker's liking, no thing called love
     if (tok.lemma_.lower() in VAGUE_HEADS or low in VAGUE_HEADS) and (
             tok.pos_ in ("NOUN", "PRON", "ADJ") or tok.pos_ == "PROPN" and tok.i == tok.sent.start):  # "Life's hard"
-        return any(c.dep_ in ("compound", "poss", "nmod", "nummod") or c.dep_ == "prep" and any(
-            q.dep_ in ("pobj", "pcomp") and q.pos_ != "PRON" for q in c.children) for c in tok.children)  # not "part of that"
+        return any(c.dep_ in ("compound", "poss", "nmod", "nummod") or c.dep_ == "prep" and any(  # not "part of that"
+            q.dep_ in ("pobj", "pcomp") and q.pos_ != "PRON" for q in c.children) for c in tok.children)
     if tok.lemma_.lower() in ANYONE and any(c.dep_ == "det" and c.lower_ in ("a", "an", "another") for c in tok.children):
         return any(c.dep_ in ("compound", "poss", "prep", "nmod", "appos") or naming(c)
                    for c in tok.children)  # "a woman named Sara"
