@@ -24,9 +24,14 @@ the turn: short chat turns spread so widely that a copy can stand only 3-4 stand
 deviations up), one that names what the turn names (``surface_names``), one whose corresponding
 roles are mostly filled by the same nouns (``literal_max``: literal similarity, not analogy),
 and one whose objects are as alike as a retelling's (``surface_objects``: an analogy maps
-different objects). ``surface_rule="recall"`` also excludes
-what ordinary recall already ranks first; ``"neighbours"`` the turn's nearest surface
-neighbours above ``surface_floor`` (the rule of earlier versions).
+different objects). The default ``surface_rule="neighbourhood"`` also excludes the turn's own
+surface neighbourhood: its nearest :data:`HOOD_MIN` memories by embedding that stand
+:data:`HOOD_Z` standard deviations above the store's cosines for the turn (what recall already
+shows: a retelling, the same things in another plot), and any memory that tells one of them
+again (cosine :data:`RETOLD` or more to it: the same events in another order). ``"band"``
+excludes nothing more (the rule before 0.2: processes of one field are often each other's
+nearest memories and their near analogies); ``"recall"`` what ordinary recall already ranks
+first; ``"neighbours"`` the turn's nearest surface neighbours above ``surface_floor``.
 
 Among the candidates that pass, the analogy is the most surprising mapping times its use
 weight; ``Analogy.why["reason"]`` says in one line which events and entities correspond,
@@ -66,17 +71,24 @@ __all__ = ["AnalogySlot", "AnalogySettings", "SlotSettings", "Turn", "SURFACE_RU
 SESSIONS = 10_000
 #: Values of ``Memory(surface_rule=...)``.
 SURFACE_RULES = ("band", "recall", "neighbours", "neighbourhood")
-#: The ``"neighbourhood"`` rule: the turn's nearest surface neighbours it looks at, at least ...
+#: The ``"neighbourhood"`` rule: the turn's nearest surface neighbours it looks at (at most
+#: ``surface_exclude``; more would cost near analogies: ``docs/defaults.md``) ...
 HOOD_MIN = 3
 #: ... and how far above the store's mean cosine for the turn (in its standard deviations) a
 #: neighbour stands to be the turn's own neighbourhood rather than a chance nearest.
 HOOD_Z = 2.0
-#: Below this many memories in the store (or scope) the ``"neighbourhood"`` rule looks at the
-#: turn's one nearest memory only: the few nearest are a good part of a store this small.
+#: Below this many memories in the store (or scope) the ``"neighbourhood"`` rule excludes none of
+#: the structure mapping's candidates by rank (the plot view's: the nearest one): the few
+#: nearest are a good part of a store this small, and recall shows them anyway.
 HOOD_STORE = 10 * HOOD_MIN
 #: Stored vectors sampled to estimate the spread of a turn's cosines over the store (all of a
 #: store this small or smaller; 6 MB; why not fewer: ``docs/defaults.md``).
 SURFACE_SAMPLE = 4096
+#: A candidate at this embedding cosine or more to one of the turn's surface neighbours that the
+#: surface condition excludes tells that neighbour's story again (the same events in another
+#: order or other words) and is excluded with it (a process told twice: median 0.94; a story and
+#: its analogy: at most 0.5; ``docs/defaults.md``).
+RETOLD = 0.85
 
 
 def _mentions(names: Sequence[str]):
@@ -114,6 +126,8 @@ class _Candidate:
     surface_z: float
     surface_rank: int | None
     recall_rank: int | None
+    #: its embedding (for the neighbourhood's retellings, :meth:`AnalogySlot._retold`)
+    vec: np.ndarray | None = None
 
 
 def reason(mp: Mapping, p: float) -> str:
@@ -158,16 +172,18 @@ class AnalogySettings:
     surface_max : float or None
         Surface condition: a memory at this embedding cosine to the turn or above is a copy of
         it, never its analogy. None: no ceiling.
-    surface_rule : {"band", "neighbourhood", "recall", "neighbours"}
+    surface_rule : {"neighbourhood", "band", "recall", "neighbours"}
         What else "superficially different" excludes for the structure mapping's candidates
-        (the plot view's always use ``"neighbourhood"``). ``"band"`` (default): nothing beyond
-        ``surface_z``, ``surface_names``, ``analogy_literal_max`` and ``surface_objects``
-        (processes of one field are often each other's nearest memories).
-        ``"neighbourhood"``: the turn's own surface neighbourhood, judged against the store: its
-        nearest memories by embedding, the first ``min(surface_exclude, max(3,
-        ceil(surface_fraction * N)))`` of them, that stand two standard deviations or more above
-        the turn's mean cosine over the store (what ordinary recall finds near the top; a
-        retelling, the same story). ``"recall"``:
+        (the plot view's always use ``"neighbourhood"``). ``"neighbourhood"`` (default): the
+        turn's own surface neighbourhood, judged against the store: its nearest
+        ``min(surface_exclude, 3)`` memories by embedding (none in a store or scope of fewer
+        than 30, whose own checks of names, objects and roles judge it) that stand two
+        standard deviations or more above the turn's mean cosine over the store (what ordinary
+        recall already shows near the top: a retelling, the same things in another plot), and
+        every memory at cosine 0.85 or more to one of those (the same story told again).
+        ``"band"``: nothing beyond ``surface_z``, ``surface_names``, ``analogy_literal_max`` and
+        ``surface_objects`` (the default before 0.2: it keeps near analogies of one field, which
+        are often each other's nearest memories, and lets retellings through in a small store). ``"recall"``:
         the first ``min(surface_exclude, ceil(surface_fraction * N))`` results of ordinary recall.
         ``"neighbours"``: the turn's nearest surface neighbours, as many at cosine >= ``surface_floor``.
     surface_names : bool
@@ -210,7 +226,7 @@ class AnalogySettings:
     surface_fraction: float = 0.005
     surface_max: float | None = 0.9
     surface_floor: float = 0.5
-    surface_rule: str = "band"
+    surface_rule: str = "neighbourhood"
     surface_names: bool = True
     analogy_repeat_window: int = 20
     analogy_rerank: int = 32
@@ -347,6 +363,29 @@ class AnalogySlot:
             return True  # ordinary recall already ranks it first for this turn
         return same_names is not None and same_names.search(c.text) is not None  # the same story by name
 
+    def _hood(self, vec, band, surface_labels, n_surface: int, hood: int = 0) -> np.ndarray | None:
+        """The embeddings of the turn's nearest memories that the surface condition excludes
+        (``(k, dim)``), or None: a memory that retells one of them is the turn's story too."""
+        first = [int(x) for x in list(surface_labels)[: max(n_surface, hood, 1)]]
+        if not first or not RETOLD:
+            return None
+        mu, sd = band
+        rank = {m: r + 1 for r, m in enumerate(first)}
+        out = []
+        for mid, blob in self.db.execute("SELECT memory_id, vec FROM embeddings WHERE memory_id IN "
+                                         "(SELECT value FROM json_each(?))", (ids_json(first),)):
+            v = np.frombuffer(blob, np.float32)
+            s = float(np.dot(v, vec))
+            c = _Candidate(mid, "", "", [], b"", 0, s, (s - mu) / sd, rank[mid], None, v)
+            if self._superficial(c, n_surface, None, hood):
+                out.append(v)
+        return np.stack(out) if out else None
+
+    def _retold(self, c: _Candidate, hood_vecs) -> bool:
+        """Whether ``c`` tells again (cosine >= :data:`RETOLD`) a memory of the turn's own
+        surface neighbourhood (``hood_vecs``, :meth:`_hood`)."""
+        return hood_vecs is not None and c.vec is not None and float(np.max(hood_vecs @ c.vec)) >= RETOLD
+
     def _rows(self, ids: Sequence[int], vec, band, surface_labels, recall_ids) -> list[_Candidate]:
         """The stage-2 rows of ``ids`` (in that order), with their surface figures."""
         mu, sd = band
@@ -361,7 +400,7 @@ class AnalogySlot:
         ):
             s = float(np.dot(np.frombuffer(r[3], np.float32), vec))
             got[r[0]] = _Candidate(r[0], r[1], r[2], json.loads(r[4]), r[5], r[6], s, (s - mu) / sd,
-                                   srank.get(r[0]), rrank.get(r[0]))
+                                   srank.get(r[0]), rrank.get(r[0]), np.frombuffer(r[3], np.float32))
         return [got[i] for i in ids if i in got]
 
     # -- the pick --------------------------------------------------------------------------
@@ -444,15 +483,23 @@ class AnalogySlot:
     def _n_surface(self, n_live: int, rule: str | None = None) -> int:
         """How many of the turn's nearest surface neighbours the surface rule (``rule``, default
         the settings') looks at: the ``"recall"`` and ``"neighbours"`` rules
-        ``min(surface_exclude, ceil(surface_fraction N))``, the ``"neighbourhood"`` rule at
-        least :data:`HOOD_MIN` of them (the nearest only in a store of fewer than :data:`HOOD_STORE`)."""
+        ``min(surface_exclude, ceil(surface_fraction N))``, the ``"neighbourhood"`` rule
+        :meth:`_hood_size`."""
         s = self.settings
-        n = math.ceil(s.surface_fraction * max(n_live, 1))
         if (rule or s.surface_rule) == "neighbourhood":
-            if n_live < HOOD_STORE:
-                return min(s.surface_exclude or 0, 1)  # a store this small is all neighbourhood
-            n = max(HOOD_MIN, n)
-        return min(s.surface_exclude or 0, n)
+            return self._hood_size(n_live)
+        return min(s.surface_exclude or 0, math.ceil(s.surface_fraction * max(n_live, 1)))
+
+    def _hood_size(self, n_live: int, *, blind: bool = False) -> int:
+        """How many of the turn's nearest memories its neighbourhood rule looks at:
+        ``min(surface_exclude, HOOD_MIN)``. In a store or scope under :data:`HOOD_STORE`, none
+        for the structure mapping (recall shows much of a store that small, and the mapping's
+        own checks of names, objects and roles judge it) and the nearest one for the plot view
+        (``blind``: it compares plots without their objects)."""
+        cap = self.settings.surface_exclude or 0
+        if n_live < HOOD_STORE:
+            return min(cap, 1) if blind else 0
+        return min(cap, HOOD_MIN)
 
     def plot_pick(self, turn: Turn, vec, *, scope, recent, surface_labels, n_live, weights,
                   members=None) -> tuple[Analogy | None, str | None]:
@@ -472,15 +519,16 @@ class AnalogySlot:
         stored = P.read(self.db, ids, plots.dim)
         band = self._band(vec)
         n_surface = self._n_surface(n_live)
-        hood = self._n_surface(n_live, "neighbourhood")  # a plot is blind to clothes: never the turn's own
+        hood = self._hood_size(n_live, blind=True)  # a plot is blind to clothes: never the turn's own
         same_names = _mentions(turn.names) if self.settings.surface_names else None
         mean, std = plots.chance(turn_white)
         batch = plots.batch(stored)
         score = dict(zip(batch.ids, P.kernels(turn_white, batch)))
         keyed = []
+        hood_vecs = self._hood(vec, band, surface_labels, n_surface, hood)
         for c in self._rows(ids, vec, band, surface_labels, ()):
             if ((scope is not None and c.scope != scope) or c.id not in stored
-                    or self._superficial(c, n_surface, same_names, hood)):
+                    or self._superficial(c, n_surface, same_names, hood) or self._retold(c, hood_vecs)):
                 continue
             z = (score[c.id] - mean) / std
             keyed.append((z + math.log2(max(weights.get(c.id, (1.0, 0, 0))[0], 1e-9)), z, c))
@@ -531,13 +579,15 @@ class AnalogySlot:
         band = self._band(vec)
         mapper = self.mapper.using(bits)
         align_of = dict(zip((int(x) for x in cids), aligns.tolist()))
+        hood_vecs = self._hood(vec, band, surface_labels, n_surface)
         out = []
         start = 0
         while start < len(cids) and len(out) < self.settings.analogy_rerank:
             part = [int(m) for m in cids[start : start + 2 * self.settings.analogy_rerank] if int(m) not in recent]
             start += 2 * self.settings.analogy_rerank
             kept = [c for c in self._rows(part, vec, band, surface_labels, recall_ids)
-                    if (scope is None or c.scope == scope) and not self._superficial(c, n_surface, same_names)]
+                    if (scope is None or c.scope == scope) and not self._superficial(c, n_surface, same_names)
+                    and not self._retold(c, hood_vecs)]
             kept = kept[: self.settings.analogy_rerank - len(out)]
             mapper.prime([turn.events, *(c.events for c in kept)])  # one model call for their relations
             out.extend((c, mapper.map(turn.events, c.events), align_of[c.id]) for c in kept)

@@ -185,7 +185,8 @@ class CachedParse:
 
 
 #: (surface_rule, surface_exclude, surface_floor, surface_names): the first is the default
-SURFACE_GRID = [("band", 10, 0.5, True), ("band", 10, 0.5, False), ("recall", 10, 0.5, True),
+SURFACE_GRID = [("neighbourhood", 10, 0.5, True), ("neighbourhood", 10, 0.5, False), ("band", 10, 0.5, True),
+                ("band", 10, 0.5, False), ("recall", 10, 0.5, True),
                 ("neighbours", 10, 0.5, True), ("neighbours", 10, 0.5, False), ("neighbours", 10, 0.4, True),
                 ("neighbours", 10, 0.6, True), ("neighbours", 20, 0.5, True), ("recall", 10, 0.5, True),
                 ("recall", 10, 0.5, False)]

@@ -101,8 +101,10 @@ def test_a_memory_naming_what_the_turn_is_about_is_never_the_analogy(store):
     loose = store.recall(question, k=5, record=False).analogy
     assert loose is not None and loose.id == answer and loose.why["surface_z"] < store.analogy.settings.surface_z
     assert loose.why["recall_rank"] == 1
-    # ordinary recall's first results, and the turn's own surface neighbourhood (opt in),
-    # are never the analogy either
+    # ordinary recall's first results, and the turn's own surface neighbourhood (the default,
+    # in a store of 30 memories or more), are never the analogy either
+    store.remember_many([f"{i}: {line}" for i, line in enumerate(FACTS)])
+    assert store.count() >= 30 and store.recall(question, k=5, record=False).hits[0].id == answer
     for rule in ("recall", "neighbourhood"):
         store.analogy.settings.surface_rule = rule
         strict = store.recall(question, k=5, record=False).analogy
@@ -111,7 +113,7 @@ def test_a_memory_naming_what_the_turn_is_about_is_never_the_analogy(store):
 
 def test_names_exclude_only_what_they_name(store):
     # the same structure about someone else still rhymes; "Jonathan" is not "Jon" (the surface
-    # band alone, as by default: the turn's own neighbourhood would keep the nearest memory out)
+    # band alone: the default, the turn's own neighbourhood, keeps the nearest memory out)
     store.analogy.settings.surface_rule = "band"
     other = store.remember("Jonathan: Mia lost her keys at the station in spring.")
     an = store.recall("Where did Jon lose his job?", k=5, record=False).analogy
