@@ -59,13 +59,48 @@ def _clause_chain(verb, depth: int = 6):
     return out
 
 
-def _question(sent) -> bool:
-    words = [t for t in sent if not t.is_space]
-    if not words:
+#: Words that make a tag of a statement when they end it ("..., right?", "pretty cool, huh?").
+_TAGS = frozenset("huh right eh innit yeah no ok okay yes".split())
+_TAG_PRONOUNS = frozenset("it that this they he she we i".split())
+_TAG_VERBS = frozenset("be do have can will would could should".split())
+
+
+def _tag_start(words) -> int | None:
+    """Where a question's tag starts, when a statement ends in one: the last few words after a
+    comma or dash before the "?" ("I started my own store - pretty cool, huh?", "It was great,
+    wasn't it?"); None when the question is the sentence's own."""
+    end = next((i for i in range(len(words) - 1, -1, -1) if words[i].text.endswith("?")), None)
+    sep = next((i for i in range(end - 1, max(end - 6, 0) - 1, -1) if words[i].text in (",", "-", "\u2013", "\u2014")),
+               None) if end else None
+    if sep is None:
+        return None
+    tail = [t for t in words[sep + 1 : end] if not t.is_punct]
+    low = [t.lower_ for t in tail]
+    if low and all(w in _TAGS for w in low):
+        return sep
+    if (len(tail) >= 2 and tail[0].lemma_.lower() in _TAG_VERBS and (low[1] in _TAG_PRONOUNS or low[1] in ("n't", "not")
+                                                      and len(low) > 2 and low[2] in _TAG_PRONOUNS)):
+        return sep  # "wasn't it", "isn't that great", "don't they"
+    return None
+
+
+def _question(verb) -> bool:
+    """Whether the clause of ``verb`` is asked: its sentence ends in "?", unless the question is
+    only a tag after a statement of the speaker's or of a third party ("I started my own store
+    - pretty cool, huh?": the store was started). A statement about the listener with a tag
+    ("You went to Porto, right?") is still asked: it asks the listener to confirm."""
+    words = [t for t in verb.sent if not t.is_space]
+    if not words or not any(t.text.endswith("?") for t in words[-3:]):
         return False
-    if any(t.text.endswith("?") for t in words[-3:]):
+    sep = _tag_start(words)
+    if sep is None or verb.i >= words[sep].i:
         return True
-    return False
+    main = verb
+    while main.dep_ in ("conj", "xcomp", "ccomp", "advcl") and main.head is not main:
+        main = main.head
+    subj = [c for c in main.children if c.dep_ in ("nsubj", "nsubjpass", "expl")]
+    return (not subj or subj[0].i > main.i or subj[0].lower_ == "you"
+            or any(t.tag_ in ("WDT", "WP", "WRB") or t.pos_ == "AUX" for t in verb.sent if t.i < subj[0].i))
 
 
 def _imperative(verb) -> bool:
@@ -86,7 +121,7 @@ def _imperative(verb) -> bool:
 def mood(verb) -> str:
     """The mood of the clause headed by ``verb`` (a spaCy token): one of :data:`STORED` when its
     facts are facts, else why not."""
-    if _question(verb.sent):
+    if _question(verb):
         return ASKED
     chain = _clause_chain(verb)
     for v in chain:

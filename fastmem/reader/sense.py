@@ -321,8 +321,9 @@ def opener(tok) -> bool:
 def how_left(tok) -> bool:
     """A word that says how a verb leaves its object, part of the relation and never its other
     end: "keeps me *motivated*", "kept me *going*", "brings us *together*", "looks *forward* to"."""
-    if tok.dep_ == "oprd":
-        return tok.pos_ in ("ADJ", "VERB")
+    if tok.dep_ == "oprd":  # (not an aside after a dash: "I started my store - pretty cool, huh?")
+        between = tok.doc[tok.head.i + 1 : tok.i]
+        return tok.pos_ in ("ADJ", "VERB") and not any(t.is_punct and t.tag_ != "HYPH" for t in between)
     if tok.dep_ == "xcomp" and tok.tag_ == "VBG" and not any(tok.children):  # "dancing has kept me going"
         return any(c.dep_ == "dobj" and c.pos_ == "PRON" and c.i < tok.i for c in tok.head.children)
     if tok.dep_ == "advmod" and tok.lower_ in ("forward", "ahead") and tok.i == tok.head.i + 1:

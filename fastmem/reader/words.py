@@ -80,7 +80,7 @@ SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"),
                          ("get", "guts"), ("have", "guts"), ("have", "ups"), ("have", "downs"), ("make", "time"),
                          ("make", "difference"), ("get", "hang"), ("take", "toll"), ("get", "kick"), ("take", "work"),
                          ("take", "effort"), ("do", "job"), ("mean", "lot"), ("mean", "world"),
-                         ("put", "work"), ("put", "effort"), ("make", "progress")})
+                         ("put", "work"), ("put", "effort"), ("make", "progress"), ("make", "work")})
 
 
 #: What a speaker who needs or wants it asks the listener for ("I need advice").

@@ -29,7 +29,8 @@ NONE = ["Do you believe in luck?", "What have you been learning in those classes
         "Hopefully we'll find a flat with a garden before winter.", "You're gonna do great at the new school!",
         "It felt like we were part of something huge.", "The shop will do fine, I just know it!",
         "We all have our own ways of grieving.", "We all need a break sometimes.",
-        "Don't let the critics get you down."]
+        "Don't let the critics get you down.", "You moved to Porto last year, right?",
+        "Did you sell the van, or not?", "You sold the van, didn't you?", "I'm gonna make this work!"]
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
@@ -55,7 +56,11 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("We're driving to Galway on Saturday.", ("We", "drive to", "Galway", "planned")),
          ("I'm starting a watercolour class next week.", ("I", "start", "watercolour class", "planned")),
          ("I'm reading a book about whales.", ("I", "read", "book", "asserted")),
-         ("I did an evening course in bookkeeping.", ("I", "take", "evening course", "asserted"))]
+         ("I did an evening course in bookkeeping.", ("I", "take", "evening course", "asserted")),
+         # a statement with a tag is still a statement ("..., right?", "- pretty cool, huh?")
+         ("I repainted the shed last week - pretty cool, huh?", ("I", "repaint", "shed", "asserted")),
+         ("We adopted a kitten, didn't we?", ("We", "adopt", "kitten", "asserted")),
+         ("My sister finished the marathon in May, isn't that wild?", ("my sister", "finish", "marathon", "asserted"))]
 
 
 @pytest.fixture(scope="module")
