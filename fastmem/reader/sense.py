@@ -78,6 +78,8 @@ def doer(verb, person, depth: int = 0):
     if depth > 4 or _own_subject(verb) or verb.head is verb:
         return None
     head = verb.head
+    if verb.dep_ == "conj" and verb.tag_ == "VBG" and any(dummy_it(c) for c in head.children if c.dep_ == "nsubj"):
+        return []  # "it was so cool spending time with them and *seeing* their excitement": the clause's
     if verb.dep_ == "conj":
         return doer(head, person, depth + 1)
     to = any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
@@ -148,7 +150,27 @@ def _extraposed(verb, attrs) -> bool:
         return c.tag_ == "VBG" or any(x.dep_ == "aux" and x.lower_ == "to" for x in c.children)
 
     return (any(c.dep_ in ("advcl", "xcomp") and c.i > verb.i and clausal(c) for c in verb.children)
-            or any(c.dep_ == "acl" and c.head.i >= a.i and clausal(c) for a in attrs for c in a.subtree))
+            or any(c.dep_ == "acl" and c.head.i >= a.i and clausal(c) for a in attrs for c in a.subtree)
+            or any(c.dep_ == "ccomp" and c.i > verb.i and any(m.dep_ == "mark" and m.lower_ == "that" for m in c.children)
+                   for c in verb.children)  # "it's important to me that people have someone to talk to"
+            or any(_gerund_misread(a) for a in attrs))
+
+
+#: Nouns in -ing that are things, not a gerund the parser took for one.
+_ING_NOUNS = frozenset("thing morning evening ring spring king wedding building ceiling clothing feeling meeting "
+                       "painting setting ending beginning string wing swing sibling darling pudding".split())
+
+
+def _gerund_misread(attr) -> bool:
+    """A gerund after "it is" + adjective that the parser read as a noun ("it was great *bonding*
+    over it", "it was so cool *spending* time with them"): an -ing word with no determiner,
+    after an adjective of its own phrase."""
+    for t in (attr, *(k for k in attr.children if k.dep_ == "compound")):
+        if (t.lower_.endswith("ing") and t.lower_ not in _ING_NOUNS and t.tag_ in ("NN", "VBG")
+                and not any(d.dep_ == "det" for d in attr.children)
+                and any(x.pos_ == "ADJ" and x.i < t.i for x in attr.children)):
+            return True
+    return False
 
 
 #: Verbs that take no object: "the time I went", "the year we moved" leave none out.

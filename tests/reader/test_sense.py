@@ -240,6 +240,18 @@ def test_likeness_generic_effort_and_dreams_lived_are_no_facts(reader, text):
                 or f[1] == "be" and f[2].endswith("reminder")], facts
 
 
+@pytest.mark.parametrize("text, thing", [
+    ("We took my nephews to the aquarium - it was so cool spending time with them and seeing their faces.", "aquarium"),
+    ("We repaired the boat together - it was great bonding over it and chatting about fish.", "boat"),
+    ("I'm studying nursing. It's important to me that patients feel heard.", "nursing"),
+])
+def test_it_that_stands_for_a_clause_after_it_is_no_thing_before_it(reader, text, thing):
+    """"It" before a gerund the parser read as a noun, or before a "that" clause, stands for that
+    clause: neither it nor a gerund joined to it is said of the last thing named."""
+    facts = _facts(reader, text)
+    assert not [f for f in facts if f[0] == thing], facts
+
+
 def test_as_a_kid_is_when(reader):
     facts = _facts(reader, "I loved climbing trees as a kid.")
     assert not [f for f in facts if f[2] == "kid"], facts
