@@ -56,6 +56,10 @@ DEFAULT_SPEAKER = "user"
 #: The turns of a source around a memory that say who the other party is and which names came
 #: before it (a pronoun's name is looked for this far back).
 SOURCE_WINDOW = 8
+#: An "it" left open in its own text stands for a thing named in the last this many turns of its
+#: source (the exchange it answers), never further back: people stay in a talk, things pass ("I
+#: took a trip to Rome" ... four turns on, "It's downtown" is the studio's spot, not Rome).
+IT_WINDOW = 2
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
 _EDGES = " \t\n\"'`“”‘’.,;:!?()[]{}<>*-–—"
 
@@ -84,6 +88,8 @@ class Turn:
     addressee: str | None
     names: tuple[tuple[str, str | None, bool], ...] = ()
     speakers: frozenset[str] = frozenset()
+    #: the names an "it" can stand for (those of the last :data:`IT_WINDOW` turns); None: ``names``
+    it_names: tuple[tuple[str, str | None, bool], ...] | None = None
 
 
 def _possessor(word: str, turn: Turn) -> str | None:
@@ -99,12 +105,13 @@ def _possessor(word: str, turn: Turn) -> str | None:
     return None
 
 
-def _named(turn: Turn, *, person: bool = False, plural: bool = False) -> str | None:
+def _named(turn: Turn, *, person: bool = False, plural: bool = False, names=None) -> str | None:
     """The most recent earlier name of the source that a pronoun can stand for: a person other
-    than the two parties for *he* or *she*, a plural for *they*, anything else for *it*."""
+    than the two parties for *he* or *she*, a plural for *they*, anything else for *it* (among
+    ``names``, default the turn's)."""
     skip = {turn.speaker.lower(), (turn.addressee or "").lower()}
     people = {s.lower() for s in turn.speakers}
-    for name, typ, many in reversed(turn.names):
+    for name, typ, many in reversed(turn.names if names is None else names):
         low = name.lower()
         if low in skip:
             continue
@@ -131,7 +138,7 @@ def _end(name: str, typ: str | None, turn: Turn) -> tuple[str, str | None] | Non
         got = _named(turn, person=True)
         return (got, "person") if got else None
     if low in IT:
-        got = _named(turn)
+        got = _named(turn, names=turn.it_names)
         return (got, typ if typ not in (None, "person") else "thing") if got else None
     if low in THEY:
         got = _named(turn, plural=True)
@@ -244,7 +251,7 @@ def resolve_facts(db, ids: Sequence[int], facts: Sequence[list[Triple]], write=N
         before = [h for h in history.get(source, ()) if h[0] < mid][-SOURCE_WINDOW:] if source is not None else []
         said = [sp for _, sp, _ in reversed(before) if sp]  # nearest first
         turn = Turn(speaker, _addressee(speaker, said), tuple(n for _, _, names in before for n in names),
-                    frozenset(said) | {speaker})
+                    frozenset(said) | {speaker}, tuple(n for _, _, names in before[-IT_WINDOW:] for n in names))
         got = resolve(triples or [], turn)
         if write is not None:
             write([mid], [got])

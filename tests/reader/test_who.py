@@ -38,6 +38,21 @@ def test_third_person_pronouns_take_the_nearest_name_they_can_stand_for():
     assert resolve([Triple("she", "give", "book"), Triple("it", "be", "fun")], alone) == []
 
 
+def test_an_it_left_open_stands_for_a_thing_of_the_last_exchange_only(tmp_path):
+    """People stay in a talk; things pass: four turns after a trip to Rome, "it" is not Rome."""
+    turns = [("Jon", "I went to Rome last week to clear my mind."),
+             ("Gina", "Nice! I hope the trip was relaxing."),
+             ("Jon", "It was. Now I'm looking at spots for my studio."),
+             ("Gina", "Cool, send me pics of the spots!"),
+             ("Jon", "It's got the right amount of light and space.")]
+    with fastmem.Memory(str(tmp_path / "r.db")) as m:
+        ids = m.remember_many([f"{s}: {t}" for s, t in turns], speaker=[s for s, _ in turns], source="chat")
+        assert ("Jon", "visit", "Rome") in [(f.subject, f.relation, f.object) for f in m.graph.facts(ids[0])]
+        assert not [f for f in m.graph.facts(ids[4]) if "Rome" in (f.subject, f.object)]
+    near = Turn("Jon", "Gina", (("Rome", "place", False),), frozenset({"Jon", "Gina"}), (("Rome", "place", False),))
+    assert [(t.subject, t.object) for t in resolve([Triple("it", "be", "lovely city")], near)] == [("Rome", "lovely city")]
+
+
 @pytest.mark.parametrize("end", ["what", "something", "that", "one", "lot", "for", "-", "2", "'s", "the thing"])
 def test_question_words_placeholders_and_grammar_are_never_nodes(end):
     assert never_a_node(end)
