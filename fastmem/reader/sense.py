@@ -79,7 +79,7 @@ def doer(verb, person, depth: int = 0):
         return None
     head = verb.head
     if verb.dep_ == "conj" and verb.tag_ == "VBG" and any(dummy_it(c) for c in head.children if c.dep_ == "nsubj"):
-        return []  # "it was so cool spending time with them and *seeing* their excitement": the clause's
+        return [UNDERSTOOD_I] if _lived(head) else []  # "it was so cool spending time with them and *seeing* .."
     if verb.dep_ == "conj":
         return doer(head, person, depth + 1)
     to = any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
@@ -95,19 +95,33 @@ def doer(verb, person, depth: int = 0):
             return objs if head.lemma_.lower() in _IMPLICATIVE else []
         if not objs and head.dep_ == "xcomp" and not _own_subject(head):
             return doer(head, person, depth + 1)  # "inspires me to keep making art": I make it
-        if _extraposed_it(head):
-            return []  # "it's tough starting a biz"
+        copula = head.head if head.dep_ == "acomp" else head  # ("it was so gratifying *to talk* to ...")
+        if _extraposed_it(copula):
+            return [UNDERSTOOD_I] if _lived(copula) else []  # "it's tough starting a biz"; "it was great to see"
     if verb.tag_ == "VBG" and (verb.dep_ in ("advcl", "xcomp") and _extraposed_it(head) or verb.dep_ == "acl"
                                and head.dep_ in ("attr", "acomp") and _extraposed_it(head.head)):
         # "it's kinda freeing, just putting my feelings on the canvas": anyone doing it; "it's
         # been a wild ride starting my business": I started it
         # (not "it was awesome - so many people complimenting my moves": they did)
         said = [t for t in verb.doc[verb.head.i + 1 : verb.i] if t.pos_ in ("NOUN", "PROPN", "PRON") and t.i != head.i]
-        return [UNDERSTOOD_I] if _mine(verb) and not said else []
+        copula = head if verb.dep_ in ("advcl", "xcomp") else head.head
+        return [UNDERSTOOD_I] if (_mine(verb) or _lived(copula)) and not said else []
     if verb.dep_ in ("acl", "relcl") and to:
         if head.pos_ in ("NOUN", "PROPN") and not person(head):
             return []  # "a dream to have a family", "time to vent", "tools to push the biz"
     return None
+
+
+def _lived(copula) -> bool:
+    """Whether an "it" copula with a clause after it tells what the speaker lived through: past,
+    judged by an adjective ("it was so amazing lying there and watching the sky", "it was great
+    to see the whales"), not a present remark that holds for anyone ("it's hard finding a
+    plumber") nor what "it" was ("it was my goal to run a marathon"), and not past the end of its
+    sentence ("It was so inspiring! Check out the crowd": an order the parser hung on it)."""
+    return (copula.lemma_ == "be" and (copula.tag_ == "VBD" or copula.lower_ == "been")
+            and not any(t.text in (".", "!", "?") for t in copula.doc[copula.i : max(c.i for c in copula.subtree)])
+            and any(c.dep_ == "acomp" for c in copula.children)
+            and not any(c.dep_ == "attr" or c.tag_ == "MD" for c in copula.children))
 
 
 def says_nothing(verb, subs) -> bool:

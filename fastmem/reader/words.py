@@ -85,6 +85,8 @@ SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"),
 
 #: What a speaker who needs or wants it asks the listener for ("I need advice").
 ASKING = frozenset("advice help favour favor recommendation suggestion tip idea input opinion pointer".split())
+#: What a group does something as ("together as a family", "as a team"): how, not what.
+_TOGETHER = frozenset("family team group couple duo pair unit".split())
 #: Times of life: "as a kid", "when I was a kid" say when, not what.
 LIFE_STAGES = frozenset("kid child teenager teen baby toddler boy girl youngster".split())
 #: Nouns of time: an object of a preposition that is one is when, not what ("quit in March").
@@ -152,8 +154,8 @@ def is_when(tok) -> bool:
         return False
     if tok.dep_ == "pobj" and tok.head.lower_ in ("because", "thanks", "since", "until", "till"):
         return True  # ("been running longer since our last chat": when)
-    if tok.dep_ == "pobj" and tok.head.lower_ == "as" and tok.lemma_.lower() in LIFE_STAGES:
-        return True  # "I loved reading it as a kid": when
+    if tok.dep_ == "pobj" and tok.head.lower_ == "as" and tok.lemma_.lower() in LIFE_STAGES | _TOGETHER:
+        return True  # "I loved reading it as a kid": when; "together as a family": how
     return tok.ent_type_ in ("DATE", "TIME") or tok.lemma_.lower() in TIME_NOUNS
 
 

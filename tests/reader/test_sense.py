@@ -35,11 +35,23 @@ def test_what_someone_was_asked_to_do_is_not_said_done(reader):
 
 @pytest.mark.parametrize("text, verb", [
     ("It's hard finding a good plumber around here.", "find"),
-    ("It was great to see the whales up close.", "see"),
     ("It has always been my goal to run a marathon.", "run"),
+    ("It would be great to see the whales up close.", "see"),
+    ("It was so inspiring! Check out the crowd.", "check out"),
 ])
 def test_nobody_in_particular_does_an_extraposed_clause(reader, text, verb):
     assert not [f for f in _facts(reader, text) if f[1] == verb]
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("It was great to see the whales up close.", ("I", "see", "whales")),
+    ("It's been so inspiring to work with our young dancers.", ("I", "work with", "our young dancers")),
+    ("It was great to unplug and hang with the kids.", ("I", "hang with", "kids")),
+])
+def test_what_it_was_like_to_do_in_the_past_the_speaker_did(reader, text, fact):
+    """A past "it was" + adjective + a clause tells what the speaker lived through, unlike a
+    present remark that holds for anyone ("it's hard finding a good plumber")."""
+    assert fact in _facts(reader, text), _facts(reader, text)
 
 
 @pytest.mark.parametrize("text", ["It's been quite a journey.", "It was a huge relief.", "Just be yourself."])
