@@ -78,8 +78,8 @@ def _tag_start(words) -> int | None:
     low = [t.lower_ for t in tail]
     if low and all(w in _TAGS for w in low):
         return sep
-    if (len(tail) >= 2 and tail[0].lemma_.lower() in _TAG_VERBS and (low[1] in _TAG_PRONOUNS or low[1] in ("n't", "not")
-                                                      and len(low) > 2 and low[2] in _TAG_PRONOUNS)):
+    negated = len(low) > 2 and low[1] in ("n't", "not")
+    if len(tail) >= 2 and tail[0].lemma_.lower() in _TAG_VERBS and low[2 if negated else 1] in _TAG_PRONOUNS:
         return sep  # "wasn't it", "isn't that great", "don't they"
     return None
 
