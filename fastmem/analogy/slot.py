@@ -398,9 +398,10 @@ class AnalogySlot:
             "JOIN codes c ON c.memory_id=m.id WHERE m.id IN (SELECT value FROM json_each(?))",
             (ids_json(ids),),
         ):
-            s = float(np.dot(np.frombuffer(r[3], np.float32), vec))
+            v = np.frombuffer(r[3], np.float32)
+            s = float(np.dot(v, vec))
             got[r[0]] = _Candidate(r[0], r[1], r[2], json.loads(r[4]), r[5], r[6], s, (s - mu) / sd,
-                                   srank.get(r[0]), rrank.get(r[0]), np.frombuffer(r[3], np.float32))
+                                   srank.get(r[0]), rrank.get(r[0]), v)
         return [got[i] for i in ids if i in got]
 
     # -- the pick --------------------------------------------------------------------------
@@ -579,7 +580,7 @@ class AnalogySlot:
         band = self._band(vec)
         mapper = self.mapper.using(bits)
         align_of = dict(zip((int(x) for x in cids), aligns.tolist()))
-        hood_vecs = self._hood(vec, band, surface_labels, n_surface)
+        hood_vecs = self._hood(vec, band, surface_labels, n_surface) if len(cids) else None
         out = []
         start = 0
         while start < len(cids) and len(out) < self.settings.analogy_rerank:
