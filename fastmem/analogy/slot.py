@@ -89,6 +89,9 @@ SURFACE_SAMPLE = 4096
 #: order or other words) and is excluded with it (a process told twice: median 0.94; a story and
 #: its analogy: at most 0.5; ``docs/defaults.md``).
 RETOLD = 0.85
+#: The plot view speaks from ``plot_mapped_margin`` instead of ``plot_margin`` when the structure
+#: mapping also pairs this many of the plot's events with the turn's, one to one.
+PLOT_MAPPED_EVENTS = 2
 
 
 def _mentions(names: Sequence[str]):
@@ -211,6 +214,12 @@ class AnalogySettings:
         a plot is offered when its kernel score stands ``sqrt(2 ln N) + plot_margin`` standard
         deviations above the store's (N plots: the best of N by chance stands near
         ``sqrt(2 ln N)``). ``inf`` turns the plot view off.
+    plot_mapped_margin : float
+        The plot view's gate when a second view agrees: the plot is offered from
+        ``sqrt(2 ln N) + plot_mapped_margin`` standard deviations when the structure mapping
+        also pairs two or more of its events with the turn's, in order, in a mapping that chance
+        would give less than once among the store's plots (its E-value at most 1). ``inf``: the
+        plot view alone decides, at ``plot_margin``.
     ranker : bool or Ranker
         Opt in to the learned ranker (:mod:`fastmem.analogy.ranker`, fitted on ProPara-Logy
         silver): among the candidates that pass the gate the most probable analog is shown,
@@ -235,6 +244,7 @@ class AnalogySettings:
     surface_objects: float = 0.8
     ranker: object = False
     plot_margin: float = 3.0
+    plot_mapped_margin: float = 1.0
 
     def __post_init__(self) -> None:
         self.checked()
@@ -254,6 +264,7 @@ class AnalogySettings:
         if isinstance(self.analogy_rerank, bool) or not isinstance(self.analogy_rerank, int) or self.analogy_rerank < 1:
             raise InvalidInput(f"analogy_rerank must be a whole number of 1 or more, got {self.analogy_rerank!r}")
         for name, lo, hi in (("analogy_alpha", 0.0, math.inf), ("surface_z", 0.0, math.inf), ("plot_margin", 0.0, math.inf),
+                             ("plot_mapped_margin", -math.inf, math.inf),
                              ("analogy_literal_max", 0.0, 1.0), ("z_min", -math.inf, math.inf),
                              ("surface_objects", 0.0, 1.0)):
             v = getattr(self, name)
@@ -544,19 +555,27 @@ class AnalogySlot:
             return None, ("every plot near the turn's is the turn's own story or topic (a paraphrase, a retelling, "
                           "the same names) or was offered just before")
         c, z = best
+        mp = None
         if z < gate:
-            return None, (f"the closest plot (memory {c.id}) stands {z:.1f} standard deviations above the store's; "
-                          f"among {population} plots the slot speaks from {gate:.1f}")
+            low = gate - self.settings.plot_margin + self.settings.plot_mapped_margin
+            if z >= low:  # two views agree: the plot's events also correspond one to one
+                mp = self.mapper.map(list(turn.events), c.events)
+            if mp is None or len(mp.pairs) < PLOT_MAPPED_EVENTS or mp.log2_expected(population) > 0.0:
+                return None, (f"the closest plot (memory {c.id}) stands {z:.1f} standard deviations above the store's; "
+                              f"among {population} plots the slot speaks from {gate:.1f} (from {low:.1f} when "
+                              f"{PLOT_MAPPED_EVENTS} or more of its events correspond to the turn's in a mapping "
+                              "chance would give less than once)")
+            gate = low
         other = plots.whiten(stored[c.id].vecs)
         return self._plot_analogy(turn, c, z, gate, population, turn_white, other, stored[c.id],
-                                  weights.get(c.id, (1.0, 0, 0))[0]), None
+                                  weights.get(c.id, (1.0, 0, 0))[0], mp), None
 
     def _plot_analogy(self, turn: Turn, c: _Candidate, z: float, gate: float, n: int, turn_white, other, plot,
-                      use: float) -> Analogy:
+                      use: float, mp: Mapping | None = None) -> Analogy:
         """The plot view's pick, explained: the clauses that correspond and, from the structure
         mapping, the events and objects."""
         told = [(turn.plot.clauses[i], plot.clauses[j]) for i, j, _ in P.pairs(turn_white, other)[:3]]
-        mp = self.mapper.map(list(turn.events), c.events)
+        mp = mp if mp is not None else self.mapper.map(list(turn.events), c.events)
         likeness, objects = self.mapper.objects(turn.events, c.events, mp)
         reason = "the same plot in other clothes: " + "; ".join(f"'{a}' ~ '{b}'" for a, b in told)
         reason += f" ({z:.1f} standard deviations above the store's plots, {n} of them)"

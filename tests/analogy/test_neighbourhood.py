@@ -1,6 +1,7 @@
 """The slot's default surface rule: the turn's own surface neighbourhood is never the analogy."""
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,19 @@ def test_a_retelling_among_the_turns_nearest_is_never_the_analogy(story_store):
     finally:
         m.analogy.settings.surface_rule = "neighbourhood"
     assert "literal" in loose or "appearance" in loose
+
+
+def test_a_plot_whose_events_also_correspond_speaks_below_the_plot_views_own_gate(story_store):
+    m, sets, kind_of = story_store
+    assert m.analogy.settings.plot_mapped_margin == 1.0
+    both = _picks(m, sets, kind_of, "both views")
+    m.analogy.settings.plot_mapped_margin = math.inf  # the plot view alone, at sqrt(2 ln N) + 3
+    try:
+        alone = _picks(m, sets, kind_of, "plot alone")
+    finally:
+        m.analogy.settings.plot_mapped_margin = 1.0
+    assert both.count("analogy") > alone.count("analogy")
+    assert set(both) == {"analogy"}  # what the second view lets through is each set's own true analogy
 
 
 def test_a_memory_that_retells_an_excluded_neighbour_is_excluded_with_it(mem, monkeypatch):
