@@ -32,6 +32,7 @@ from .sense import clause as _clause, continues_clause as _continues_clause, doe
 from .sense import liked_activity as _liked_activity
 from .sense import first_person_left_out as _first_person_left_out, governor as _governor, opener as _opener
 from .sense import of_what as _of_what, plain_verb as _plain_verb, relative_object as _relative_object
+from .sense import relative_dative as _relative_dative
 from .sense import says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
@@ -446,6 +447,8 @@ class SpacyExtractor:
                     objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
                 elif c.dep_ == "dative" and direct:  # "sold me his car": the car is what is sold; "sold to
                     continue  # me" alone reads as a fact with nothing in it (a fact has two ends); "gives me joy": none
+                elif c.dep_ == "dobj" and c == _relative_dative(verb):
+                    continue  # "the joy that dancing brings me": I am who gets it, not what is brought
                 elif (c.dep_ in _OBJ or _liked_activity(c)) and not _how_left(c):
                     objs.extend((base, o) for o in self._conj(c))
                 elif c.dep_ == "agent":

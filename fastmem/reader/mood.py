@@ -143,6 +143,9 @@ def mood(verb) -> str:
             return WISHED  # "I hope to ...", "my dream is to ..."
         if _by_doing(below) and v.lemma_.lower() in _CONSIDER and below.head.lower_ in ("of", "about"):
             return HYPOTHETICAL  # "I'm thinking of working with bloggers": weighed, not done nor planned
+    for below, v in zip(chain, chain[1:]):
+        if below.dep_ in ("advcl", "xcomp") and _eager(v):
+            return PLANNED  # "can't wait 'til my studio opens", "can't wait to see it": looked forward to
     if any(c.lower_ == "hopefully" for v in chain for c in v.children if c.dep_ == "advmod"):
         return WISHED  # "Hopefully, we'll find a place like this": hoped for, not planned
     for below, v in zip(chain, chain[1:]):
@@ -170,6 +173,14 @@ def mood(verb) -> str:
             or _arranged(shared[-1]):
         return NEGATED if negated else PLANNED
     return NEGATED if negated else ASSERTED
+
+
+def _eager(verb) -> bool:
+    """ "can't wait" (present, not "couldn't wait to get home", which happened): what follows is
+    looked forward to."""
+    kids = list(verb.children)
+    return (verb.lemma_.lower() == "wait" and any(c.dep_ == "neg" for c in kids)
+            and any(c.dep_ == "aux" and c.lower_ in ("ca", "can") for c in kids))
 
 
 def _sharing(verb) -> list:

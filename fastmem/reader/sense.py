@@ -26,7 +26,7 @@ from __future__ import annotations
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
 from .words import SET_PHRASES, after_preposition, goal_of, is_thing, is_when, naming
 
-__all__ = ["doer", "dummy_it", "relative_object", "liked_activity", "clause", "continues_clause", "governor",
+__all__ = ["doer", "dummy_it", "relative_object", "relative_dative", "liked_activity", "clause", "continues_clause", "governor",
            "first_person_left_out", "opener", "have_got", "how_left",
            "plain_verb", "says_nothing", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
 
@@ -193,6 +193,31 @@ _INTRANSITIVE = frozenset(("go come live stay arrive happen sleep sit stand lie 
                            "end").split())
 
 
+#: Verbs that take a person and a thing ("brings me joy", "made me a cake").
+_TWO_OBJECTS = frozenset(("give", "bring", "send", "teach", "show", "offer", "tell", "buy", "make", "lend", "hand",
+                          "pass", "sell", "cook", "bake", "write", "owe", "get", "promise", "leave"))
+_PERSON_PRONOUNS = frozenset(("me", "you", "him", "her", "us", "them"))
+
+
+def relative_dative(verb):
+    """The person a relative clause gives its noun to, or None: in "the joy *that* dancing brings
+    *me*" and "the cake my mom made me" the parser reads the pronoun as the object, but what is
+    brought or made is the noun the clause describes; the pronoun is who gets it."""
+    if verb.dep_ != "relcl" or verb.lemma_.lower() not in _TWO_OBJECTS or verb.head.pos_ != "NOUN":
+        return None
+    # the relative word ("that", "which"; the parser calls it a mark, a dative or an object) or
+    # none comes before the verb; after it only the pronoun
+    kids = [c for c in verb.children if not (c.i < verb.i and c.lower_ in ("that", "which"))]
+    if any(c.tag_ in ("WDT", "WP") or c.dep_ in ("dative", "attr", "ccomp", "xcomp", "oprd", "nsubjpass") for c in kids):
+        return None
+    objs = [c for c in kids if c.dep_ == "dobj"]
+    if len(objs) != 1 or objs[0].lower_ not in _PERSON_PRONOUNS or objs[0].i < verb.i:
+        return None
+    if not any(c.dep_ == "nsubj" and c.lower_ not in ("that", "which", "who") for c in kids):
+        return None
+    return objs[0]
+
+
 def relative_object(verb):
     """The noun a relative clause leaves its object out for ("the cake *we baked*", "my horse
     painting *I did*": what was baked, what was done), or None: a clause with an object, a
@@ -205,6 +230,8 @@ def relative_object(verb):
     kids = list(verb.children)
     if not any(c.dep_ == "nsubj" and c.tag_ not in ("WDT", "WP") and c.lower_ not in ("that", "it") for c in kids):
         return None  # ("the joy it brings": which "it" is seldom said)
+    if relative_dative(verb) is not None:  # "the joy that dancing brings me": it brings me the joy
+        return head if is_thing(head) and not is_when(head) else None
     if any(c.tag_ == "WRB" or c.lower_ in ("that", "which", "who", "whom") for c in kids) \
             or (verb.lemma_.lower(), head.lemma_.lower()) in SET_PHRASES:  # ("news that you two get along")
         return None  # "a pic from when we met up", "the difference you're making"

@@ -60,7 +60,10 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          # a statement with a tag is still a statement ("..., right?", "- pretty cool, huh?")
          ("I repainted the shed last week - pretty cool, huh?", ("I", "repaint", "shed", "asserted")),
          ("We adopted a kitten, didn't we?", ("We", "adopt", "kitten", "asserted")),
-         ("My sister finished the marathon in May, isn't that wild?", ("my sister", "finish", "marathon", "asserted"))]
+         ("My sister finished the marathon in May, isn't that wild?", ("my sister", "finish", "marathon", "asserted")),
+         # what someone "can't wait" for is looked forward to, not so yet
+         ("Can't wait 'til my bakery starts selling cakes to cafes!", ("my bakery", "sell", "cakes", "planned")),
+         ("I can't wait to see the new aquarium.", ("I", "see", "new aquarium", "planned"))]
 
 
 @pytest.fixture(scope="module")
@@ -148,3 +151,12 @@ def test_the_mood_survives_an_export_and_an_import(tmp_path):
         b.admin.import_jsonl(str(tmp_path / "a.jsonl"))
         got = {(f.relation, f.object, f.mood) for f in b.graph.facts_about("Maya")}
         assert ("book", "tapas place", "planned") in got and ("not_eat", "shellfish", "negated") in got
+
+
+def test_in_a_relative_clause_the_noun_is_what_is_given_and_the_pronoun_who_gets_it(reader):
+    got = [[(t.subject, t.relation, t.object) for t in ts] for ts in reader.extract_many(
+        ["I still wear the necklace that my grandma gave me.", "The book that you sent me was great.",
+         "I teach others the joy that painting brings me.", "Nothing beats the feeling it gives us."])]
+    assert ("my grandma", "give", "necklace") in got[0] and ("my grandma", "give", "I") not in got[0], got[0]
+    assert ("you", "send", "book") in got[1] and all(o != "I" for _, _, o in got[1]), got[1]
+    assert all(o not in ("I", "us", "we") for ts in got[2:] for _, _, o in ts), got[2:]  # nothing brought "me"
