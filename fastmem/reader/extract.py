@@ -32,7 +32,7 @@ from .sense import clause as _clause, continues_clause as _continues_clause, doe
 from .sense import liked_activity as _liked_activity
 from .sense import first_person_left_out as _first_person_left_out, governor as _governor, opener as _opener
 from .sense import of_what as _of_what, plain_verb as _plain_verb, relative_object as _relative_object
-from .sense import relative_dative as _relative_dative
+from .sense import relative_dative as _relative_dative, state_phrase as _state_phrase
 from .sense import says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
@@ -352,6 +352,10 @@ class SpacyExtractor:
         if tok.pos_ == "PRON":
             return tok.text, ("person" if low in _PERSON_PRON else "thing")
         words = [c for c in tok.lefts if c.dep_ in ("compound", "amod", "nummod", "nmod") and c.i >= tok.i - 3]
+        # a compound's own modifiers ("mental *health* career options": health is career's)
+        words = sorted({w.i: w for w in words + [g for w in words if w.dep_ == "compound" for g in w.lefts
+                                                 if g.dep_ in ("compound", "amod") and g.i >= tok.i - 3]}.values(),
+                       key=lambda w: w.i)
         words = [w for w in words if w.lower_ not in INTERJECTIONS  # "Alright Maya": Maya
                  and not any(t.is_punct for t in tok.doc[w.i + 1 : tok.i])]  # "Ivy! Patience": Patience
         text = sentence_case((words or [tok])[0], " ".join([w.text for w in words] + [tok.text]))
@@ -421,7 +425,8 @@ class SpacyExtractor:
             if _no_fact(verb, subs) or _says_nothing(verb, subs):
                 continue  # an idiom read as none ("you're telling me"), "it's a great feeling"
             neg = any(c.dep_ == "neg" for c in verb.children)
-            prt = [c.lower_ for c in verb.children if c.dep_ == "prt" or _how_left(c)]  # "keeps me motivated"
+            prt = [_state_phrase(c) or c.lower_ for c in verb.children
+                   if c.dep_ == "prt" or _how_left(c)]  # "keeps me motivated", "keeps me at peace"
             lemma = _plain_verb(verb, verb.lemma_.lower())  # "she's got two kids": has
             passive = passive and lemma != "have"
             base = ("not " if neg else "") + " ".join([lemma] + prt)
@@ -455,7 +460,7 @@ class SpacyExtractor:
                     for p in c.children:
                         if p.dep_ == "pobj":
                             agent = p
-                elif c.dep_ == "prep":
+                elif c.dep_ == "prep" and _state_phrase(c) is None:
                     state = next((a.lower_ for a in verb.children if a.dep_ == "acomp" and a.i < c.i and verb.lemma_
                                   in _STATE_VERBS and a.lower_ not in PRAISE and a.lower_ not in _NO_STATE), None)
                     rel = had if state is None else f"{base} {state}"  # "feeling low on confidence"

@@ -16,7 +16,7 @@ are not facts either.
 
 from __future__ import annotations
 
-from .words import INTERJECTIONS, after_preposition as _by_doing, goal_of
+from .words import INTERJECTIONS, after_preposition as _by_doing, felt, goal_of
 
 __all__ = ["mood", "STORED", "ASSERTED", "PLANNED", "NEGATED", "ASKED", "WISHED", "CONDITIONAL", "HYPOTHETICAL",
            "GENERIC", "BELIEVED"]
@@ -106,8 +106,8 @@ def _question(verb) -> bool:
 def _imperative(verb) -> bool:
     """A request: the clause's verb in its base form, first in its sentence (after interjections,
     vocatives and discourse words), with no subject and no auxiliary but a "don't" before it."""
-    if verb.tag_ != "VB" or verb.dep_ not in ("ROOT", "conj", "advcl"):
-        return False
+    if verb.tag_ != "VB" or verb.dep_ not in ("ROOT", "conj", "advcl") or felt(verb):
+        return False  # ("Love the colors!": the speaker's, see fastmem.reader.words.felt)
     aux = [c for c in verb.children if c.dep_ in ("aux", "auxpass")]
     dont = len(aux) == 1 and aux[0].lower_ == "do" and any(c.dep_ == "neg" for c in verb.children)
     if any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children) or aux and not dont:

@@ -24,9 +24,9 @@ and what a vague noun names: :func:`of_what` ("the top of the hill"; "a lot of f
 from __future__ import annotations
 
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
-from .words import SET_PHRASES, after_preposition, goal_of, is_thing, is_when, naming
+from .words import SET_PHRASES, after_preposition, felt, goal_of, is_thing, is_when, naming
 
-__all__ = ["doer", "dummy_it", "relative_object", "relative_dative", "liked_activity", "clause", "continues_clause", "governor",
+__all__ = ["doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "liked_activity", "clause", "continues_clause", "governor",
            "first_person_left_out", "opener", "have_got", "how_left",
            "plain_verb", "says_nothing", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
 
@@ -337,7 +337,7 @@ def first_person_left_out(verb, depth: int = 0) -> bool:
         return False
     if first.i == verb.i:  # "Loved by millions is a song ...": an auxiliary after it, not a fragment
         return (verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN", "VBG")
-                and not any(c.dep_ in ("aux", "auxpass") and c.i > verb.i for c in verb.children))
+                and not any(c.dep_ in ("aux", "auxpass") and c.i > verb.i for c in verb.children)) or felt(verb)
     if first.lower_ == "been" and first.dep_ == "aux" and first.head.i == verb.i:
         return verb.tag_ == "VBG"  # "Been reading that book you recommended"
     return first.lower_ in ("gon", "gonna", "wanna", "gotta") and verb.head.i == first.i
@@ -381,6 +381,23 @@ def opener(tok) -> bool:
                                            and after.text == "," and not any(c.dep_ == "poss" for c in tok.children))
 
 
+#: A preposition and noun that say the state a verb leaves its object in ("keeps me *at peace*").
+_STATES = frozenset((("at", "peace"), ("at", "ease"), ("on", "track"), ("in", "check"), ("in", "shape"),
+                     ("on", "edge"), ("in", "line"), ("at", "bay")))
+_LEAVE_IN = frozenset(("keep", "put", "set", "get", "hold", "stay", "feel"))
+
+
+def state_phrase(tok) -> str | None:
+    """ "at peace" when ``tok`` is the "at" of "keeps me at peace" (a verb that leaves its object,
+    or its subject, in a state: keep, put, stay, feel...), else None."""
+    if tok.dep_ != "prep" or tok.head.lemma_.lower() not in _LEAVE_IN:
+        return None
+    noun = [c for c in tok.children if c.dep_ == "pobj"]
+    if len(noun) != 1 or (tok.lower_, noun[0].lower_) not in _STATES or any(noun[0].children):
+        return None
+    return f"{tok.lower_} {noun[0].lower_}"
+
+
 def how_left(tok) -> bool:
     """A word that says how a verb leaves its object, part of the relation and never its other
     end: "keeps me *motivated*", "kept me *going*", "brings us *together*", "looks *forward* to"."""
@@ -391,6 +408,8 @@ def how_left(tok) -> bool:
         return any(c.dep_ == "dobj" and c.pos_ == "PRON" and c.i < tok.i for c in tok.head.children)
     if tok.dep_ == "advmod" and tok.lower_ in ("forward", "ahead") and tok.i == tok.head.i + 1:
         return True  # "look forward to", "pushing forward with", "going ahead with"
+    if state_phrase(tok) is not None:
+        return True  # "keeps me at peace", "puts me at ease", "keeps me on track"
     before = tok.doc[tok.i - 1] if tok.i else tok  # right after the verb, or after a pronoun it moves ("wishing
     return (tok.dep_ == "advmod" and tok.lower_ in ("together", "closer", "apart")  # you happy years together": no)
             and (before.i == tok.head.i

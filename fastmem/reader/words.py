@@ -13,7 +13,7 @@ __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_
            "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name", "bare_time", "contracted_be",
            "spoken_g",
            "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
-           "LIFE_STAGES", "GOALS", "goal_of"]
+           "LIFE_STAGES", "GOALS", "goal_of", "FELT", "felt"]
 
 #: Nouns of organisations: a fact's object of this kind is typed as one.
 ORG_NOUNS = frozenset({
@@ -334,6 +334,19 @@ def spoken_g(text: str) -> str:
     """``text`` with each "-in'" of a verb written as spoken given its "g" back ("livin'":
     living), the same length, so that the parser reads a verb; a quoted word ("'Berlin'") stays."""
     return _DROPPED_G.sub(r"\1g", text) if "in'" in text or "in\u2019" in text else text
+
+
+#: Verbs of feeling that chat says without "I" and in their base form: "Love the necklace!",
+#: "wow, love that painting" (the speaker loves it; no one is told to).
+FELT = frozenset(("love", "adore"))
+
+
+def felt(verb) -> bool:
+    """A sentence-first verb of :data:`FELT` with no subject and an object: the speaker's
+    feeling, not a request."""
+    return (verb.lemma_.lower() in FELT and verb.tag_ in ("VB", "VBP") and verb.dep_ == "ROOT"
+            and not any(c.dep_ in ("nsubj", "nsubjpass", "expl", "aux") for c in verb.children)
+            and any(c.dep_ == "dobj" for c in verb.children))
 
 
 def goal_of(verb):

@@ -30,7 +30,8 @@ NONE = ["Do you believe in luck?", "What have you been learning in those classes
         "It felt like we were part of something huge.", "The shop will do fine, I just know it!",
         "We all have our own ways of grieving.", "We all need a break sometimes.",
         "Don't let the critics get you down.", "You moved to Porto last year, right?",
-        "Did you sell the van, or not?", "You sold the van, didn't you?", "I'm gonna make this work!"]
+        "Did you sell the van, or not?", "You sold the van, didn't you?", "I'm gonna make this work!",
+        "Enjoy your trip!"]
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
@@ -63,7 +64,12 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("My sister finished the marathon in May, isn't that wild?", ("my sister", "finish", "marathon", "asserted")),
          # what someone "can't wait" for is looked forward to, not so yet
          ("Can't wait 'til my bakery starts selling cakes to cafes!", ("my bakery", "sell", "cakes", "planned")),
-         ("I can't wait to see the new aquarium.", ("I", "see", "new aquarium", "planned"))]
+         ("I can't wait to see the new aquarium.", ("I", "see", "new aquarium", "planned")),
+         # the state a verb leaves its object in is part of the relation, never its other end
+         ("Gardening keeps me at peace.", ("gardening", "keep at peace", "me", "asserted")),
+         # "Love the X!" is the speaker's feeling, not a request
+         ("Wow, love that jacket!", ("I", "love", "jacket", "asserted")),
+         ("Love that purple kayak! Is it new?", ("I", "love", "purple kayak", "asserted"))]
 
 
 @pytest.fixture(scope="module")
@@ -160,3 +166,10 @@ def test_in_a_relative_clause_the_noun_is_what_is_given_and_the_pronoun_who_gets
     assert ("my grandma", "give", "necklace") in got[0] and ("my grandma", "give", "I") not in got[0], got[0]
     assert ("you", "send", "book") in got[1] and all(o != "I" for _, _, o in got[1]), got[1]
     assert all(o not in ("I", "us", "we") for ts in got[2:] for _, _, o in ts), got[2:]  # nothing brought "me"
+
+
+def test_a_compound_keeps_its_own_modifiers(reader):
+    got = [[(t.subject, t.relation, t.object) for t in ts] for ts in reader.extract_many(
+        ["I started looking into mental health career options.", "We made a limited edition line of mugs."])]
+    assert ("I", "look into", "mental health career options") in got[0], got[0]
+    assert ("We", "make", "limited edition line") in got[1], got[1]
