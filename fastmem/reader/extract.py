@@ -32,7 +32,7 @@ from .sense import clause as _clause, continues_clause as _continues_clause, doe
 from .sense import liked_activity as _liked_activity
 from .sense import first_person_left_out as _first_person_left_out, governor as _governor, opener as _opener
 from .sense import of_what as _of_what, plain_verb as _plain_verb, relative_object as _relative_object
-from .sense import relative_dative as _relative_dative, state_phrase as _state_phrase
+from .sense import relative_dative as _relative_dative, spliced as _spliced, state_phrase as _state_phrase
 from .sense import says_nothing as _says_nothing
 from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
@@ -397,6 +397,8 @@ class SpacyExtractor:
     def _subjects(self, verb):
         subs = [c for c in verb.children if c.dep_ in _SUBJ]
         passive = any(c.dep_ in ("nsubjpass", "auxpass") for c in verb.children)
+        if not subs and verb.dep_ == "advcl" and _spliced(verb):
+            return [], passive  # "Been practicing routines lately, it keeps me focused": mine, not "it"'s
         if not subs and (above := _governor(verb)) is not None:  # ("living my dream by *having* a studio")
             if verb.dep_ in ("relcl", "acl") and above.pos_ in ("NOUN", "PROPN", "PRON"):
                 return [above], passive or verb.tag_ == "VBN"

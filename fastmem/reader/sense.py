@@ -26,7 +26,7 @@ from __future__ import annotations
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
 from .words import SET_PHRASES, after_preposition, felt, goal_of, is_thing, is_when, naming
 
-__all__ = ["doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "liked_activity", "clause", "continues_clause", "governor",
+__all__ = ["doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "spliced", "liked_activity", "clause", "continues_clause", "governor",
            "first_person_left_out", "opener", "have_got", "how_left",
            "plain_verb", "says_nothing", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
 
@@ -329,6 +329,8 @@ def first_person_left_out(verb, depth: int = 0) -> bool:
     order ("Keep going!") has a base-form verb first and is not read as a fact."""
     if verb.dep_ in ("conj", "xcomp") and depth < 3 and verb.head.i != verb.i:
         return first_person_left_out(verb.head, depth + 1)
+    if spliced(verb):
+        return True  # "Finished the quilt yesterday, it looks great"
     if verb.dep_ in ("csubj", "csubjpass") and verb.tag_ == "VBG" and not _own_subject(verb):
         return _mine(verb)  # "Losing my job was hard", "Startin' my biz has been tough": I lost it
     first = next((t for t in _after_opener(verb.sent) if not t.is_punct and t.pos_ != "INTJ" and t.dep_ != "advmod"),
@@ -341,6 +343,22 @@ def first_person_left_out(verb, depth: int = 0) -> bool:
     if first.lower_ == "been" and first.dep_ == "aux" and first.head.i == verb.i:
         return verb.tag_ == "VBG"  # "Been reading that book you recommended"
     return first.lower_ in ("gon", "gonna", "wanna", "gotta") and verb.head.i == first.i
+
+
+def spliced(verb) -> bool:
+    """A subjectless clause that starts its sentence and runs on after a comma into another
+    ("*Been practicing* routines lately, it keeps me focused", "*Went* camping last week, it was
+    great"): a chat fragment of its own, the speaker's, not a clause that shares the next one's
+    subject (a participle does: "Walking home, she saw a fox")."""
+    if verb.dep_ != "advcl" or any(c.dep_ in ("nsubj", "nsubjpass", "expl", "mark") for c in verb.children):
+        return False
+    first = next((t for t in _after_opener(verb.sent) if not t.is_punct and t.pos_ != "INTJ" and t.dep_ != "advmod"),
+                 None)
+    if first is None or not any(t.text == "," for t in verb.doc[verb.i : verb.head.i]):
+        return False
+    if first.lower_ == "been" and first.dep_ == "aux" and first.head.i == verb.i:
+        return verb.tag_ == "VBG"
+    return first.i == verb.i and verb.tag_ == "VBD"
 
 
 def _mine(verb) -> bool:
@@ -433,7 +451,16 @@ def plain_verb(verb, lemma: str) -> str:
     if lemma == "head" and any(c.dep_ == "prep" and c.lower_ in ("to", "for", "into", "towards") or c.dep_ == "advmod"
                                and c.lower_ in ("home", "back", "out", "off", "over", "there") for c in verb.children):
         return "go"
+    if lemma == "get" and any(c.dep_ == "dobj" for c in verb.children) and any(
+            c.dep_ in ("prep", "dative") and c.lower_ == "to" and any(
+                p.dep_ == "pobj" and (p.lower_ in _TO_PERSON or p.ent_type_ == "PERSON") for p in c.children)
+            for c in verb.children):
+        return "send"  # "I'll get the video to you": send it, not get it
     return have_got(verb, _doubled(verb, lemma))
+
+
+#: Who something is got to ("get the forms to her"): a person.
+_TO_PERSON = frozenset(("me", "you", "him", "her", "us", "them"))
 
 
 def have_got(verb, lemma: str) -> str:

@@ -67,6 +67,10 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("I can't wait to see the new aquarium.", ("I", "see", "new aquarium", "planned")),
          # the state a verb leaves its object in is part of the relation, never its other end
          ("Gardening keeps me at peace.", ("gardening", "keep at peace", "me", "asserted")),
+         ("I'll get the invoice to you tomorrow.", ("I", "send", "invoice", "planned")),  # sent, not got
+         # a fragment run on into the next clause is still the speaker's, not the next subject's
+         ("Finished the quilt yesterday, it looks great.", ("I", "finish", "quilt", "asserted")),
+         ("Been practicing piano scales lately, it keeps my mind sharp.", ("I", "practice", "piano scales", "asserted")),
          # "Love the X!" is the speaker's feeling, not a request
          ("Wow, love that jacket!", ("I", "love", "jacket", "asserted")),
          ("Love that purple kayak! Is it new?", ("I", "love", "purple kayak", "asserted"))]
