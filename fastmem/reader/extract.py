@@ -352,10 +352,14 @@ class SpacyExtractor:
         if tok.pos_ == "PRON":
             return tok.text, ("person" if low in _PERSON_PRON else "thing")
         words = [c for c in tok.lefts if c.dep_ in ("compound", "amod", "nummod", "nmod") and c.i >= tok.i - 3]
-        # a compound's own modifiers ("mental *health* career options": health is career's)
-        words = sorted({w.i: w for w in words + [g for w in words if w.dep_ == "compound" for g in w.lefts
-                                                 if g.dep_ in ("compound", "amod") and g.i >= tok.i - 3]}.values(),
-                       key=lambda w: w.i)
+        # none past a modifier of a modifier that they would skip: "mental health career options" is
+        # career options (not "mental career options": "health" modifies career, not options)
+        kept = [tok]
+        for w in sorted(words, key=lambda w: -w.i):
+            if any(t.head in kept and t.dep_ in ("compound", "amod") for t in tok.doc[w.i + 1 : kept[-1].i]):
+                break
+            kept.append(w)
+        words = [w for w in words if w in kept]
         words = [w for w in words if w.lower_ not in INTERJECTIONS  # "Alright Maya": Maya
                  and not any(t.is_punct for t in tok.doc[w.i + 1 : tok.i])]  # "Ivy! Patience": Patience
         text = sentence_case((words or [tok])[0], " ".join([w.text for w in words] + [tok.text]))
