@@ -283,6 +283,11 @@ def no_fact(verb, subs) -> bool:
     if lemma == "be" and any(c.dep_ == "advmod" and c.lower_ in ("here", "there") and c.i < verb.i
                              for c in verb.children):
         return True  # "here's a painting I did", "there's my cat": shown, not said of anything
+    if lemma == "thank" and any(o.lower_ == "you" for o in objs):
+        return True  # "thank you for your concern": a courtesy, no fact
+    if lemma == "have" and any(p.dep_ == "prep" and p.lower_ in ("in", "on") and any(
+            q.dep_ == "pobj" and q.lemma_.lower() in ("corner", "side") for q in p.children) for p in verb.children):
+        return True  # "glad I have you in my corner", "you have me on your side": support, said
     if lemma in ("need", "want") and any(o.lemma_.lower() in ASKING for o in objs) \
             and any(s is UNDERSTOOD_I or s.lower_ in ("i", "we") for s in subs):
         return True  # "I need advice", "I'll need a tea recommendation": asked of the listener

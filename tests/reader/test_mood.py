@@ -31,7 +31,8 @@ NONE = ["Do you believe in luck?", "What have you been learning in those classes
         "We all have our own ways of grieving.", "We all need a break sometimes.",
         "Don't let the critics get you down.", "You moved to Porto last year, right?",
         "Did you sell the van, or not?", "You sold the van, didn't you?", "I'm gonna make this work!",
-        "Enjoy your trip!"]
+        "Enjoy your trip!", "But thank you for your concern, you're so thoughtful!",
+        "Glad I have you in my corner!"]
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
