@@ -29,12 +29,12 @@ from .plot import clauses as plot_clauses, has_plot
 from .refer import referent as _refer
 from .roles import roles as _roles
 from .sense import clause as _clause, continues_clause as _continues_clause, doer as _doer, how_left as _how_left
-from .sense import liked_activity as _liked_activity
 from .sense import first_person_left_out as _first_person_left_out, governor as _governor, opener as _opener
 from .sense import of_what as _of_what, plain_verb as _plain_verb, relative_object as _relative_object
-from .sense import relative_dative as _relative_dative, spliced as _spliced, state_phrase as _state_phrase
+from .objects import OBJ as _OBJ, objects as _objects
+from .sense import spliced as _spliced, state_phrase as _state_phrase
 from .sense import says_nothing as _says_nothing
-from .words import INTERJECTIONS, PRAISE, UNDERSTOOD_I as _UNDERSTOOD_I
+from .words import INTERJECTIONS, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
 from .words import bare_time, contracted_be, places_of, spoken_g, sentence_case, their_antecedent, what_is_had
@@ -144,10 +144,6 @@ def _verb_lexicon(nlp) -> frozenset:
 
 
 _SUBJ = {"nsubj", "nsubjpass", "csubj", "expl"}
-_OBJ = {"dobj", "attr", "oprd", "dative", "obj"}
-#: Adjectives after "be" that say no state of the subject with a preposition's object ("right
-#: on time"; "I'm sure with my hard work I can ...": sure of the clause, not with the work).
-_NO_STATE = frozenset(("right", "sure", "certain"))
 _PERSON_PRON = {"i", "me", "you", "he", "him", "she", "her", "we", "us", "they", "them", "my", "your"}
 _PERSON_NOUNS = {
     "friend", "sister", "brother", "mother", "father", "mom", "dad", "wife", "husband", "son",
@@ -166,13 +162,6 @@ _NOMINAL_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "sis", "ure", "al",
 #: Pronouns standing for an earlier noun: singular ones, plural ones.
 _PRON_SING = {"it", "its"}
 _PRON_PLUR = {"they", "them", "their"}
-#: Verbs whose adjective says what the subject is ("I'm good at chess", "got tired of it"): the
-#: adjective's preposition is part of the relation. Any other verb's adjective describes the
-#: subject in passing ("stopped, too busy with the new job") and says nothing of the object;
-#: "you look great in that dress" is praise, no fact.
-_STATE_VERBS = frozenset(("be", "become", "get", "feel", "stay", "remain", "grow", "turn", "keep"))
-#: Verbs of handing over: with what is handed over named, the one it goes to makes no fact of its own.
-_TRANSFER = frozenset(("give", "offer", "send", "sell", "lend", "hand", "pass", "show", "teach", "donate", "mail"))
 
 
 #: "my sister": a possessive determiner kept with its noun (the write says whose).
@@ -440,7 +429,6 @@ class SpacyExtractor:
                 base = "be " + base
             left = _relative_object(verb)  # "the cake we baked": we baked the cake; "the song you sent me"
             objs: list[tuple[str, object]] = [] if left is None else [(base, left)]
-            agent = None
             idiom = _idiom(verb)  # "give zucchini bread a try" -> try (zucchini bread)
             if idiom is not None:
                 base, objs = ("not " if neg else "") + idiom[0], [(("not " if neg else "") + idiom[0], o) for o in idiom[1]]
@@ -451,36 +439,10 @@ class SpacyExtractor:
             had = base if head is None else f"{base} {head.lemma_.lower()}"
             objs.extend((f"{had} {q.lower_}", o) for q in (places_of(direct[0], head) if head is not None else ())
                         for p in q.children if p.dep_ == "pobj" for o in self._conj(p) if not _when(o))
-            for c in verb.children if idiom is None else ():
-                if c.dep_ in ("prep", "dative") and c.lower_ == "to" and direct and lemma in _TRANSFER:
-                    continue  # "offering workshops to schools": what is offered is the fact (and as a dative, below)
-                elif c.dep_ == "dative" and c.pos_ == "ADP":  # "painted it for him": a preposition
-                    objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in self._conj(p))
-                elif c.dep_ == "dative" and direct:  # "sold me his car": the car is what is sold; "sold to
-                    continue  # me" alone reads as a fact with nothing in it (a fact has two ends); "gives me joy": none
-                elif c.dep_ == "dobj" and c == _relative_dative(verb):
-                    continue  # "the joy that dancing brings me": I am who gets it, not what is brought
-                elif (c.dep_ in _OBJ or _liked_activity(c)) and not _how_left(c):
-                    objs.extend((base, o) for o in self._conj(c))
-                elif c.dep_ == "agent":
-                    for p in c.children:
-                        if p.dep_ == "pobj":
-                            agent = p
-                elif c.dep_ == "prep" and _state_phrase(c) is None:
-                    state = next((a.lower_ for a in verb.children if a.dep_ == "acomp" and a.i < c.i and verb.lemma_
-                                  in _STATE_VERBS and a.lower_ not in PRAISE and a.lower_ not in _NO_STATE), None)
-                    rel = had if state is None else f"{base} {state}"  # "feeling low on confidence"
-                    for p in c.children:
-                        if p.dep_ == "pobj" and not (verb.lemma_ == "be" and c.lower_ == "to" and p.pos_ == "PRON"):
-                            objs.extend((f"{rel} {c.lower_}", o) for o in self._conj(p) if not _when(o))
-                    if verb.dep_ == "relcl" and c.i > verb.i and not any(c.children) and verb.head.pos_ == "NOUN":
-                        objs.append((f"{had} {c.lower_}", verb.head))  # "the class I go to": I go to the class
-                elif c.dep_ == "acomp" and verb.lemma_ in _STATE_VERBS and c.lower_ not in PRAISE | _NO_STATE:
-                    for p in c.children:
-                        if p.dep_ == "prep":
-                            for q in p.children:
-                                if q.dep_ == "pobj":
-                                    objs.extend((f"{base} {c.lemma_.lower()} {p.lower_}", o) for o in self._conj(q))
+            agent = None
+            if idiom is None:
+                more, agent = _objects(verb, lemma, base, had, direct, self._conj)
+                objs.extend(more)
             if agent is not None:
                 # "X was acquired by Y" -> (Y, acquire, X)
                 rel = base[3:] if base.startswith("be ") else base

@@ -1,0 +1,63 @@
+"""What a verb's dependents make the other end of its facts: its objects, the objects of its
+prepositions ("move *to* Porto": move_to), the state an adjective puts its subject in ("good
+*at* chess": be_good_at) and the agent of a passive; used by :mod:`fastmem.reader.extract`."""
+
+from __future__ import annotations
+
+from .sense import how_left, liked_activity, relative_dative, state_phrase
+from .words import PRAISE, is_when
+
+__all__ = ["OBJ", "TRANSFER", "STATE_VERBS", "NO_STATE", "objects"]
+
+#: Dependencies that are a verb's object.
+OBJ = frozenset({"dobj", "attr", "oprd", "dative", "obj"})
+#: Adjectives after "be" that say no state of the subject with a preposition's object ("right
+#: on time"; "I'm sure with my hard work I can ...": sure of the clause, not with the work).
+NO_STATE = frozenset(("right", "sure", "certain"))
+#: Verbs whose adjective says what the subject is ("I'm good at chess", "got tired of it"): the
+#: adjective's preposition is part of the relation. Any other verb's adjective describes the
+#: subject in passing ("stopped, too busy with the new job") and says nothing of the object;
+#: "you look great in that dress" is praise, no fact.
+STATE_VERBS = frozenset(("be", "become", "get", "feel", "stay", "remain", "grow", "turn", "keep"))
+#: Verbs of handing over: with what is handed over named, the one it goes to makes no fact of its own.
+TRANSFER = frozenset(("give", "offer", "send", "sell", "lend", "hand", "pass", "show", "teach", "donate", "mail"))
+
+
+def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[list[tuple[str, object]], object]:
+    """``(relation, object)`` pairs of a verb's objects, prepositions and state complements,
+    and the agent of a passive (or None). ``lemma``: the verb's relation word; ``base``: the
+    relation so far (negation, particles); ``had``: the relation a preposition extends ("have
+    lunch" with); ``direct``: its direct objects; ``conj``: a noun and the nouns joined to it."""
+    objs: list[tuple[str, object]] = []
+    agent = None
+    for c in verb.children:
+        if c.dep_ in ("prep", "dative") and c.lower_ == "to" and direct and lemma in TRANSFER:
+            continue  # "offering workshops to schools": what is offered is the fact (and as a dative, below)
+        elif c.dep_ == "dative" and c.pos_ == "ADP":  # "painted it for him": a preposition
+            objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in conj(p))
+        elif c.dep_ == "dative" and direct:  # "sold me his car": the car is what is sold; "sold to
+            continue  # me" alone reads as a fact with nothing in it (a fact has two ends); "gives me joy": none
+        elif c.dep_ == "dobj" and c == relative_dative(verb):
+            continue  # "the joy that dancing brings me": I am who gets it, not what is brought
+        elif (c.dep_ in OBJ or liked_activity(c)) and not how_left(c):
+            objs.extend((base, o) for o in conj(c))
+        elif c.dep_ == "agent":
+            for p in c.children:
+                if p.dep_ == "pobj":
+                    agent = p
+        elif c.dep_ == "prep" and state_phrase(c) is None:
+            state = next((a.lower_ for a in verb.children if a.dep_ == "acomp" and a.i < c.i and verb.lemma_
+                          in STATE_VERBS and a.lower_ not in PRAISE and a.lower_ not in NO_STATE), None)
+            rel = had if state is None else f"{base} {state}"  # "feeling low on confidence"
+            for p in c.children:
+                if p.dep_ == "pobj" and not (verb.lemma_ == "be" and c.lower_ == "to" and p.pos_ == "PRON"):
+                    objs.extend((f"{rel} {c.lower_}", o) for o in conj(p) if not is_when(o))
+            if verb.dep_ == "relcl" and c.i > verb.i and not any(c.children) and verb.head.pos_ == "NOUN":
+                objs.append((f"{had} {c.lower_}", verb.head))  # "the class I go to": I go to the class
+        elif c.dep_ == "acomp" and verb.lemma_ in STATE_VERBS and c.lower_ not in PRAISE | NO_STATE:
+            for p in c.children:
+                if p.dep_ == "prep":
+                    for q in p.children:
+                        if q.dep_ == "pobj":
+                            objs.extend((f"{base} {c.lemma_.lower()} {p.lower_}", o) for o in conj(q))
+    return objs, agent
