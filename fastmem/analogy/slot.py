@@ -579,6 +579,8 @@ class AnalogySlot:
         likeness, objects = self.mapper.objects(turn.events, c.events, mp)
         reason = "the same plot in other clothes: " + "; ".join(f"'{a}' ~ '{b}'" for a, b in told)
         reason += f" ({z:.1f} standard deviations above the store's plots, {n} of them)"
+        if len(mp.pairs) >= PLOT_MAPPED_EVENTS:
+            reason += "; events " + ", ".join(mp.labels[:4])  # "notice=see, feed=train"
         if objects:
             reason += "; objects " + ", ".join(objects[:3])
         why = {"reason": reason, "view": "plot", "plot_z": z, "plot_gate": gate, "population": n,
