@@ -283,6 +283,9 @@ def no_fact(verb, subs) -> bool:
     if lemma == "be" and any(c.dep_ == "advmod" and c.lower_ in ("here", "there") and c.i < verb.i
                              for c in verb.children):
         return True  # "here's a painting I did", "there's my cat": shown, not said of anything
+    if lemma == "make" and any(c.dep_ in ("relcl", "ccomp") and any(w.lower_ in ("who", "what") for w in c.children)
+                               for o in objs for c in o.children):
+        return True  # "their encouragement made me who I am": shaped, not made
     if lemma == "thank" and any(o.lower_ == "you" for o in objs):
         return True  # "thank you for your concern": a courtesy, no fact
     if lemma == "have" and any(p.dep_ == "prep" and p.lower_ in ("in", "on") and any(

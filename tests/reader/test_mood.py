@@ -32,7 +32,7 @@ NONE = ["Do you believe in luck?", "What have you been learning in those classes
         "Don't let the critics get you down.", "You moved to Porto last year, right?",
         "Did you sell the van, or not?", "You sold the van, didn't you?", "I'm gonna make this work!",
         "Enjoy your trip!", "But thank you for your concern, you're so thoughtful!",
-        "Glad I have you in my corner!"]
+        "Glad I have you in my corner!", "Their encouragement made me who I am."]
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
