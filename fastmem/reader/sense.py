@@ -141,6 +141,8 @@ def says_nothing(verb, subs) -> bool:
     attrs = [c for c in verb.children if c.dep_ in ("attr", "acomp")]
     if it and _extraposed(verb, attrs):
         return True  # "it's a lot of pressure to keep going up": "it" is what the clause says
+    if any(a.tag_ == "WP" and a.lower_ in ("who", "what") for a in attrs):
+        return True  # "made me who I am", "what I am today": no thing said of anyone
     if any(getattr(s, "lemma_", "") == "name" for s in subs):
         return True  # "my cousin's name is Lucia": who Lucia is (fastmem.reader.roles), not a fact about a name
     if any(a.lower_ in _REFLEXIVE or a.dep_ == "attr" and a.pos_ == "PRON" and a.lower_ in _PERSONAL for a in attrs):
