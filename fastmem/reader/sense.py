@@ -26,8 +26,8 @@ from __future__ import annotations
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
 from .words import SET_PHRASES, after_preposition, felt, goal_of, is_thing, is_when, naming
 
-__all__ = ["doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "spliced", "liked_activity", "clause", "continues_clause", "governor",
-           "first_person_left_out", "opener", "have_got", "how_left",
+__all__ = ["doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "spliced", "liked_activity",
+           "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "how_left",
            "plain_verb", "says_nothing", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
 
 #: Nouns that, as what "it" is, judge a situation rather than name a thing: "it's a great
@@ -210,7 +210,8 @@ def relative_dative(verb):
     # the relative word ("that", "which"; the parser calls it a mark, a dative or an object) or
     # none comes before the verb; after it only the pronoun
     kids = [c for c in verb.children if not (c.i < verb.i and c.lower_ in ("that", "which"))]
-    if any(c.tag_ in ("WDT", "WP") or c.dep_ in ("dative", "attr", "ccomp", "xcomp", "oprd", "nsubjpass") for c in kids):
+    if any(c.tag_ in ("WDT", "WP") or c.dep_ in ("dative", "attr", "ccomp", "xcomp", "oprd", "nsubjpass")
+           for c in kids):
         return None
     objs = [c for c in kids if c.dep_ == "dobj"]
     if len(objs) != 1 or objs[0].lower_ not in _PERSON_PRONOUNS or objs[0].i < verb.i:
@@ -455,14 +456,10 @@ def plain_verb(verb, lemma: str) -> str:
         return "go"
     if lemma == "get" and any(c.dep_ == "dobj" for c in verb.children) and any(
             c.dep_ in ("prep", "dative") and c.lower_ == "to" and any(
-                p.dep_ == "pobj" and (p.lower_ in _TO_PERSON or p.ent_type_ == "PERSON") for p in c.children)
+                p.dep_ == "pobj" and (p.lower_ in _PERSON_PRONOUNS or p.ent_type_ == "PERSON") for p in c.children)
             for c in verb.children):
         return "send"  # "I'll get the video to you": send it, not get it
     return have_got(verb, _doubled(verb, lemma))
-
-
-#: Who something is got to ("get the forms to her"): a person.
-_TO_PERSON = frozenset(("me", "you", "him", "her", "us", "them"))
 
 
 def have_got(verb, lemma: str) -> str:
