@@ -7,7 +7,7 @@ from __future__ import annotations
 from .sense import how_left, liked_activity, relative_dative, state_phrase
 from .words import PRAISE, is_when
 
-__all__ = ["OBJ", "TRANSFER", "STATE_VERBS", "NO_STATE", "objects"]
+__all__ = ["OBJ", "TRANSFER", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects"]
 
 #: Dependencies that are a verb's object.
 OBJ = frozenset({"dobj", "attr", "oprd", "dative", "obj"})
@@ -21,6 +21,20 @@ NO_STATE = frozenset(("right", "sure", "certain"))
 STATE_VERBS = frozenset(("be", "become", "get", "feel", "stay", "remain", "grow", "turn", "keep"))
 #: Verbs of handing over: with what is handed over named, the one it goes to makes no fact of its own.
 TRANSFER = frozenset(("give", "offer", "send", "sell", "lend", "hand", "pass", "show", "teach", "donate", "mail"))
+
+
+#: Nouns that say how someone stands to a thing ("a fan of jazz"): the relation, not a thing.
+FANS = frozenset(("fan", "lover", "admirer"))
+
+
+def fan_of(attr) -> list | None:
+    """What someone is "a fan of" ("I'm a big fan of pottery"; a noun the parser hangs on the
+    "fan" itself, "a fan of classical, as well as modern music", is one more), or None."""
+    if attr.lemma_.lower() not in FANS:
+        return None
+    got = [q for p in attr.children if p.dep_ == "prep" and p.lower_ == "of" for q in p.children if q.dep_ == "pobj"]
+    got += [c for c in attr.children if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN")]
+    return got or None
 
 
 def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[list[tuple[str, object]], object]:
@@ -39,6 +53,8 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
             continue  # me" alone reads as a fact with nothing in it (a fact has two ends); "gives me joy": none
         elif c.dep_ == "dobj" and c == relative_dative(verb):
             continue  # "the joy that dancing brings me": I am who gets it, not what is brought
+        elif c.dep_ == "attr" and lemma == "be" and (fan := fan_of(c)) is not None:
+            objs.extend((f"{base} {c.lemma_.lower()} of", o) for o in fan)  # "I'm a big fan of pottery"
         elif (c.dep_ in OBJ or liked_activity(c)) and not how_left(c):
             objs.extend((base, o) for o in conj(c))
         elif c.dep_ == "agent":

@@ -98,6 +98,8 @@ def doer(verb, person, depth: int = 0):
         copula = head.head if head.dep_ == "acomp" else head  # ("it was so gratifying *to talk* to ...")
         if _extraposed_it(copula):
             return [UNDERSTOOD_I] if _lived(copula) else []  # "it's tough starting a biz"; "it was great to see"
+    if verb.dep_ == "acl" and (person(head) or head.lemma_.lower() in _CROWDS):
+        return [head]  # "it was awesome - so many people there complimenting my moves": they did
     if verb.tag_ == "VBG" and (verb.dep_ in ("advcl", "xcomp") and _extraposed_it(head) or verb.dep_ == "acl"
                                and head.dep_ in ("attr", "acomp") and _extraposed_it(head.head)):
         # "it's kinda freeing, just putting my feelings on the canvas": anyone doing it; "it's
@@ -110,6 +112,10 @@ def doer(verb, person, depth: int = 0):
         if head.pos_ in ("NOUN", "PROPN") and not person(head):
             return []  # "a dream to have a family", "time to vent", "tools to push the biz"
     return None
+
+
+#: Nouns of people in numbers (the doers of a clause that hangs on them).
+_CROWDS = frozenset(("people", "folk", "folks", "crowd", "everyone", "everybody", "audience", "fans", "guest", "guests"))
 
 
 def _lived(copula) -> bool:

@@ -72,6 +72,7 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          # a fragment run on into the next clause is still the speaker's, not the next subject's
          ("Finished the quilt yesterday, it looks great.", ("I", "finish", "quilt", "asserted")),
          ("Been practicing piano scales lately, it keeps my mind sharp.", ("I", "practice", "piano scales", "asserted")),
+         ("I'm a big fan of jazz and old films.", ("I", "be fan of", "jazz", "asserted")),  # not (I, be, big fan)
          # "Love the X!" is the speaker's feeling, not a request
          ("Wow, love that jacket!", ("I", "love", "jacket", "asserted")),
          ("Love that purple kayak! Is it new?", ("I", "love", "purple kayak", "asserted"))]
@@ -178,3 +179,9 @@ def test_a_name_never_skips_what_a_modifier_modifies(reader):
         ["I started looking into mental health career options.", "I joined a new LGBTQ activist group."])]
     assert ("I", "look into", "career options") in got[0], got[0]  # not "mental career options"
     assert ("I", "join", "activist group") in got[1], got[1]  # not "new activist group"
+
+
+def test_a_clause_on_a_crowd_is_the_crowds_doing(reader):
+    got = [(t.subject, t.relation, t.object) for t in reader.extract_many(
+        ["Had the show and it was awesome - so many people there complimenting my costume."])[0]]
+    assert not any(s == "I" and r.startswith("compliment") for s, r, _ in got), got  # they did, not I
