@@ -30,7 +30,8 @@ STORED = frozenset({ASSERTED, PLANNED, NEGATED})
 _HYPOTHETICAL = frozenset({"could", "would", "should", "might", "may", "must", "can", "ca", "shall", "ought", "'d"})
 _FUTURE = frozenset({"will", "'ll", "wo"})
 _WISH = frozenset({"wish", "hope", "dream", "pray"})
-_PLAN = frozenset({"plan", "intend", "decide", "aim", "mean", "want"})
+#: ("wanna", "gonna", "gotta" as chat writes them: the parser's lemma of "gon" is "go")
+_PLAN = frozenset({"plan", "intend", "decide", "aim", "mean", "want", "wanna", "gon", "gonna", "gotta"})
 _CONSIDER = frozenset({"think", "dream", "talk", "consider", "debate"})
 _CONDITION = frozenset({"if", "unless", "whether", "assuming", "provided", "suppose", "supposing"})
 _GENERIC_MARKS = frozenset({"when", "whenever", "if", "once", "until", "while"})
@@ -169,7 +170,8 @@ def mood(verb) -> str:
     negated = any(c.dep_ == "neg" for c in verb.children)
     if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
-    if aux & _FUTURE or any(map(_going_to, shared)) or any(v.lemma_.lower() in _PLAN or goal_of(v) for v in chain[1:]) \
+    if aux & _FUTURE or any(map(_going_to, shared)) or any(
+            v.lemma_.lower() in _PLAN or v.lower_ in _PLAN or goal_of(v) for v in chain[1:]) \
             or _arranged(shared[-1]):
         return NEGATED if negated else PLANNED
     return NEGATED if negated else ASSERTED

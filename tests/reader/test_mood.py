@@ -72,6 +72,8 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          # a fragment run on into the next clause is still the speaker's, not the next subject's
          ("Finished the quilt yesterday, it looks great.", ("I", "finish", "quilt", "asserted")),
          ("Been practicing piano scales lately, it keeps my mind sharp.", ("I", "practice", "piano scales", "asserted")),
+         ("I wanna open a bakery one day.", ("I", "open", "bakery", "planned")),  # chat's "want to"
+         ("Gonna continue my studies and check out career options.", ("I", "continue", "my studies", "planned")),
          ("I'm a big fan of jazz and old films.", ("I", "be fan of", "jazz", "asserted")),  # not (I, be, big fan)
          # "Love the X!" is the speaker's feeling, not a request
          ("Wow, love that jacket!", ("I", "love", "jacket", "asserted")),
