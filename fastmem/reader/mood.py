@@ -145,8 +145,8 @@ def mood(verb) -> str:
         if _by_doing(below) and v.lemma_.lower() in _CONSIDER and below.head.lower_ in ("of", "about"):
             return HYPOTHETICAL  # "I'm thinking of working with bloggers": weighed, not done nor planned
     for below, v in zip(chain, chain[1:]):
-        if below.dep_ in ("advcl", "xcomp") and _eager(v):
-            return PLANNED  # "can't wait 'til my studio opens", "can't wait to see it": looked forward to
+        if (below.dep_ in ("advcl", "xcomp") or _by_doing(below)) and _eager(v):
+            return PLANNED  # "can't wait 'til my studio opens", "looking forward to reading to them"
     if any(c.lower_ == "hopefully" for v in chain for c in v.children if c.dep_ == "advmod"):
         return WISHED  # "Hopefully, we'll find a place like this": hoped for, not planned
     for below, v in zip(chain, chain[1:]):
@@ -167,20 +167,24 @@ def mood(verb) -> str:
     aux = {c.lower_ for v in shared for c in v.children if c.dep_ in ("aux", "auxpass")}
     if aux & _HYPOTHETICAL:
         return HYPOTHETICAL
-    negated = any(c.dep_ == "neg" for c in verb.children)
+    negated = any(c.dep_ == "neg" for c in verb.children) or any(  # "I'm not gonna forget a second of it"
+        c.dep_ == "neg" for below, v in zip(shared, shared[1:]) if below.dep_ == "xcomp" or _caused(below)
+        for c in v.children)  # (a conjunct keeps its own: "I'm not alone and have a great community")
     if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
     if aux & _FUTURE or any(map(_going_to, shared)) or any(
             v.lemma_.lower() in _PLAN or v.lower_ in _PLAN or goal_of(v) for v in chain[1:]) \
-            or _arranged(shared[-1]):
+            or _arranged(shared[-1]) or any(map(_owed, shared)):
         return NEGATED if negated else PLANNED
     return NEGATED if negated else ASSERTED
 
 
 def _eager(verb) -> bool:
-    """ "can't wait" (present, not "couldn't wait to get home", which happened): what follows is
+    """ "look forward to", and "can't wait" (present, not "couldn't wait to get home", which happened): what follows is
     looked forward to."""
     kids = list(verb.children)
+    if verb.lemma_.lower() == "look" and any(c.lower_ == "forward" for c in kids):
+        return True  # "I'm looking forward to reading to them", "we look forward to the trip"
     return (verb.lemma_.lower() == "wait" and any(c.dep_ == "neg" for c in kids)
             and any(c.dep_ == "aux" and c.lower_ in ("ca", "can") for c in kids))
 
@@ -192,13 +196,34 @@ def _sharing(verb) -> list:
     and of a verb that follows "go" or "come" ("we should go *see* it")."""
     out, v = [verb], verb
     while (v.dep_ in ("conj", "xcomp") or v.dep_ == "advcl" and v.head.lemma_.lower() in ("go", "come")
-           or _by_doing(v)) and v.head is not v and len(out) < 6:
-        if any(c.dep_ in ("nsubj", "nsubjpass", "mark") or c.dep_ in ("aux", "auxpass") and c.pos_ != "PART"
-               for c in v.children):
+           or _by_doing(v) or _caused(v)) and v.head is not v and len(out) < 6:
+        if any((c.dep_ in ("nsubj", "nsubjpass") and not _caused(v)) or c.dep_ == "mark"
+               or c.dep_ in ("aux", "auxpass") and c.pos_ != "PART" for c in v.children):
             break  # its own subject or auxiliary ("to" of a complement is neither: "I'll try *to* call")
         v = v.head.head if _by_doing(v) else v.head  # "I could help you *with making* content"
         out.append(v)
     return out
+
+
+#: Verbs whose bare-infinitive complement is done by their object ("it can help *you reach* more
+#: people", "let me know", "made me think"): the complement is as sure as they are.
+_CAUSATIVE = frozenset(("help", "let", "make", "have"))
+#: What one has to do: "have to", "need to", "got to" in the present is owed, not done.
+_OWE = frozenset(("have", "need"))
+
+
+def _caused(verb) -> bool:
+    """A bare infinitive whose subject is a causative verb's object ("can help you *reach*")."""
+    return verb.dep_ == "ccomp" and verb.tag_ == "VB" and verb.head.lemma_.lower() in _CAUSATIVE and not any(
+        c.dep_ in ("mark", "aux") for c in verb.children)
+
+
+def _owed(verb) -> bool:
+    """A present "have to" or "need to" ("we still have to do a lot", "I need to finish it"): what
+    is still to do, a plan; "I had to take a break" happened."""
+    return (verb.lemma_.lower() in _OWE and verb.tag_ in ("VBP", "VBZ")
+            and any(c.dep_ == "xcomp" and any(a.dep_ == "aux" and a.lower_ == "to" for a in c.children)
+                    for c in verb.children))
 
 
 def _predicted(shared) -> bool:

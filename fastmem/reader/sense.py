@@ -24,7 +24,7 @@ and what a vague noun names: :func:`of_what` ("the top of the hill"; "a lot of f
 from __future__ import annotations
 
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
-from .words import SET_PHRASES, after_preposition, felt, goal_of, is_thing, is_when, naming
+from .words import SET_PHRASES, after_preposition, felt, goal_of, is_thing, is_when, naming, vocative
 
 __all__ = ["doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "spliced", "liked_activity",
            "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "how_left",
@@ -347,7 +347,8 @@ def first_person_left_out(verb, depth: int = 0) -> bool:
     if first is None:
         return False
     if first.i == verb.i:  # "Loved by millions is a song ...": an auxiliary after it, not a fragment
-        return (verb.dep_ == "ROOT" and verb.tag_ in ("VBD", "VBN", "VBG")
+        spoken_to = verb.tag_ == "VBP" and any(vocative(c) for c in verb.children)  # "Gina - really appreciate it"
+        return (verb.dep_ == "ROOT" and (verb.tag_ in ("VBD", "VBN", "VBG") or spoken_to)
                 and not any(c.dep_ in ("aux", "auxpass") and c.i > verb.i for c in verb.children)) or felt(verb)
     if first.lower_ == "been" and first.dep_ == "aux" and first.head.i == verb.i:
         return verb.tag_ == "VBG"  # "Been reading that book you recommended"
@@ -384,7 +385,11 @@ _OPENER_POS = frozenset(("INTJ", "PART", "ADJ", "ADV", "DET", "PUNCT"))
 
 def _after_opener(sent):
     """A sentence's tokens after an opener set off by a comma that names nothing ("Nope,",
-    "not much,", "honestly,"); the whole sentence when it has none."""
+    "not much,", "honestly,") and after a name spoken to ("Thanks, Gina - ...": see
+    :func:`fastmem.reader.words.vocative`); the whole sentence when it has neither."""
+    spoken = next((t for t in sent if vocative(t)), None)
+    if spoken is not None:
+        return sent.doc[spoken.i + 2 : sent.end]
     for t in sent:
         if t.text == ",":
             before = sent.doc[sent.start : t.i]
@@ -399,6 +404,8 @@ def opener(tok) -> bool:
     "not much, just finished ...": "much"); "my youngest took ..." has a subject."""
     if tok is UNDERSTOOD_I:
         return False
+    if vocative(tok):
+        return True  # "Thanks, Gina - really appreciate your words": the one spoken to
     after = tok.doc[tok.right_edge.i + 1] if tok.right_edge.i + 1 < len(tok.doc) else None
     comma = tok.doc[tok.i + 1] if tok.i + 1 < len(tok.doc) else None
     if (tok.pos_ == "PROPN" and comma is not None and comma.text == "," and tok.head.i != tok.i

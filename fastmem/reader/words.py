@@ -13,7 +13,7 @@ __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_
            "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name", "bare_time", "contracted_be",
            "spoken_g",
            "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
-           "LIFE_STAGES", "GOALS", "goal_of", "FELT", "felt"]
+           "LIFE_STAGES", "GOALS", "goal_of", "FELT", "felt", "vocative"]
 
 #: Nouns of organisations: a fact's object of this kind is typed as one.
 ORG_NOUNS = frozenset({
@@ -349,11 +349,29 @@ def spoken_g(text: str) -> str:
 FELT = frozenset(("love", "adore"))
 
 
+#: The marks that set a name spoken to off from what follows ("Thanks, Gina - really ...").
+_VOCATIVE_MARKS = frozenset((",", "-", "\u2013", "\u2014", "!", ":"))
+
+
+def vocative(tok) -> bool:
+    """Whether a name the parser took for its verb's subject is the one spoken to: it opens the
+    sentence (after interjections and greetings only), stands alone (no name joined to it) and
+    is set off from its verb by a comma, dash or "!" ("Thanks, Gina - really appreciate your
+    words", "Jon, loved the show"). Its verb's subject is left unsaid: the speaker's."""
+    if tok.pos_ != "PROPN" or tok.dep_ != "nsubj" or any(c.dep_ in ("conj", "cc", "appos") for c in tok.children):
+        return False
+    doc, end = tok.doc, tok.i + 1  # (a name's head is its last word: "Amy Ellis Nutt")
+    if end >= len(doc) or doc[end].text not in _VOCATIVE_MARKS or tok.head.i <= end:
+        return False
+    return all(w.is_punct or w.pos_ == "INTJ" or w.lower_ in INTERJECTIONS
+               for w in doc[tok.sent.start : tok.left_edge.i])
+
+
 def felt(verb) -> bool:
     """A sentence-first verb of :data:`FELT` with no subject and an object: the speaker's
     feeling, not a request."""
     return (verb.lemma_.lower() in FELT and verb.tag_ in ("VB", "VBP") and verb.dep_ == "ROOT"
-            and not any(c.dep_ in ("nsubj", "nsubjpass", "expl", "aux") for c in verb.children)
+            and not any(c.dep_ in ("nsubj", "nsubjpass", "expl", "aux") and not vocative(c) for c in verb.children)
             and any(c.dep_ == "dobj" for c in verb.children))
 
 

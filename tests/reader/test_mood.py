@@ -77,7 +77,12 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("I'm a big fan of jazz and old films.", ("I", "be fan of", "jazz", "asserted")),  # not (I, be, big fan)
          # "Love the X!" is the speaker's feeling, not a request
          ("Wow, love that jacket!", ("I", "love", "jacket", "asserted")),
-         ("Love that purple kayak! Is it new?", ("I", "love", "purple kayak", "asserted"))]
+         ("Love that purple kayak! Is it new?", ("I", "love", "purple kayak", "asserted")),
+         ("I'm not gonna give up on my dreams.", ("I", "give up on", "my dreams", "negated")),
+         ("We still have to paint the fence.", ("We", "paint", "fence", "planned")),
+         ("I'm really looking forward to visiting the lake.", ("I", "visit", "lake", "planned")),
+         ("Last month I got hurt and had to take a break.", ("I", "take", "break", "asserted")),
+         ("My sister helped me move the couch.", ("me", "move", "couch", "asserted"))]
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +115,20 @@ def test_no_interjection_or_vocative_is_a_thing(reader):
     ends = {x for ts in got for t in ts for x in (t.subject, t.object)}
     assert not ends & {"Yep", "Alright Maya", "haha", "Alright"}
     assert ("I", "book", "ferry") in [(t.subject, t.relation, t.object) for t in got[1]]
+
+
+def test_a_name_spoken_to_is_not_the_subject(reader):
+    got = [[(t.subject, t.relation, t.object) for t in ts] for ts in reader.extract_many(
+        ["Thanks, Gina - really appreciate your words!", "Gina, loved the show last night."])]
+    assert ("I", "appreciate", "your words") in got[0] and ("I", "love", "show") in got[1]
+    assert not any(s == "Gina" for s, _, _ in got[0] + got[1])
+
+
+def test_what_can_help_you_do_is_no_fact_about_you(reader):
+    """A causative's complement is as sure as the causative: "can help you reach" is advice."""
+    got = reader.extract_many(["Instagram can help you reach a younger crowd.",
+                               "My coach helped me reach my goals."])
+    assert got[0] == [] and ("me", "reach", "my goals") in [(t.subject, t.relation, t.object) for t in got[1]]
 
 
 def test_an_adjective_after_a_preposition_is_how_not_what(reader):
