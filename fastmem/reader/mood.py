@@ -16,6 +16,8 @@ are not facts either.
 
 from __future__ import annotations
 
+from .plot import PEOPLE as _PEOPLE
+from .sense import EAGER
 from .words import INTERJECTIONS, after_preposition as _by_doing, felt, goal_of
 
 __all__ = ["mood", "STORED", "ASSERTED", "PLANNED", "NEGATED", "ASKED", "WISHED", "CONDITIONAL", "HYPOTHETICAL",
@@ -144,8 +146,13 @@ def mood(verb) -> str:
             return WISHED  # "I hope to ...", "my dream is to ..."
         if _by_doing(below) and v.lemma_.lower() in _CONSIDER and below.head.lower_ in ("of", "about"):
             return HYPOTHETICAL  # "I'm thinking of working with bloggers": weighed, not done nor planned
+    if any(below.dep_ == "ccomp" and v.lemma_.lower() in _WONDER and v.tag_ != "VBD" and any(
+            c.tag_ in ("WRB", "WP", "WDT") and c.i < below.i for c in below.children) for below, v in zip(chain, chain[1:])):
+        return HYPOTHETICAL  # "excited to see where pottery takes me": asked of the future ("I saw how ..." was so)
     for below, v in zip(chain, chain[1:]):
-        if (below.dep_ in ("advcl", "xcomp") or _by_doing(below)) and _eager(v):
+        own = below.i == verb.i or verb.dep_ == "conj" and verb.head.i == below.i  # (not "see where it takes me")
+        if (below.dep_ in ("advcl", "xcomp") and (own or v.lemma_.lower() == "wait")
+                or own and _by_doing(below)) and _eager(v):
             return PLANNED  # "can't wait 'til my studio opens", "looking forward to reading to them"
     if any(c.lower_ == "hopefully" for v in chain for c in v.children if c.dep_ == "advmod"):
         return WISHED  # "Hopefully, we'll find a place like this": hoped for, not planned
@@ -154,6 +161,10 @@ def mood(verb) -> str:
             return BELIEVED  # "I thought you were still in Northgate"
     if _saying(chain):
         return GENERIC  # "patience gets us there in the end, as my grandma says"
+    if _what_it_takes(chain):
+        return GENERIC  # "the grit it takes to stand out and face challenges": anyone's, no one's deed
+    if _purpose(chain):
+        return HYPOTHETICAL  # "to have our own platform to be ourselves and support rights": what it is for
     subj = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
     if (subj and subj[0].lower_ in _GENERIC_SUBJ and verb.dep_ == "advcl"
             and any(c.dep_ in ("mark", "advmod") and c.lower_ in _GENERIC_MARKS for c in verb.children)):
@@ -183,6 +194,8 @@ def _eager(verb) -> bool:
     """ "look forward to", and "can't wait" (present, not "couldn't wait to get home", which happened): what follows is
     looked forward to."""
     kids = list(verb.children)
+    if verb.dep_ == "acomp" and verb.lower_ in EAGER:
+        return True  # "I'm excited to open my studio", "ready to offer support"
     if verb.lemma_.lower() == "look" and any(c.lower_ == "forward" for c in kids):
         return True  # "I'm looking forward to reading to them", "we look forward to the trip"
     return (verb.lemma_.lower() == "wait" and any(c.dep_ == "neg" for c in kids)
@@ -249,6 +262,38 @@ def _arranged(verb) -> bool:
         return False
     return any(c.dep_ in ("npadvmod", "advmod", "prep") and any(w.lower_ in _TO_COME for w in c.subtree)
                for c in verb.children)
+
+
+#: Verbs whose wh-clause asks rather than tells ("see where it takes me", "wonder what they think").
+_WONDER = frozenset(("see", "wonder", "ask", "figure", "decide", "guess", "imagine"))
+
+
+def _what_it_takes(chain) -> bool:
+    """ "what it takes to stand out", "the grit it takes to face challenges": an infinitive of a
+    "take" whose subject is "it" and that takes no one ("it took me an hour to fix it" did)."""
+    for below, v in zip(chain, chain[1:]):
+        if below.dep_ == "xcomp" and v.lemma_.lower() == "take" and any(
+                c.dep_ == "nsubj" and c.lower_ == "it" for c in v.children) and not any(
+                c.dep_ in ("dative", "dobj") and c.pos_ in ("PRON", "PROPN") for c in v.children):
+            return True
+    return False
+
+
+#: Verbs of having and finding, whose thing an infinitive says the use of ("have a platform to ...").
+_HAVING = frozenset(("have", "be", "get", "find"))
+
+
+def _purpose(chain) -> bool:
+    """An infinitive whose subject, as parsed, is a thing ("our own platform *to* be ourselves
+    and support others' rights"): what the thing is for, not what anyone did."""
+    for v in chain:
+        if v.dep_ == "conj":
+            continue  # (its subject is its head's)
+        if any(a.dep_ == "aux" and a.lower_ == "to" for a in v.children):
+            subj = next((c for c in v.children if c.dep_ == "nsubj"), None)
+            return (subj is not None and subj.pos_ == "NOUN" and subj.lemma_.lower() not in _PEOPLE
+                    and v.head.lemma_.lower() in _HAVING)  # ("I made this window to remind us": it does)
+    return False
 
 
 def _saying(chain) -> bool:

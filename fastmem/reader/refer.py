@@ -8,7 +8,7 @@ fits is left to the write, which reads the turns before (:mod:`fastmem.reader.wh
 from __future__ import annotations
 
 from .sense import EVALUATIVE, dummy_it
-from .words import is_thing as _thing, is_when as _when, measured as _measured
+from .words import COLLECTIVE, is_thing as _thing, is_when as _when, measured as _measured
 
 __all__ = ["referent"]
 
@@ -43,7 +43,8 @@ def referent(tok, person_nouns):
                 or cand.dep_ == "attr" and cand.lemma_ in EVALUATIVE):
             continue  # "it" is never "awesome--" nor "a great way", nor "a bummer" ("... but it pushed me")
         person = cand.ent_type_ == "PERSON" or cand.lemma_.lower() in person_nouns
-        plural = cand.tag_ in ("NNS", "NNPS") or cand.ent_type_ in ("NORP", "ORG") and low in _PRON_PLUR
+        plural = (cand.tag_ in ("NNS", "NNPS") or cand.ent_type_ in ("NORP", "ORG") and low in _PRON_PLUR
+                  or low in _PRON_PLUR and cand.lemma_.lower() in COLLECTIVE)  # "my fam's been awesome - they ..."
         if ((low in _HE_SHE and person and not plural) or (low in _PRON_SING and not person and not plural)
                 or (low in _PRON_PLUR and plural)):
             fits.append(cand)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
 from .words import SET_PHRASES, after_preposition, felt, goal_of, is_thing, is_when, naming, vocative
 
-__all__ = ["doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "spliced", "liked_activity",
+__all__ = ["EAGER", "doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "spliced", "liked_activity",
            "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "how_left",
            "plain_verb", "says_nothing", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
 
@@ -51,6 +51,9 @@ _BARE_CAUSATIVE = frozenset(("make", "let"))
 #: Adjectives whose "to" clause is so ("I'm lucky to have my family", "proud to have finished");
 #: "excited to start", "ready to give" look ahead and are not among them.
 _FACTIVE = frozenset("lucky glad happy proud thankful grateful blessed able".split())
+#: Adjectives of looking forward: what one is "excited to do" is a plan of one's own
+#: (:func:`fastmem.reader.mood.mood`).
+EAGER = frozenset("excited eager keen ready thrilled stoked pumped psyched".split())
 _LIKING = frozenset("love like enjoy hate adore prefer miss".split())
 _HAVE = frozenset(("'ve", "have", "has", "'s", "ve"))
 _PERSONAL = frozenset("me you him her us them".split())
@@ -287,7 +290,7 @@ def governor(verb):
     if verb.head is verb:
         return None
     if verb.dep_ in ("conj", "xcomp", "advcl", "relcl", "acl") or (
-            verb.dep_ == "acomp" and verb.lemma_.lower() in _FACTIVE
+            verb.dep_ == "acomp" and verb.lemma_.lower() in _FACTIVE | EAGER
             and not any(c.dep_ == "aux" for c in verb.head.children)):  # not "they're gonna be lucky to have you"
         return verb.head  # ("I'm lucky *to have* my family": I have it)
     return verb.head.head if after_preposition(verb) else None
@@ -336,8 +339,8 @@ def first_person_left_out(verb, depth: int = 0) -> bool:
     1st", "Gonna continue my studies", after an opener ("Nope, sold the flat", "not much, just
     finished painting"), and a verb joined to one ("... and check out career options"). An
     order ("Keep going!") has a base-form verb first and is not read as a fact."""
-    if verb.dep_ in ("conj", "xcomp") and depth < 3 and verb.head.i != verb.i:
-        return first_person_left_out(verb.head, depth + 1)
+    if (verb.dep_ in ("conj", "xcomp") or after_preposition(verb)) and depth < 3 and verb.head.i != verb.i:
+        return first_person_left_out(verb.head.head if after_preposition(verb) else verb.head, depth + 1)
     if spliced(verb):
         return True  # "Finished the quilt yesterday, it looks great"
     if verb.dep_ in ("csubj", "csubjpass") and verb.tag_ == "VBG" and not _own_subject(verb):

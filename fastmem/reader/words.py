@@ -422,7 +422,7 @@ def sentence_case(first, text: str) -> str:
 
 #: Nouns of a group that "they" and "their" can stand for though they are singular ("my
 #: family's been great - their love ...").
-COLLECTIVE = frozenset(("family team group band class crew staff company club couple community gang "
+COLLECTIVE = frozenset(("family fam team group band class crew staff company club couple community gang "
                         "committee audience crowd squad household church school department").split())
 _THEM = ("nsubj", "nsubjpass", "dobj", "pobj", "attr", "conj", "appos")
 

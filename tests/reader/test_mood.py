@@ -82,7 +82,10 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("We still have to paint the fence.", ("We", "paint", "fence", "planned")),
          ("I'm really looking forward to visiting the lake.", ("I", "visit", "lake", "planned")),
          ("Last month I got hurt and had to take a break.", ("I", "take", "break", "asserted")),
-         ("My sister helped me move the couch.", ("me", "move", "couch", "asserted"))]
+         ("My sister helped me move the couch.", ("me", "move", "couch", "asserted")),
+         ("I'm so excited to open my studio.", ("I", "open", "my studio", "planned")),
+         ("Now I'm ready to offer love and support.", ("I", "offer", "love", "planned")),
+         ("Thanks, Gina. Still working on opening a dance studio.", ("I", "open", "dance studio", "asserted"))]
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +132,31 @@ def test_what_can_help_you_do_is_no_fact_about_you(reader):
     got = reader.extract_many(["Instagram can help you reach a younger crowd.",
                                "My coach helped me reach my goals."])
     assert got[0] == [] and ("me", "reach", "my goals") in [(t.subject, t.relation, t.object) for t in got[1]]
+
+
+def test_a_wh_clause_asked_of_the_future_is_no_fact(reader):
+    got = reader.extract_many(["I'm excited to see where pottery takes me.",
+                               "I can't wait to see what the judges think of my routine.",
+                               "I saw how the kids painted the fence."])
+    assert got[0] == [] and got[1] == []
+    assert ("kids", "paint", "fence") in [(t.subject, t.relation, t.object) for t in got[2]]
+
+
+def test_they_after_a_family_is_the_family(tmp_path):
+    with fastmem.Memory(tmp_path / "f.db") as m:
+        mid = m.remember("My fam's been awesome - they helped out and showed lots of love.", speaker="Mel")
+        got = [(f.subject, f.relation, f.object) for f in m.graph.facts(mid)]
+        assert ("Mel's fam", "show", "love") in got, got
+
+
+def test_what_a_thing_is_for_and_what_it_takes_are_no_deeds(reader):
+    got = [[(t.subject, t.relation, t.object) for t in ts] for ts in reader.extract_many(
+        ["It's awesome to have our own platform to be ourselves and support others' rights.",
+         "This design reminds me of the grit it takes to stand out and face challenges.",
+         "I bought a van to move the furniture."])]
+    assert not any(r == "support" for _, r, _ in got[0])
+    assert not any(r == "face" for _, r, _ in got[1]) and ("design", "remind of", "grit") in got[1]
+    assert ("I", "move", "furniture") in got[2]
 
 
 def test_an_adjective_after_a_preposition_is_how_not_what(reader):
