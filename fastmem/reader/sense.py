@@ -96,8 +96,8 @@ def doer(verb, person, depth: int = 0):
         if objs and head.pos_ == "VERB":
             # "pushed me to take the plunge": I took it; "asked my brother to fix it": not said he did
             return objs if head.lemma_.lower() in _IMPLICATIVE else []
-        if not objs and head.dep_ == "xcomp" and not _own_subject(head):
-            return doer(head, person, depth + 1)  # "inspires me to keep making art": I make it
+        if not objs and head.dep_ in ("xcomp", "advcl") and not _own_subject(head):
+            return doer(head, person, depth + 1)  # "inspires me to keep making art", "pushed me to keep fighting"
         copula = head.head if head.dep_ == "acomp" else head  # ("it was so gratifying *to talk* to ...")
         if _extraposed_it(copula):
             return [UNDERSTOOD_I] if _lived(copula) else []  # "it's tough starting a biz"; "it was great to see"

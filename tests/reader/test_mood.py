@@ -149,6 +149,12 @@ def test_they_after_a_family_is_the_family(tmp_path):
         assert ("Mel's fam", "show", "love") in got, got
 
 
+def test_who_is_pushed_to_keep_doing_does_it(reader):
+    got = [(t.subject, t.relation, t.object) for t in reader.extract_many(
+        ["The rally really pushed me to keep fighting for equal pay."])[0]]
+    assert ("me", "fight for", "equal pay") in got and not any(s == "rally" and r == "fight for" for s, r, _ in got)
+
+
 def test_what_a_thing_is_for_and_what_it_takes_are_no_deeds(reader):
     got = [[(t.subject, t.relation, t.object) for t in ts] for ts in reader.extract_many(
         ["It's awesome to have our own platform to be ourselves and support others' rights.",
