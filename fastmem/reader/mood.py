@@ -34,6 +34,8 @@ _FUTURE = frozenset({"will", "'ll", "wo"})
 _WISH = frozenset({"wish", "hope", "dream", "pray"})
 #: ("wanna", "gonna", "gotta" as chat writes them: the parser's lemma of "gon" is "go")
 _PLAN = frozenset({"plan", "intend", "decide", "aim", "mean", "want", "wanna", "gon", "gonna", "gotta"})
+#: The verbs of :data:`_PLAN` (the rest are chat's forms of "going to", "want to", "got to").
+_VERB_PLAN = frozenset({"plan", "intend", "decide", "aim", "mean", "want"})
 _CONSIDER = frozenset({"think", "dream", "talk", "consider", "debate"})
 _CONDITION = frozenset({"if", "unless", "whether", "assuming", "provided", "suppose", "supposing"})
 _GENERIC_MARKS = frozenset({"when", "whenever", "if", "once", "until", "while"})
@@ -115,6 +117,8 @@ def _imperative(verb) -> bool:
     dont = len(aux) == 1 and aux[0].lower_ == "do" and any(c.dep_ == "neg" for c in verb.children)
     if any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children) or aux and not dont:
         return False
+    if dont and verb.dep_ == "conj":
+        return True  # "It's tough starting a biz, but don't let it get you down"
     first = next((t for t in verb.sent if not t.is_punct and t.pos_ not in ("INTJ", "PROPN")
                   and t.dep_ not in ("intj", "npadvmod", "advmod", "discourse", "cc")), None)
     lead = verb.head if verb.dep_ == "conj" else verb  # "Sit down and relax": the first verb leads
@@ -183,8 +187,10 @@ def mood(verb) -> str:
         for c in v.children)  # (a conjunct keeps its own: "I'm not alone and have a great community")
     if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
-    if aux & _FUTURE or any(map(_going_to, shared)) or any(
-            v.lemma_.lower() in _PLAN or v.lower_ in _PLAN or goal_of(v) for v in chain[1:]) \
+    if aux & _FUTURE or any(map(_going_to, shared)) or any(  # ("they mean the world to me" plans nothing)
+            v.lemma_.lower() in _PLAN and _intended(below) or v.lower_ in _PLAN - _VERB_PLAN
+            or goal_of(v)
+            for below, v in zip(chain, chain[1:])) \
             or _arranged(shared[-1]) or any(map(_owed, shared)):
         return NEGATED if negated else PLANNED
     return NEGATED if negated else ASSERTED
@@ -195,7 +201,12 @@ def _eager(verb) -> bool:
     looked forward to."""
     kids = list(verb.children)
     if verb.dep_ == "acomp" and verb.lower_ in EAGER:
-        return True  # "I'm excited to open my studio", "ready to offer support"
+        return verb.head.tag_ != "VBD"  # "I'm excited to open my studio" ("they were excited to make it": they did)
+    if verb.lemma_.lower() == "work" and any(c.dep_ == "prep" and c.lower_ in ("on", "toward", "towards")
+                                             and any(g.dep_ == "pcomp" for g in c.children) for c in kids):
+        # "still working on opening a dance studio": not open yet ("we've been working on building
+        # up confidence": done all along)
+        return not any(c.dep_ == "aux" and c.lower_ == "been" for c in kids)
     if verb.lemma_.lower() == "look" and any(c.lower_ == "forward" for c in kids):
         return True  # "I'm looking forward to reading to them", "we look forward to the trip"
     return (verb.lemma_.lower() == "wait" and any(c.dep_ == "neg" for c in kids)
@@ -223,6 +234,15 @@ def _sharing(verb) -> list:
 _CAUSATIVE = frozenset(("help", "let", "make", "have"))
 #: What one has to do: "have to", "need to", "got to" in the present is owed, not done.
 _OWE = frozenset(("have", "need"))
+
+
+def _intended(below) -> bool:
+    """Whether a verb is what a verb of :data:`_PLAN` above it intends: its complement ("want
+    *to learn*") or a "to" clause of its own ("want them *to experience* acceptance"); not a
+    clause beside it ("After losing my job, I wanted ...", "which means I'm seeing more sales",
+    "they mean the world to me and I'm thankful")."""
+    return below.dep_ == "xcomp" or below.dep_ in ("ccomp", "advcl") and any(
+        c.dep_ == "aux" and c.lower_ == "to" for c in below.children)
 
 
 def _caused(verb) -> bool:

@@ -8,7 +8,7 @@ import pytest
 import fastmem
 from fastmem.reader.extract import SpacyExtractor
 
-NONE = ["Do you believe in luck?", "What have you been learning in those classes?",
+NONE = ["It's tough starting a biz, but don't let it get you down.", "Do you believe in luck?", "What have you been learning in those classes?",
         "It's easier when you have good friends around.", "You're telling me!", "Tell her I sent you lol",
         "I wish I could draw.", "You should come to the drawing class on Thursdays!",
         "If the laptop is not fixed by Friday you can borrow mine.", "Our neighbours must hate us.",
@@ -85,7 +85,11 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("My sister helped me move the couch.", ("me", "move", "couch", "asserted")),
          ("I'm so excited to open my studio.", ("I", "open", "my studio", "planned")),
          ("Now I'm ready to offer love and support.", ("I", "offer", "love", "planned")),
-         ("Thanks, Gina. Still working on opening a dance studio.", ("I", "open", "dance studio", "asserted"))]
+         ("Thanks, Gina. Still working on opening a dance studio.", ("I", "open", "dance studio", "planned")),
+         ("They were so excited to make a vase with clay.", ("They", "make", "vase", "asserted")),
+         ("After losing my job, I wanted to take control.", ("I", "lose", "my job", "asserted")),
+         ("Sales are up, which means I'm seeing more customers.", ("I", "see", "more customers", "asserted")),
+         ("I want my kids to experience nature.", ("my kids", "experience", "nature", "planned"))]
 
 
 @pytest.fixture(scope="module")
