@@ -7,7 +7,7 @@ from __future__ import annotations
 from .sense import how_left, liked_activity, relative_dative, state_phrase
 from .words import PRAISE, is_when
 
-__all__ = ["OBJ", "TRANSFER", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects"]
+__all__ = ["OBJ", "TRANSFER", "TELLING", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects"]
 
 #: Dependencies that are a verb's object.
 OBJ = frozenset({"dobj", "attr", "oprd", "dative", "obj"})
@@ -21,6 +21,18 @@ NO_STATE = frozenset(("right", "sure", "certain"))
 STATE_VERBS = frozenset(("be", "become", "get", "feel", "stay", "remain", "grow", "turn", "keep"))
 #: Verbs of handing over: with what is handed over named, the one it goes to makes no fact of its own.
 TRANSFER = frozenset(("give", "offer", "send", "sell", "lend", "hand", "pass", "show", "teach", "donate", "mail"))
+
+
+#: Verbs of a thing telling someone something: with what is told said ("showed me how much
+#: we've grown", "reminds me of the grit it takes"), the one told makes no fact of their own
+#: ("Jon told me he bought a boat" keeps (Jon, tell, me): a person spoke to a person).
+TELLING = frozenset(("show", "remind"))
+
+
+def _told(verb, obj) -> bool:
+    """A pronoun told something that the verb also says ("it showed *me* how ...")."""
+    return (obj.dep_ in ("dobj", "dative") and obj.pos_ == "PRON" and verb.lemma_.lower() in TELLING
+            and any(x.dep_ == "ccomp" or x.dep_ == "prep" and x.lower_ in ("of", "about") for x in verb.children))
 
 
 #: Nouns that say how someone stands to a thing ("a fan of jazz"): the relation, not a thing.
@@ -51,8 +63,8 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
             objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in conj(p))
         elif c.dep_ == "dative" and direct:  # "sold me his car": the car is what is sold; "sold to
             continue  # me" alone reads as a fact with nothing in it (a fact has two ends); "gives me joy": none
-        elif c.dep_ == "dobj" and c == relative_dative(verb):
-            continue  # "the joy that dancing brings me": I am who gets it, not what is brought
+        elif c.dep_ == "dobj" and c == relative_dative(verb) or _told(verb, c):
+            continue  # "the joy that dancing brings me": I get it; "reminds me of the grit": the grit is the fact
         elif c.dep_ == "attr" and lemma == "be" and (fan := fan_of(c)) is not None:
             objs.extend((f"{base} {c.lemma_.lower()} of", o) for o in fan)  # "I'm a big fan of pottery"
         elif (c.dep_ in OBJ or liked_activity(c)) and not how_left(c):
@@ -66,7 +78,8 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
                           in STATE_VERBS and a.lower_ not in PRAISE and a.lower_ not in NO_STATE), None)
             rel = had if state is None else f"{base} {state}"  # "feeling low on confidence"
             for p in c.children:
-                if p.dep_ == "pobj" and not (verb.lemma_ == "be" and c.lower_ == "to" and p.pos_ == "PRON"):
+                if p.dep_ == "pobj" and not (verb.lemma_ == "be" and p.pos_ == "PRON" and (
+                        c.lower_ == "to" or c.lower_ == "for" and c.i < verb.i)):  # "For me, adoption is ...": a view
                     objs.extend((f"{rel} {c.lower_}", o) for o in conj(p) if not is_when(o))
             if verb.dep_ == "relcl" and c.i > verb.i and not any(c.children) and verb.head.pos_ == "NOUN":
                 objs.append((f"{had} {c.lower_}", verb.head))  # "the class I go to": I go to the class

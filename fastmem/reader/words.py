@@ -322,6 +322,9 @@ def idiom(verb):
 #: possessive takes no article after it; the small parser reads it as one and loses the fact).
 #: Pronouns and question words are left as written: the parser reads their "'s" as "is".
 _IS_BEFORE_ARTICLE = re.compile(r"\b(\w+)['\u2019]s(?= (?:a|an|the)\b)")
+#: A contracted "has" before "gotten" ("it's gotten me some good stuff"), which the parser reads
+#: as a passive "is".
+_HAS_GOTTEN = re.compile(r"\b(\w+)['\u2019]s(?= gotten\b)")
 _READ_AS_IS = frozenset("""that it he she what there here who where how when why let this everything nothing
 something everyone someone anyone everybody somebody nobody""".split())
 
@@ -385,9 +388,11 @@ def goal_of(verb):
 
 def contracted_be(text: str) -> str:
     """``text`` with a contracted "is" after a noun or a name and before an article written out
-    (see :data:`_IS_BEFORE_ARTICLE`)."""
+    (see :data:`_IS_BEFORE_ARTICLE`), and a contracted "has" before "gotten" (:data:`_HAS_GOTTEN`)."""
     if "s " not in text:
         return text
+    if "gotten" in text:
+        text = _HAS_GOTTEN.sub(r"\1 has", text)
     return _IS_BEFORE_ARTICLE.sub(lambda m: m.group(0) if m.group(1).lower() in _READ_AS_IS else m.group(1) + " is",
                                   text)
 

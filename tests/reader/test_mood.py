@@ -159,6 +159,16 @@ def test_who_is_pushed_to_keep_doing_does_it(reader):
     assert ("me", "fight for", "equal pay") in got and not any(s == "rally" and r == "fight for" for s, r, _ in got)
 
 
+def test_who_is_told_is_not_what_is_told(reader):
+    got = [[(t.subject, t.relation, t.object) for t in ts] for ts in reader.extract_many(
+        ["The parade showed me how much our community has grown.", "This song reminds me of my first concert.",
+         "My coach showed me the new routine.", "For me, adoption is a way of giving back.",
+         "My studio's gotten three new students."])]
+    assert not any(o == "me" for _, _, o in got[0] + got[1])
+    assert ("song", "remind of", "my first concert") in got[1] and ("my coach", "show", "new routine") in got[2]
+    assert not any(r == "be for" for _, r, _ in got[3]) and ("my studio", "have", "three new students") in got[4]
+
+
 def test_what_a_thing_is_for_and_what_it_takes_are_no_deeds(reader):
     got = [[(t.subject, t.relation, t.object) for t in ts] for ts in reader.extract_many(
         ["It's awesome to have our own platform to be ourselves and support others' rights.",
