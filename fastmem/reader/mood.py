@@ -17,7 +17,7 @@ are not facts either.
 from __future__ import annotations
 
 from .plot import PEOPLE as _PEOPLE
-from .sense import EAGER
+from .sense import EAGER, FACTIVE
 from .words import INTERJECTIONS, after_preposition as _by_doing, felt, goal_of
 
 __all__ = ["mood", "STORED", "ASSERTED", "PLANNED", "NEGATED", "ASKED", "WISHED", "CONDITIONAL", "HYPOTHETICAL",
@@ -180,7 +180,7 @@ def mood(verb) -> str:
         return GENERIC  # "failures lead you closer to success": anyone, not the listener
     shared = _sharing(verb)
     aux = {c.lower_ for v in shared for c in v.children if c.dep_ in ("aux", "auxpass")}
-    if aux & _HYPOTHETICAL:
+    if aux & _HYPOTHETICAL and not (aux & _HYPOTHETICAL == {"could"} and _glad_could(shared[-1])):
         return HYPOTHETICAL
     negated = any(c.dep_ == "neg" for c in verb.children) or any(  # "I'm not gonna forget a second of it"
         c.dep_ == "neg" for below, v in zip(shared, shared[1:]) if below.dep_ == "xcomp" or _caused(below)
@@ -234,6 +234,12 @@ def _sharing(verb) -> list:
 _CAUSATIVE = frozenset(("help", "let", "make", "have"))
 #: What one has to do: "have to", "need to", "got to" in the present is owed, not done.
 _OWE = frozenset(("have", "need"))
+
+
+def _glad_could(verb) -> bool:
+    """ "I was glad I *could* share my story": what one is glad, proud or lucky one could do, one
+    did (the clause of an adjective of :data:`fastmem.reader.sense.FACTIVE`)."""
+    return verb.dep_ == "ccomp" and verb.head.pos_ == "ADJ" and verb.head.lower_ in FACTIVE
 
 
 def _intended(below) -> bool:

@@ -23,10 +23,12 @@ and what a vague noun names: :func:`of_what` ("the top of the hill"; "a lot of f
 
 from __future__ import annotations
 
+import re
+
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
 from .words import SET_PHRASES, after_preposition, felt, goal_of, is_thing, is_when, naming, vocative
 
-__all__ = ["EAGER", "doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "spliced", "liked_activity",
+__all__ = ["EAGER", "FACTIVE", "doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "spliced", "liked_activity",
            "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "how_left",
            "plain_verb", "says_nothing", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
 
@@ -54,6 +56,8 @@ _FACTIVE = frozenset("lucky glad happy proud thankful grateful blessed able".spl
 #: Adjectives of looking forward: what one is "excited to do" is a plan of one's own
 #: (:func:`fastmem.reader.mood.mood`).
 EAGER = frozenset("excited eager keen ready thrilled stoked pumped psyched".split())
+#: (public: what one is glad one "could" do, one did: :func:`fastmem.reader.mood.mood`)
+FACTIVE = _FACTIVE
 _LIKING = frozenset("love like enjoy hate adore prefer miss".split())
 _HAVE = frozenset(("'ve", "have", "has", "'s", "ve"))
 _PERSONAL = frozenset("me you him her us them".split())
@@ -296,11 +300,16 @@ def governor(verb):
     return verb.head.head if after_preposition(verb) else None
 
 
+#: Objects that name nothing of their own ("painting nature-inspired *ones*", "doing *stuff*").
+_UNNAMED = re.compile(r"^(?:ones|one|stuff|things|thing)$")
+
+
 def liked_activity(tok) -> bool:
     """An activity liked or disliked with nothing of its own: "we love *painting* together", "I
     love *hiking*" (the parser's complement; the activity is the thing liked)."""
     return (tok.dep_ == "xcomp" and tok.lower_.endswith("ing") and tok.head.lemma_.lower() in _LIKING
-            and all(c.dep_ in ("advmod", "punct", "cc") for c in tok.children))  # not "love being a mom"
+            and all(c.dep_ in ("advmod", "punct", "cc") or c.dep_ == "dobj" and _UNNAMED.match(c.lower_)
+                    for c in tok.children))  # not "love being a mom"; "love painting ... ones" is painting
 
 
 def continues_clause(tok) -> bool:

@@ -89,7 +89,9 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("They were so excited to make a vase with clay.", ("They", "make", "vase", "asserted")),
          ("After losing my job, I wanted to take control.", ("I", "lose", "my job", "asserted")),
          ("Sales are up, which means I'm seeing more customers.", ("I", "see", "more customers", "asserted")),
-         ("I want my kids to experience nature.", ("my kids", "experience", "nature", "planned"))]
+         ("I want my kids to experience nature.", ("my kids", "experience", "nature", "planned")),
+         ("I was glad I could share my story.", ("I", "share", "my story", "asserted")),
+         ("We love painting together lately, especially nature-inspired ones.", ("We", "love", "painting", "asserted"))]
 
 
 @pytest.fixture(scope="module")
