@@ -7,7 +7,7 @@ from __future__ import annotations
 from .sense import how_left, liked_activity, relative_dative, state_phrase
 from .words import PRAISE, is_when
 
-__all__ = ["OBJ", "TRANSFER", "TELLING", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects"]
+__all__ = ["OBJ", "TRANSFER", "TELLING", "WAYS", "served", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects"]
 
 #: Dependencies that are a verb's object.
 OBJ = frozenset({"dobj", "attr", "oprd", "dative", "obj"})
@@ -49,6 +49,26 @@ def fan_of(attr) -> list | None:
     return got or None
 
 
+#: Nouns that make "X is a way to Y" say what X serves to do.
+WAYS = frozenset(("way", "means"))
+
+
+def served(way, conj) -> list[tuple[str, object]]:
+    """What "a (great) way to Y" serves to do, as ``("serve to Y", object)`` pairs: each verb of
+    the infinitive on ``way`` with its objects ("a fun way to *express* my feelings": serve to
+    express, my feelings); none for a verb with no object ("a great way to relax") or only a
+    reflexive one ("to express myself"), nor when the subject is a pronoun."""
+    out = []
+    if any(c.dep_ == "nsubj" and c.pos_ == "PRON" for c in way.head.children):
+        return out  # "It's a great way to add to your family": what "it" is, an act said before, is no thing
+    for v in way.children:
+        if v.dep_ in ("acl", "relcl") and v.pos_ == "VERB" and any(a.dep_ == "aux" and a.lower_ == "to" for a in v.children):
+            for w in [v] + [c for c in v.children if c.dep_ == "conj" and c.pos_ == "VERB"]:
+                out.extend((f"serve to {w.lemma_.lower()}", o) for d in w.children
+                           if d.dep_ == "dobj" and not d.lower_.endswith(("self", "selves")) for o in conj(d))
+    return out
+
+
 def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[list[tuple[str, object]], object]:
     """``(relation, object)`` pairs of a verb's objects, prepositions and state complements,
     and the agent of a passive (or None). ``lemma``: the verb's relation word; ``base``: the
@@ -67,6 +87,8 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
             continue  # "the joy that dancing brings me": I get it; "reminds me of the grit": the grit is the fact
         elif c.dep_ == "attr" and lemma == "be" and (fan := fan_of(c)) is not None:
             objs.extend((f"{base} {c.lemma_.lower()} of", o) for o in fan)  # "I'm a big fan of pottery"
+        elif c.dep_ == "attr" and lemma == "be" and c.lemma_.lower() in WAYS and base == "be":
+            objs.extend(served(c, conj))  # "Painting's a fun way to express my feelings": serve_to_express
         elif (c.dep_ in OBJ or liked_activity(c)) and not how_left(c):
             objs.extend((base, o) for o in conj(c))
         elif c.dep_ == "agent":

@@ -171,6 +171,13 @@ def test_who_is_told_is_not_what_is_told(reader):
     assert not any(r == "be for" for _, r, _ in got[3]) and ("my studio", "have", "three new students") in got[4]
 
 
+def test_a_way_to_do_something_is_what_it_serves_to_do(reader):
+    got = [[(t.subject, t.relation, t.object) for t in ts] for ts in reader.extract_many(
+        ["Running is a great way to clear my mind.", "Cooking is a great way to relax."])]
+    assert ("running", "serve to clear", "my mind") in got[0]
+    assert not any(o == "way" for _, _, o in got[0] + got[1])
+
+
 def test_what_a_thing_is_for_and_what_it_takes_are_no_deeds(reader):
     got = [[(t.subject, t.relation, t.object) for t in ts] for ts in reader.extract_many(
         ["It's awesome to have our own platform to be ourselves and support others' rights.",
