@@ -165,6 +165,13 @@ def mood(verb) -> str:
             return BELIEVED  # "I thought you were still in Northgate"
     if _saying(chain):
         return GENERIC  # "patience gets us there in the end, as my grandma says"
+    if any(c.dep_ == "mark" and c.lower_ == "for" for c in verb.children) and any(
+            c.dep_ == "aux" and c.lower_ == "to" for c in verb.children):  # "a great chance for me to show my skills"
+        mine = any(c.dep_ == "nsubj" and c.lower_ in ("me", "us") for c in verb.children)
+        return PLANNED if mine else HYPOTHETICAL  # "perfect for customers to check out the pieces": what it is for
+    if any(c.dep_ == "dobj" and c.pos_ == "NOUN" and c.left_edge.lower_ == "how"
+           and any(a.lower_ in ("much", "many") for a in c.children) for c in verb.children):
+        return HYPOTHETICAL  # "how much work we still have to do": an exclamation of how much, no deed
     if _what_it_takes(chain):
         return GENERIC  # "the grit it takes to stand out and face challenges": anyone's, no one's deed
     if _purpose(chain):
@@ -200,8 +207,10 @@ def _eager(verb) -> bool:
     """ "look forward to", and "can't wait" (present, not "couldn't wait to get home", which happened): what follows is
     looked forward to."""
     kids = list(verb.children)
-    if verb.dep_ == "acomp" and verb.lower_ in EAGER:
-        return verb.head.tag_ != "VBD"  # "I'm excited to open my studio" ("they were excited to make it": they did)
+    if verb.lower_ in EAGER and (verb.dep_ == "acomp" or verb.tag_ == "VBN"):  # ("I'm pumped to": a passive)
+        be = verb.head if verb.dep_ == "acomp" else next((c for c in kids if c.dep_ in ("aux", "auxpass")), None)
+        return be is not None and be.tag_ != "VBD"  # "I'm excited to open my studio" ("they were excited to
+        # make it": they did; "my moves get me pumped to tackle my goals": I do)
     if verb.lemma_.lower() == "work" and any(c.dep_ == "prep" and c.lower_ in ("on", "toward", "towards")
                                              and any(g.dep_ == "pcomp" for g in c.children) for c in kids):
         # "still working on opening a dance studio": not open yet ("we've been working on building

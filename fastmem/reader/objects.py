@@ -57,7 +57,8 @@ def served(way, conj) -> list[tuple[str, object]]:
     """What "a (great) way to Y" serves to do, as ``("serve to Y", object)`` pairs: each verb of
     the infinitive on ``way`` with its objects ("a fun way to *express* my feelings": serve to
     express, my feelings); none for a verb with no object ("a great way to relax") or only a
-    reflexive one ("to express myself"), nor when the subject is a pronoun."""
+    reflexive one ("to express myself") or one of anyone's ("to clear your head"), nor when the
+    subject is a pronoun."""
     out = []
     if any(c.dep_ == "nsubj" and c.pos_ == "PRON" for c in way.head.children):
         return out  # "It's a great way to add to your family": what "it" is, an act said before, is no thing
@@ -65,7 +66,9 @@ def served(way, conj) -> list[tuple[str, object]]:
         if v.dep_ in ("acl", "relcl") and v.pos_ == "VERB" and any(a.dep_ == "aux" and a.lower_ == "to" for a in v.children):
             for w in [v] + [c for c in v.children if c.dep_ == "conj" and c.pos_ == "VERB"]:
                 out.extend((f"serve to {w.lemma_.lower()}", o) for d in w.children
-                           if d.dep_ == "dobj" and not d.lower_.endswith(("self", "selves")) for o in conj(d))
+                           if d.dep_ == "dobj" and not d.lower_.endswith(("self", "selves"))
+                           and not any(c.dep_ == "poss" and c.lower_ == "your" for c in d.children)
+                           for o in conj(d))  # ("a great way to clear your head": anyone's, not the listener's)
     return out
 
 

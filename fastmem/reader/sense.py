@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
-from .words import SET_PHRASES, after_preposition, felt, goal_of, is_thing, is_when, naming, vocative
+from .words import SET_PHRASES, TIME_NOUNS, after_preposition, felt, goal_of, is_thing, is_when, naming, vocative
 
 __all__ = ["EAGER", "FACTIVE", "doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "spliced", "liked_activity",
            "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "how_left",
@@ -55,7 +55,7 @@ _BARE_CAUSATIVE = frozenset(("make", "let"))
 _FACTIVE = frozenset("lucky glad happy proud thankful grateful blessed able".split())
 #: Adjectives of looking forward: what one is "excited to do" is a plan of one's own
 #: (:func:`fastmem.reader.mood.mood`).
-EAGER = frozenset("excited eager keen ready thrilled stoked pumped psyched".split())
+EAGER = frozenset("excited eager keen ready thrilled stoked pumped psyched determined".split())
 #: (public: what one is glad one "could" do, one did: :func:`fastmem.reader.mood.mood`)
 FACTIVE = _FACTIVE
 _LIKING = frozenset("love like enjoy hate adore prefer miss".split())
@@ -358,6 +358,8 @@ def first_person_left_out(verb, depth: int = 0) -> bool:
                  None)
     if first is None:
         return False
+    if verb.lemma_ == "be" and any(c.dep_ == "attr" and c.lower_ in TIME_NOUNS for c in verb.children):
+        return False  # "Been a busy week since we talked": it has been, not I
     if first.i == verb.i:  # "Loved by millions is a song ...": an auxiliary after it, not a fragment
         spoken_to = verb.tag_ == "VBP" and any(vocative(c) for c in verb.children)  # "Gina - really appreciate it"
         return (verb.dep_ == "ROOT" and (verb.tag_ in ("VBD", "VBN", "VBG") or spoken_to)

@@ -46,7 +46,7 @@ INTERJECTIONS = frozenset(("yep yeah yes yup no nope nah haha hahaha hah lol lma
 #: about one needs a noun that says which ("family time", "the top of the hill").
 VAGUE_HEADS = frozenset(("way joy fun time thing things lot lots blast try while top stuff bit kind sort deal one "
                          "something anything everything nothing part idea experience moment day place best chance "
-                         "people pic ton tons life memory detail details").split())
+                         "people pic ton tons life memory detail details mix").split())
 #: Words of praise that a parse can leave as the end of a fact ("it's awesome", "family is the
 #: best"): an opinion of the thing, not a thing (a noun they modify is one: "a great teacher").
 PRAISE = frozenset(("awesome great amazing best fantastic wonderful incredible cool nice lovely beautiful perfect "

@@ -8,7 +8,9 @@ import pytest
 import fastmem
 from fastmem.reader.extract import SpacyExtractor
 
-NONE = ["It's tough starting a biz, but don't let it get you down.", "Do you believe in luck?", "What have you been learning in those classes?",
+NONE = ["It's tough starting a biz, but don't let it get you down.", "Been a busy week since we talked.",
+        "It's perfect for customers to check out all the trendy pieces.",
+        "It made me think how much work we still have to do for equal rights.", "Do you believe in luck?", "What have you been learning in those classes?",
         "It's easier when you have good friends around.", "You're telling me!", "Tell her I sent you lol",
         "I wish I could draw.", "You should come to the drawing class on Thursdays!",
         "If the laptop is not fixed by Friday you can borrow mine.", "Our neighbours must hate us.",
@@ -91,6 +93,8 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("Sales are up, which means I'm seeing more customers.", ("I", "see", "more customers", "asserted")),
          ("I want my kids to experience nature.", ("my kids", "experience", "nature", "planned")),
          ("I was glad I could share my story.", ("I", "share", "my story", "asserted")),
+         ("I'm pumped to collaborate with you.", ("I", "collaborate with", "you", "planned")),
+         ("It's a great chance for me to show my skills.", ("me", "show", "my skills", "planned")),
          ("We love painting together lately, especially nature-inspired ones.", ("We", "love", "painting", "asserted"))]
 
 
@@ -175,6 +179,7 @@ def test_a_way_to_do_something_is_what_it_serves_to_do(reader):
     got = [[(t.subject, t.relation, t.object) for t in ts] for ts in reader.extract_many(
         ["Running is a great way to clear my mind.", "Cooking is a great way to relax."])]
     assert ("running", "serve to clear", "my mind") in got[0]
+    assert not reader.extract_many(["Running is a great way to clear your head."])[0]  # anyone's head
     assert not any(o == "way" for _, _, o in got[0] + got[1])
 
 
