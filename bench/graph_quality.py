@@ -54,6 +54,7 @@ def main() -> None:
         print(f"no LoCoMo conversations under {a.data}")
         return
     import fastmem
+    from fastmem.results import shown_mood
 
     facts, turns = [], 0
     with tempfile.TemporaryDirectory() as d, fastmem.Memory(os.path.join(d, "graph.db")) as m:
@@ -89,7 +90,7 @@ def main() -> None:
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "facts.txt"), "w", encoding="utf-8") as out:
             for i, (s, r, o, who, to, text, mood) in enumerate(sample, 1):  # the mood as the CLI shows it
-                said = "" if mood == "asserted" else f" ({mood})"
+                said = f" ({shown_mood(r, mood)})" if shown_mood(r, mood) else ""
                 out.write(f"{i}. {who} (talking to {to}) said: {text}\n   FACT: ({s}, {r}, {o}){said}\n\n")
         with open(os.path.join(a.out, "categories.txt"), "w", encoding="utf-8") as out:
             out.write("\n".join(lines) + "\n")

@@ -267,6 +267,20 @@ class Fact:
     #: "asserted", "planned" or "negated" (:mod:`fastmem.reader.mood`)
     mood: str = "asserted"
 
+    @property
+    def mood_shown(self) -> str:
+        """The mood as a display adds it after the relation: "" for an asserted fact and for a
+        negated one whose relation already says so ("not_quit_on": "(negated)" beside it reads
+        as a double negation), else the mood."""
+        return shown_mood(self.relation, self.mood)
+
+
+def shown_mood(relation: str, mood: str) -> str:
+    """:attr:`Fact.mood_shown` for a relation and a mood (a fact as a dict: the CLI's JSON)."""
+    if mood == "asserted" or mood == "negated" and relation.startswith(("not_", "not ")):
+        return ""
+    return mood
+
 
 @dataclass(frozen=True, slots=True)
 class Triple:

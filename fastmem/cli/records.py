@@ -8,6 +8,7 @@ import os
 import sys
 import time
 
+from ..results import shown_mood
 from .common import NothingFound, UsageError, _db, _hit, _open, _open_existing, _out, _print_recall, _recall_json
 from .demo import DEMO, DEMO_QUERIES
 
@@ -167,7 +168,8 @@ def cmd_graph(a) -> int:
         for e in out:
             print(f"{e['name']} ({e['type']}; aliases: {', '.join(e['aliases'])})")
             for f in e["facts"]:
-                mood = "" if f["mood"] == "asserted" else f" ({f['mood']})"
+                shown = shown_mood(f["relation"], f["mood"])
+                mood = f" ({shown})" if shown else ""
                 print(f"   {f['subject']} -{f['relation']}-> {f['object']}{mood}   [memory {f['memory_id']}]")
     elif a.action == "neighbours":
         for x in out:

@@ -22,7 +22,7 @@ from .canon import canon_relation, fold_name, normalise_type
 from .chat import ChatExtractor, chat_complete  # noqa: F401 - their home before reader.chat
 from .lexicon import SKELETON
 from .links import links as _links, story_position as _story_position, unrestated as _unrestated
-from .mood import STORED as STORED_MOODS
+from .mood import NEGATED as NEGATED_MOOD, STORED as STORED_MOODS
 from .mood import mood as clause_mood
 from .plot import PEOPLE as _PLOT_PEOPLE
 from .plot import clauses as plot_clauses, has_plot
@@ -419,7 +419,9 @@ class SpacyExtractor:
                 continue  # a question, a request, a wish, a condition, a hypothesis: no fact
             if _no_fact(verb, subs) or _says_nothing(verb, subs):
                 continue  # an idiom read as none ("you're telling me"), "it's a great feeling"
-            neg = any(c.dep_ == "neg" for c in verb.children)
+            # the relation says a negation the mood found above the verb too ("I'm not gonna give up":
+            # not_give_up_on, as "I won't give up" is), so a fact never reads as its opposite
+            neg = said == NEGATED_MOOD or any(c.dep_ == "neg" for c in verb.children)
             prt = [_state_phrase(c) or c.lower_ for c in verb.children
                    if c.dep_ == "prt" or _how_left(c)]  # "keeps me motivated", "keeps me at peace"
             lemma = _plain_verb(verb, verb.lemma_.lower())  # "she's got two kids": has

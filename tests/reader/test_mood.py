@@ -80,7 +80,7 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          # "Love the X!" is the speaker's feeling, not a request
          ("Wow, love that jacket!", ("I", "love", "jacket", "asserted")),
          ("Love that purple kayak! Is it new?", ("I", "love", "purple kayak", "asserted")),
-         ("I'm not gonna give up on my dreams.", ("I", "give up on", "my dreams", "negated")),
+         ("I'm not gonna give up on my dreams.", ("I", "not give up on", "my dreams", "negated")),
          ("We still have to paint the fence.", ("We", "paint", "fence", "planned")),
          ("I'm really looking forward to visiting the lake.", ("I", "visit", "lake", "planned")),
          ("Last month I got hurt and had to take a break.", ("I", "take", "break", "asserted")),
@@ -236,6 +236,17 @@ def test_the_mood_is_stored_and_shown(tmp_path):
         assert [(f.subject, f.relation, f.object, f.mood) for f in facts] == [("Maya", "book", "tapas place", "planned")]
         assert m.graph.facts_about("Maya")[0].mood == "planned"
 
+
+
+def test_a_negation_is_said_once(tmp_path):
+    """A negated fact's relation says "not" and the mood shown beside it does not repeat it
+    (two readers took "not_quit_on (negated)" for the opposite); a plan still shows its mood."""
+    from fastmem.results import shown_mood
+    with fastmem.Memory(tmp_path / "n.db") as m:
+        mid = m.remember("I'm not gonna give up on my dreams. I'll book the tapas place.", speaker="Jon")
+        got = {(f.relation, f.mood, f.mood_shown) for f in m.graph.facts(mid)}
+    assert ("not_give_up_on", "negated", "") in got and ("book", "planned", "planned") in got
+    assert shown_mood("drink", "negated") == "negated" and shown_mood("drink", "asserted") == ""
 
 
 def test_the_mood_survives_an_export_and_an_import(tmp_path):
