@@ -150,8 +150,9 @@ def mood(verb) -> str:
             return WISHED  # "I hope to ...", "my dream is to ..."
         if _by_doing(below) and v.lemma_.lower() in _CONSIDER and below.head.lower_ in ("of", "about"):
             return HYPOTHETICAL  # "I'm thinking of working with bloggers": weighed, not done nor planned
-    if any(below.dep_ == "ccomp" and v.lemma_.lower() in _WONDER and v.tag_ != "VBD" and any(
-            c.tag_ in ("WRB", "WP", "WDT") and c.i < below.i for c in below.children) for below, v in zip(chain, chain[1:])):
+    if any(below.dep_ == "ccomp" and v.lemma_.lower() in _WONDER and v.tag_ != "VBD"
+           and any(c.tag_ in ("WRB", "WP", "WDT") and c.i < below.i for c in below.children)
+           for below, v in zip(chain, chain[1:])):
         return HYPOTHETICAL  # "excited to see where pottery takes me": asked of the future ("I saw how ..." was so)
     for below, v in zip(chain, chain[1:]):
         own = below.i == verb.i or verb.dep_ == "conj" and verb.head.i == below.i  # (not "see where it takes me")
@@ -204,8 +205,8 @@ def mood(verb) -> str:
 
 
 def _eager(verb) -> bool:
-    """ "look forward to", and "can't wait" (present, not "couldn't wait to get home", which happened): what follows is
-    looked forward to."""
+    """What follows is looked forward to: "look forward to", "excited / ready to" (present), "working
+    on doing", and "can't wait" (present, not "couldn't wait to get home", which happened)."""
     kids = list(verb.children)
     if verb.lower_ in EAGER and (verb.dep_ == "acomp" or verb.tag_ == "VBN"):  # ("I'm pumped to": a passive)
         be = verb.head if verb.dep_ == "acomp" else next((c for c in kids if c.dep_ in ("aux", "auxpass")), None)

@@ -63,7 +63,8 @@ def served(way, conj) -> list[tuple[str, object]]:
     if any(c.dep_ == "nsubj" and c.pos_ == "PRON" for c in way.head.children):
         return out  # "It's a great way to add to your family": what "it" is, an act said before, is no thing
     for v in way.children:
-        if v.dep_ in ("acl", "relcl") and v.pos_ == "VERB" and any(a.dep_ == "aux" and a.lower_ == "to" for a in v.children):
+        if v.dep_ in ("acl", "relcl") and v.pos_ == "VERB" and any(
+                a.dep_ == "aux" and a.lower_ == "to" for a in v.children):
             for w in [v] + [c for c in v.children if c.dep_ == "conj" and c.pos_ == "VERB"]:
                 out.extend((f"serve to {w.lemma_.lower()}", o) for d in w.children
                            if d.dep_ == "dobj" and not d.lower_.endswith(("self", "selves"))

@@ -28,7 +28,8 @@ import re
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
 from .words import SET_PHRASES, TIME_NOUNS, after_preposition, felt, goal_of, is_thing, is_when, naming, vocative
 
-__all__ = ["EAGER", "FACTIVE", "doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "spliced", "liked_activity",
+__all__ = ["EAGER", "FACTIVE",
+           "doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "spliced", "liked_activity",
            "clause", "continues_clause", "governor", "first_person_left_out", "opener", "have_got", "how_left",
            "plain_verb", "says_nothing", "of_what", "EVALUATIVE", "WHOLE_WITH_OF"]
 
