@@ -32,10 +32,10 @@ STORED = frozenset({ASSERTED, PLANNED, NEGATED})
 _HYPOTHETICAL = frozenset({"could", "would", "should", "might", "may", "must", "can", "ca", "shall", "ought", "'d"})
 _FUTURE = frozenset({"will", "'ll", "wo"})
 _WISH = frozenset({"wish", "hope", "dream", "pray"})
-#: ("wanna", "gonna", "gotta" as chat writes them: the parser's lemma of "gon" is "go")
-_PLAN = frozenset({"plan", "intend", "decide", "aim", "mean", "want", "wanna", "gon", "gonna", "gotta"})
-#: The verbs of :data:`_PLAN` (the rest are chat's forms of "going to", "want to", "got to").
+#: The verbs of a plan, and chat's forms of "going to", "want to", "got to" ("wanna", "gonna",
+#: "gotta": the parser's lemma of "gon" is "go").
 _VERB_PLAN = frozenset({"plan", "intend", "decide", "aim", "mean", "want"})
+_PLAN = _VERB_PLAN | {"wanna", "gon", "gonna", "gotta"}
 _CONSIDER = frozenset({"think", "dream", "talk", "consider", "debate"})
 _CONDITION = frozenset({"if", "unless", "whether", "assuming", "provided", "suppose", "supposing"})
 _GENERIC_MARKS = frozenset({"when", "whenever", "if", "once", "until", "while"})

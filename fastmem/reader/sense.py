@@ -23,8 +23,6 @@ and what a vague noun names: :func:`of_what` ("the top of the hill"; "a lot of f
 
 from __future__ import annotations
 
-import re
-
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
 from .words import SET_PHRASES, TIME_NOUNS, after_preposition, felt, goal_of, is_thing, is_when, naming, vocative
 
@@ -53,12 +51,10 @@ _IMPLICATIVE = frozenset(("push help make let force lead inspire motivate drive 
 _BARE_CAUSATIVE = frozenset(("make", "let"))
 #: Adjectives whose "to" clause is so ("I'm lucky to have my family", "proud to have finished");
 #: "excited to start", "ready to give" look ahead and are not among them.
-_FACTIVE = frozenset("lucky glad happy proud thankful grateful blessed able".split())
+FACTIVE = frozenset("lucky glad happy proud thankful grateful blessed able".split())
 #: Adjectives of looking forward: what one is "excited to do" is a plan of one's own
 #: (:func:`fastmem.reader.mood.mood`).
 EAGER = frozenset("excited eager keen ready thrilled stoked pumped psyched determined".split())
-#: (public: what one is glad one "could" do, one did: :func:`fastmem.reader.mood.mood`)
-FACTIVE = _FACTIVE
 _LIKING = frozenset("love like enjoy hate adore prefer miss".split())
 _HAVE = frozenset(("'ve", "have", "has", "'s", "ve"))
 _PERSONAL = frozenset("me you him her us them".split())
@@ -295,21 +291,21 @@ def governor(verb):
     if verb.head is verb:
         return None
     if verb.dep_ in ("conj", "xcomp", "advcl", "relcl", "acl") or (
-            verb.dep_ == "acomp" and verb.lemma_.lower() in _FACTIVE | EAGER
+            verb.dep_ == "acomp" and verb.lemma_.lower() in FACTIVE | EAGER
             and not any(c.dep_ == "aux" for c in verb.head.children)):  # not "they're gonna be lucky to have you"
         return verb.head  # ("I'm lucky *to have* my family": I have it)
     return verb.head.head if after_preposition(verb) else None
 
 
 #: Objects that name nothing of their own ("painting nature-inspired *ones*", "doing *stuff*").
-_UNNAMED = re.compile(r"^(?:ones|one|stuff|things|thing)$")
+_UNNAMED = frozenset(("ones", "one", "stuff", "things", "thing"))
 
 
 def liked_activity(tok) -> bool:
     """An activity liked or disliked with nothing of its own: "we love *painting* together", "I
     love *hiking*" (the parser's complement; the activity is the thing liked)."""
     return (tok.dep_ == "xcomp" and tok.lower_.endswith("ing") and tok.head.lemma_.lower() in _LIKING
-            and all(c.dep_ in ("advmod", "punct", "cc") or c.dep_ == "dobj" and _UNNAMED.match(c.lower_)
+            and all(c.dep_ in ("advmod", "punct", "cc") or c.dep_ == "dobj" and c.lower_ in _UNNAMED
                     for c in tok.children))  # not "love being a mom"; "love painting ... ones" is painting
 
 
