@@ -12,15 +12,16 @@ _SIDECARS = ("", ".hnsw", ".hnsw.json", ".terms")
 
 
 def cache_key(kind: str, n: int) -> str:
-    """Name of a cached store: its kind and size, fastmem's schema and structure versions and
-    the embedding model (a store from another version is rebuilt, never reused)."""
+    """Name of a cached store: its kind and size, fastmem's schema, structure and events versions
+    and the embedding model (a store from another version is rebuilt, never reused)."""
     import fastmem
     from fastmem.analogy.codes import StructureEncoder
     from fastmem.models.embedder import MiniLM
+    from fastmem.reader.extract import EVENTS_VERSION
     from fastmem.storage.store import SCHEMA_VERSION
 
     model = MiniLM.model_id.replace("/", "_")
-    return f"{kind}-{n}-v{fastmem.__version__}-schema{SCHEMA_VERSION}-struct{StructureEncoder.version}-{model}.db"
+    return f"{kind}-{n}-v{fastmem.__version__}-schema{SCHEMA_VERSION}-struct{StructureEncoder.version}-events{EVENTS_VERSION}-{model}.db"
 
 
 def cached_store(kind: str, n: int, build) -> str:
