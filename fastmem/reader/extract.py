@@ -38,7 +38,7 @@ from .words import INTERJECTIONS, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
 from .words import bare_time, contracted_be, places_of, spoken_g, sentence_case, their_antecedent, what_is_had
-from .words import genitive, no_fact as _no_fact, spoken_to as _spoken_to
+from .words import genitive, hyphenated, quoted_title, no_fact as _no_fact, spoken_to as _spoken_to
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION", "parse_texts", "analyse_texts",
@@ -176,6 +176,12 @@ EVENTS_VERSION = 4
 #: The rules applied by default: copula only; pronoun, light and conj earned nothing on
 #: ProPara-Logy silver, alone or beside it, so they stay opt-in (``docs/defaults.md``, "Parse repairs").
 REPAIRS = frozenset({"copula"})
+
+
+def _whole(tok) -> str:
+    """A modifier as written, a hyphenated one whole ("hand-painted", "well-known")."""
+    word = hyphenated(tok)
+    return tok.text if word is None else tok.doc[word[0] : word[1] + 1].text
 
 
 class SpacyExtractor:
@@ -319,6 +325,9 @@ class SpacyExtractor:
     # -- parsing ---------------------------------------------------------------------------
     def _span(self, tok):
         """(text, type) of the entity a token heads."""
+        title = quoted_title(tok)
+        if title is not None:  # a word of a quoted title stands for the title ("Becoming Nicole")
+            return title.text, "thing"
         if tok.tag_ in ("WDT", "WP") and tok.head.dep_ in ("relcl", "acl") and tok.head.head is not tok.head:
             return self._span(tok.head.head)  # "waves which bounce" -> waves
         if tok.ent_type_:
@@ -349,9 +358,12 @@ class SpacyExtractor:
                 break
             kept.append(w)
         words = [w for w in words if w in kept]
+        word = hyphenated(tok)  # "self-care", "my stress-buster": the whole word
+        start = tok.i if word is None else word[0]
         words = [w for w in words if w.lower_ not in INTERJECTIONS  # "Alright Maya": Maya
-                 and not any(t.is_punct for t in tok.doc[w.i + 1 : tok.i])]  # "Ivy! Patience": Patience
-        text = sentence_case((words or [tok])[0], " ".join([w.text for w in words] + [tok.text]))
+                 and w.i < start and not any(t.is_punct for t in tok.doc[w.i + 1 : start])]  # "Ivy! Patience": Patience
+        core = tok.text if word is None else tok.doc[start : word[1] + 1].text
+        text = sentence_case((words or [tok.doc[start]])[0], " ".join([_whole(w) for w in words] + [core]))
         what = _of_what(tok)
         if what is not None:
             text = f"{text} of {self._span(what)[0]}"  # "the journey of acceptance", "the top of the hill"
@@ -403,6 +415,8 @@ class SpacyExtractor:
         for verb in doc:
             if verb.pos_ not in ("VERB", "AUX") or (verb.pos_ == "AUX" and verb.dep_ not in ("ROOT", "conj", "relcl", "ccomp", "advcl")):
                 continue
+            if quoted_title(verb) is not None:
+                continue  # "Becoming Nicole": a title, no becoming
             subs, passive = self._subjects(verb)
             passive = passive and verb.lemma_ != "be" and verb.tag_ != "VBG"  # "it's been a ride", "she's been practising"
             who = _doer(verb, self._person)  # "it pushed me to take", "it's tough starting", "a dream to have"

@@ -119,6 +119,9 @@ def _imperative(verb) -> bool:
         return False
     if dont and verb.dep_ == "conj":
         return True  # "It's tough starting a biz, but don't let it get you down"
+    if verb.dep_ == "conj" and verb.head.tag_ in ("VBD", "VBN", "VBZ") and not aux and any(
+            c.dep_ in ("nsubj", "nsubjpass") for c in verb.head.children):
+        return True  # "I've sunk tons of time into the studio, and look at my students": no "have looked"
     first = next((t for t in verb.sent if not t.is_punct and t.pos_ not in ("INTJ", "PROPN")
                   and t.dep_ not in ("intj", "npadvmod", "advmod", "discourse", "cc")), None)
     lead = verb.head if verb.dep_ == "conj" else verb  # "Sit down and relax": the first verb leads

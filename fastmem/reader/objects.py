@@ -5,7 +5,7 @@ prepositions ("move *to* Porto": move_to), the state an adjective puts its subje
 from __future__ import annotations
 
 from .sense import how_left, liked_activity, relative_dative, state_phrase
-from .words import PRAISE, is_when
+from .words import PRAISE, is_when, quoted_title
 
 __all__ = ["OBJ", "TRANSFER", "TELLING", "WAYS", "served", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects"]
 
@@ -81,7 +81,9 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
     objs: list[tuple[str, object]] = []
     agent = None
     for c in verb.children:
-        if c.dep_ in ("prep", "dative") and c.lower_ == "to" and direct and lemma in TRANSFER:
+        if c.dep_ in ("xcomp", "ccomp") and c.pos_ in ("VERB", "AUX") and quoted_title(c) is not None:
+            objs.append((base, c))  # "I loved 'Becoming Nicole'": the book (its words read as a clause)
+        elif c.dep_ in ("prep", "dative") and c.lower_ == "to" and direct and lemma in TRANSFER:
             continue  # "offering workshops to schools": what is offered is the fact (and as a dative, below)
         elif c.dep_ == "dative" and c.pos_ == "ADP":  # "painted it for him": a preposition
             objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in conj(p))
@@ -109,10 +111,14 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
                     objs.extend((f"{rel} {c.lower_}", o) for o in conj(p) if not is_when(o))
             if verb.dep_ == "relcl" and c.i > verb.i and not any(c.children) and verb.head.pos_ == "NOUN":
                 objs.append((f"{had} {c.lower_}", verb.head))  # "the class I go to": I go to the class
-        elif c.dep_ == "acomp" and verb.lemma_ in STATE_VERBS and c.lower_ not in PRAISE | NO_STATE:
-            for p in c.children:
-                if p.dep_ == "prep":
-                    for q in p.children:
-                        if q.dep_ == "pobj":
-                            objs.extend((f"{base} {c.lemma_.lower()} {p.lower_}", o) for o in conj(q))
+        elif c.dep_ == "acomp" and verb.lemma_ in STATE_VERBS:
+            # "proud of my kids"; "happy and thankful for the support": each adjective with its own
+            for a in [c] + [a for a in c.children if a.dep_ == "conj" and a.pos_ == "ADJ"]:
+                if a.lower_ in PRAISE | NO_STATE:
+                    continue
+                for p in a.children:
+                    if p.dep_ == "prep":
+                        for q in p.children:
+                            if q.dep_ == "pobj":
+                                objs.extend((f"{base} {a.lemma_.lower()} {p.lower_}", o) for o in conj(q))
     return objs, agent

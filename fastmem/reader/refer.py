@@ -8,7 +8,7 @@ fits is left to the write, which reads the turns before (:mod:`fastmem.reader.wh
 from __future__ import annotations
 
 from .sense import EVALUATIVE, dummy_it
-from .words import COLLECTIVE, is_thing as _thing, is_when as _when, measured as _measured
+from .words import COLLECTIVE, INTERJECTIONS, is_thing as _thing, is_when as _when, measured as _measured, vocative
 
 __all__ = ["referent"]
 
@@ -18,6 +18,35 @@ _PRON_PLUR = {"they", "them", "their"}
 _HE_SHE = {"he", "him", "she", "her"}
 #: Entity kinds a pronoun never stands for (dates, times, amounts).
 _NOT_REFERENTS = {"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"}
+
+
+def _own_verb(tok):
+    """``(verb, role)``: the verb a noun or pronoun is an argument of and its dependency there
+    (a preposition's object: the preposition's; a conjunct: its first conjunct's), or None."""
+    while tok.dep_ == "conj" and tok.head.i != tok.i:
+        tok = tok.head
+    if tok.dep_ == "pobj" and tok.head.dep_ in ("prep", "dative", "agent"):
+        tok = tok.head
+    return (tok.head, tok.dep_) if tok.head.pos_ in ("VERB", "AUX") and tok.head.i != tok.i else None
+
+
+def _co_argument(cand, own) -> bool:
+    """Whether ``cand`` is an argument of the pronoun's own verb that the pronoun cannot stand
+    for: any, for a subject or object pronoun ("the kids loved it"); the direct object, for a
+    pronoun after a preposition ("you put effort into it"; but "the box has a hole in it")."""
+    if own is None:
+        return False
+    got = _own_verb(cand)
+    if got is None or got[0].i != own[0].i:
+        return False
+    return own[1] not in ("prep", "dative", "agent") or got[1] in ("dobj", "dative")
+
+
+def _addressed(tok) -> bool:
+    """A name spoken to: after a greeting or thanks ("Thanks, Caroline!", "Hey Mel"), or set off
+    as the sentence's vocative (:func:`fastmem.reader.words.vocative`)."""
+    return tok.pos_ == "PROPN" and (tok.dep_ in ("npadvmod", "intj") or tok.head.lower_ in INTERJECTIONS
+                                    or vocative(tok))
 
 
 def referent(tok, person_nouns):
@@ -35,7 +64,15 @@ def referent(tok, person_nouns):
             ref = referent(before, person_nouns)
             return tok if ref.i == before.i else ref
     fits = []
+    own = _own_verb(tok)
+    host = tok.head.head if tok.dep_ == "pobj" and tok.head.head.pos_ in ("NOUN", "PROPN") else None
+    if own is not None and own[0].dep_ in ("relcl", "acl") and own[0].head.pos_ in ("NOUN", "PROPN"):
+        host = own[0].head  # "all the challenges they face": not the challenges
     for cand in reversed(tok.doc[: tok.i]):
+        if _co_argument(cand, own) or host is not None and cand.i == host.i:
+            continue  # "the kids loved it", "you put effort into it", "a hole in it": never itself
+        if _addressed(cand):
+            continue  # "Thanks, Caroline! Glad you like it": the one spoken to is "you"
         if cand.dep_ in ("compound", "poss") or cand.pos_ not in ("NOUN", "PROPN") \
                 or any(c.dep_ == "det" and c.lower_ == "no" for c in cand.children):
             continue  # (nor "No doubts, Caroline": what there is none of)

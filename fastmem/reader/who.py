@@ -269,11 +269,19 @@ _THINGS = ("organisation", "place", "event", "thing")
 _NAMED = ("person", "organisation", "place", "group", "event", None)
 
 
+def _titled(name: str) -> bool:
+    """A thing named in title case, two words or more ("Becoming Nicole", "Charlotte's Web"): a
+    work, a product or a title, which a later "it" can stand for."""
+    words = name.split()
+    return len(words) >= 2 and all(w[:1].isupper() for w in words)
+
+
 def _mentions(triples: Sequence[Triple]) -> list[tuple[str, str | None, bool]]:
     out = []
     for t in triples:
         for name, typ, raw in ((t.subject, t.subject_type, t.subject_raw), (t.object, t.object_type, t.object_raw)):
-            if typ in _NAMED and name[:1].isupper() and not is_pronoun(raw or name):
+            if (typ in _NAMED or typ == "thing" and _titled(name)) and name[:1].isupper() \
+                    and not is_pronoun(raw or name):
                 out.append((name, typ, typ == "group" or name.endswith("s'") or _plural_phrase(name)))
     return out
 

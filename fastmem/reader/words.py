@@ -13,7 +13,8 @@ __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_
            "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name", "bare_time", "contracted_be",
            "spoken_g",
            "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
-           "LIFE_STAGES", "GOALS", "goal_of", "FELT", "felt", "vocative"]
+           "LIFE_STAGES", "GOALS", "goal_of", "FELT", "felt", "vocative", "hyphenated",
+           "word_head", "TITLE_WORDS", "quoted_title"]
 
 #: Nouns of organisations: a fact's object of this kind is typed as one.
 ORG_NOUNS = frozenset({
@@ -52,6 +53,9 @@ VAGUE_HEADS = frozenset(("way joy fun time thing things lot lots blast try while
 PRAISE = frozenset(("awesome great amazing best fantastic wonderful incredible cool nice lovely beautiful perfect "
                     "terrific brilliant superb excellent badass gorgeous stunning adorable fabulous impressive "
                     "rewarding inspiring empowering lifesaver legend genius rockstar champ gem saint").split())
+#: Adjectives that say how many or how alike, not which: "many people", "other people".
+_HOW_MANY = frozenset(("many few several other more most much numerous countless various different certain similar "
+                       "same such all some good nice kind real right wonderful special").split())
 #: Nouns of a person that, with "a" and nothing that says who ("a photo of a man holding a
 #: frisbee"), name nobody in particular: no node of the graph.
 ANYONE = frozenset("person man woman guy girl boy lady gentleman individual".split())
@@ -73,7 +77,8 @@ IDIOMS = {("give", "try"): ("try", "dative"), ("give", "shot"): ("try", "dative"
           ("take", "control"): ("take control of", "of"), ("keep", "track"): ("keep track of", "of"),
           ("lose", "track"): ("lose track of", "of"), ("take", "advantage"): ("take advantage of", "of"),
           ("make", "use"): ("use", "of"), ("take", "charge"): ("take charge of", "of"),
-          ("take", "part"): ("take part in", "in"), ("take", "pride"): ("take pride in", "in")}
+          ("take", "part"): ("take part in", "in"), ("take", "pride"): ("take pride in", "in"),
+          **{("put", n): ("work on", ("on", "into")) for n in ("work", "effort", "time", "hour", "energy")}}
 #: Verb and noun pairs of set phrases that state no fact ("hit a rough patch", "take a while").
 SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"), ("have", "blast"), ("have", "time"),
                          ("have", "fun"), ("take", "time"), ("make", "point"), ("get", "point"), ("take", "plunge"),
@@ -159,6 +164,59 @@ def is_when(tok) -> bool:
     return tok.ent_type_ in ("DATE", "TIME") or tok.lemma_.lower() in TIME_NOUNS
 
 
+def hyphenated(tok) -> tuple[int, int] | None:
+    """``(start, end)``, inclusive, of the hyphenated word a token is a piece of ("self-care",
+    "de-stress", "stress-buster": the tokeniser splits them at the hyphen), or None."""
+    doc = tok.doc
+    start = end = tok.i
+    while start >= 2 and doc[start - 1].text == "-" and not doc[start - 2].whitespace_ \
+            and not doc[start - 1].whitespace_:
+        start -= 2
+    while end + 2 < len(doc) and doc[end + 1].text == "-" and not doc[end].whitespace_ \
+            and not doc[end + 1].whitespace_:
+        end += 2
+    return (start, end) if end > start else None
+
+
+def word_head(tok):
+    """The piece of a hyphenated word that heads it: the one piece whose head lies outside the
+    word ("care" of "self-care"), or its last piece where the parse gave every piece the same
+    head and role ("sold her e-bike" as objects "e", "-" and "bike"); None where the pieces have
+    different heads; the token itself outside such a word."""
+    span = hyphenated(tok)
+    if span is None:
+        return tok
+    start, end = span
+    heads = [t for t in tok.doc[start : end + 1]
+             if not t.is_punct and (not start <= t.head.i <= end or t.head.i == t.i)]
+    if len(heads) == 1:
+        return heads[0]
+    if heads and len({(t.head.i, t.dep_) for t in heads}) == 1:
+        return tok.doc[end]  # "sold her e-bike" read as objects "e", "-" and "bike": the last piece heads it
+    return None
+
+
+#: Most words a quoted title spans ("Becoming Nicole", "Embracing Identity").
+TITLE_WORDS = 8
+
+
+def quoted_title(tok):
+    """The quoted title a token is inside, as a span without its quotes, or None: words between
+    a pair of quotation marks of its sentence, at most :data:`TITLE_WORDS` of them, the first
+    capitalised, none a sentence's end ("I loved 'Becoming Nicole' by Amy Ellis Nutt": a book,
+    not a becoming)."""
+    sent = tok.sent
+    marks = [t.i for t in sent if t.is_quote]
+    for a, b in zip(marks[::2], marks[1::2]):
+        if a < tok.i < b:
+            inner = tok.doc[a + 1 : b]
+            if (1 <= len(inner) <= TITLE_WORDS and inner[0].text[:1].isupper()
+                    and not any(t.text in (".", "!", "?") for t in inner)):
+                return inner
+            return None
+    return None
+
+
 def is_thing(tok) -> bool:
     """Whether a token can be an end of a fact: not an interjection, not a word of praise
     ("awesome", "the best"), not an adjective after a preposition ("for cheap"), not a vague head with nothing that says which (the understood "I"
@@ -168,6 +226,10 @@ def is_thing(tok) -> bool:
     if tok.tag_ in ("WDT", "WP") and tok.head.dep_ in ("relcl", "acl") and tok.head.head is not tok.head:
         tok = tok.head.head  # "people who accepted me" is judged as "people"
     tok = measured(tok)  # "a lot of fun" is judged as "fun"
+    if hyphenated(tok) is not None:
+        head = word_head(tok)
+        if head is None or head.i != tok.i:
+            return False  # "self" of "self-care": a piece of a word; "helps me de-stress" read as "de", "-", "stress"
     if not any(ch.isalnum() for ch in tok.text):
         return False  # an emoji or a symbol ("I start on Monday 🎉")
     low = tok.lower_.strip(_EDGES)
@@ -189,7 +251,9 @@ def is_thing(tok) -> bool:
     if (tok.lemma_.lower() in VAGUE_HEADS or low in VAGUE_HEADS) and (
             tok.pos_ in ("NOUN", "PRON", "ADJ") or tok.pos_ == "PROPN" and tok.i == tok.sent.start):  # "Life's hard"
         return any(c.dep_ in ("compound", "poss", "nmod", "nummod") or c.dep_ == "prep" and any(  # not "part of that"
-            q.dep_ in ("pobj", "pcomp") and q.pos_ != "PRON" for q in c.children) for c in tok.children)
+            q.dep_ in ("pobj", "pcomp") and q.pos_ != "PRON" for q in c.children)
+            or low == "people" and c.dep_ == "amod" and c.lower_ not in PRAISE | _HOW_MANY  # "the young people"
+            for c in tok.children)  # (not "amazing people", "so many people", "other people")
     if tok.lemma_.lower() in ANYONE and any(c.dep_ == "det" and c.lower_ in ("a", "an", "another") for c in tok.children):
         return any(c.dep_ in ("compound", "poss", "prep", "nmod", "appos") or naming(c)
                    for c in tok.children)  # "a woman named Sara"
@@ -294,7 +358,10 @@ def no_fact(verb, subs) -> bool:
     if lemma in ("need", "want") and any(o.lemma_.lower() in ASKING for o in objs) \
             and any(s is UNDERSTOOD_I or s.lower_ in ("i", "we") for s in subs):
         return True  # "I need advice", "I'll need a tea recommendation": asked of the listener
-    return any((lemma, o.lemma_.lower()) in SET_PHRASES or (lemma, o.lower_) in SET_PHRASES for o in objs)
+    if any((lemma, o.lemma_.lower()) in SET_PHRASES or (lemma, o.lower_) in SET_PHRASES for o in objs):
+        got = idiom(verb)  # "put in the work" says nothing; "put in the work on my business": worked on it
+        return got is None or not got[1]
+    return False
 
 
 def idiom(verb):
@@ -303,7 +370,7 @@ def idiom(verb):
     for c in verb.children:
         if c.dep_ != "dobj":
             continue
-        got = IDIOMS.get((lemma, c.lemma_.lower()))
+        got = IDIOMS.get((lemma, measured(c).lemma_.lower()))  # "put a lot of work into": work
         if got is None:
             continue
         rel, where = got
@@ -311,9 +378,10 @@ def idiom(verb):
             objs = [d for d in verb.children if d.dep_ == "dative"]
         elif where == "dobj":  # "doing a pottery course": taking it
             objs = [c]
-        else:
-            objs = [q for p in list(c.children) + list(verb.children) if p.dep_ == "prep" and p.lower_ == where
-                    for q in p.children if q.dep_ == "pobj"]
+        else:  # the preposition (or one of several) that names what the action is on
+            where = (where,) if isinstance(where, str) else where
+            objs = [q for p in list(c.children) + list(measured(c).children) + list(verb.children)
+                    if p.dep_ == "prep" and p.lower_ in where for q in p.children if q.dep_ == "pobj"]
         return rel, objs
     return None
 

@@ -221,9 +221,9 @@ def test_light_nouns_name_what_they_are_of(reader, text, fact):
 
 
 @pytest.mark.parametrize("text", [
-    "Watching the garden come to life each spring is magic.", "You've put a lot of work into that boat.",
+    "Watching the garden come to life each spring is magic.",
     "Life's short, so eat the cake.", "Love having you on the team!",
-])
+])  # ("You've put a lot of work into that boat": worked on it, tests/reader/test_reference.py)
 def test_effort_life_and_a_liking_without_subject_are_no_facts(reader, text):
     assert _facts(reader, text) == [], _facts(reader, text)
 

@@ -1,0 +1,89 @@
+"""What a pronoun can stand for (fastmem.reader.refer), hyphenated words, and a few readings
+that add facts a person would store: a pronoun is never an argument of its own verb nor the
+noun its phrase or clause belongs to, never the name spoken to; "self-care" is one thing and
+"de" of "de-stress" none; a quoted title is one thing; "..., and look at my students" is a
+request; "happy and thankful for X" is thankful for X; "put work into X" is working on X."""
+
+import pytest
+
+from fastmem.reader.extract import SpacyExtractor
+
+
+@pytest.fixture(scope="module")
+def reader():
+    return SpacyExtractor()
+
+
+def facts(reader, text):
+    return [(t.subject, t.relation, t.object) for t in reader.extract_many([text])[0]]
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("My daughter made a cake and the kids loved it.", ("kids", "love", "cake")),
+    ("It was awesome to see how strong the young people were, with all the challenges they face.",
+     ("young people", "face", "challenges")),
+    ("I was so happy and thankful for all the support.", ("I", "be thankful for", "support")),
+    ("I'm putting in a lot of work on my business.", ("I", "work on", "my business")),
+    ("I put a lot of effort into the garden this year.", ("I", "work on", "garden")),
+    ("You've put a lot of work into that boat.", ("You", "work on", "boat")),
+])
+def test_what_a_person_would_store(reader, text, fact):
+    assert fact in facts(reader, text)
+
+
+@pytest.mark.parametrize("text, never", [
+    ("You put so much effort and passion into it.", {"passion", "effort"}),  # into what was shown
+    ("The kids loved it.", {"kids"}),
+    ("It was awesome to see how strong the young people were, with all the challenges they face.", set()),
+    ("Thanks, Caroline! Glad you like it.", {"Caroline"}),  # the one spoken to is "you"
+])
+def test_a_pronoun_is_not_its_own_clause(reader, text, never):
+    for s, _, o in facts(reader, text):
+        assert o not in never, (s, o)
+        assert s != o, (s, o)
+
+
+def test_put_in_the_work_alone_is_no_fact(reader):
+    assert not any(r == "work on" for _, r, _ in facts(reader, "I put in the work and it paid off."))
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("Great that you are prioritizing self-care.", ("you", "prioritize", "self-care")),
+    ("I bought a hand-painted bowl.", ("I", "buy", "hand-painted bowl")),
+    ("My well-known aunt sold her e-bike.", ("my well-known aunt", "sell", "e-bike")),
+])
+def test_a_hyphenated_word_is_one_thing(reader, text, fact):
+    got = facts(reader, text)
+    assert fact in got, got
+
+
+@pytest.mark.parametrize("text", ["Dancing helps me de-stress.", "I have been running farther to de-stress."])
+def test_no_piece_of_a_hyphenated_word_is_a_thing(reader, text):
+    for s, _, o in facts(reader, text):
+        assert o not in ("de", "stress") and s not in ("de", "stress"), (s, o)
+
+
+def test_a_quoted_title_is_one_thing(reader):
+    got = facts(reader, 'I loved "Becoming Nicole" by Amy Ellis Nutt. It is a real inspiring true story.')
+    assert ("I", "love", "Becoming Nicole") in got, got
+    assert ("Becoming Nicole", "be", "inspiring true story") in got, got
+    assert not [r for _, r, _ in got if r.startswith("become")], got  # a title, no becoming
+    assert ("I", "read", "Charlotte's Web") in facts(reader, "I loved reading \"Charlotte's Web\" as a kid.")
+
+
+def test_a_request_after_and_is_no_fact(reader):
+    got = facts(reader, "I've sunk tons of time into the studio lately, and look at my students!")
+    assert not [r for _, r, _ in got if r.startswith("look")], got  # asked of the listener
+    assert ("She", "buy", "apples") in facts(reader, "She went to the market and bought apples.")
+
+
+def test_it_in_a_later_turn_can_be_a_title(tmp_path):
+    import fastmem
+
+    with fastmem.Memory(tmp_path / "t.db", progress=False) as m:
+        ids = m.remember_many(['I loved "Becoming Nicole" by Amy Ellis Nutt. Highly recommend it!',
+                               "What did you take away from it?",
+                               "It taught me self-acceptance and how to find support."],
+                              source="chat", speaker=["Caroline", "Melanie", "Caroline"])
+        got = [(f.subject, f.relation, f.object) for f in m.graph.facts(ids[2])]
+    assert ("Becoming Nicole", "teach", "self-acceptance") in got, got
