@@ -38,7 +38,7 @@ from .words import INTERJECTIONS, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
 from .words import bare_time, contracted_be, places_of, spoken_g, sentence_case, their_antecedent, what_is_had
-from .words import genitive, hyphenated, quoted_title, no_fact as _no_fact, spoken_to as _spoken_to
+from .words import entity_cue, genitive, hyphenated, quoted_title, no_fact as _no_fact, spoken_to as _spoken_to
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION", "parse_texts", "analyse_texts",
@@ -171,8 +171,12 @@ ALL_REPAIRS = ("pronoun", "copula", "light", "conj", "nominal", "restated")
 #: The version of the rules that read events (bump when they change what a text's events are:
 #: stores parse their memories again on open). 2: skeleton verbs keep their lemma. 3: a
 #: transcript's "Name:" label is not parsed with what the turn says. 4: events carry their
-#: links (cause, condition, purpose, contrast, time) to later or earlier events.
-EVENTS_VERSION = 4
+#: links (cause, condition, purpose, contrast, time) to later or earlier events. 5: the entity
+#: recogniser reads only a text with a proper noun, a number or a time word (no "Coal" organisation).
+EVENTS_VERSION = 5
+#: Components run after the rest of the parse, and only on a text that may name something
+#: (:func:`fastmem.reader.words.entity_cue`): the entity recogniser.
+_LATER = ("ner",)
 #: The rules applied by default: copula only; pronoun, light and conj earned nothing on
 #: ProPara-Logy silver, alone or beside it, so they stay opt-in (``docs/defaults.md``, "Parse repairs").
 REPAIRS = frozenset({"copula"})
@@ -238,15 +242,24 @@ class SpacyExtractor:
         texts = [contracted_be(spoken_g(strip_label(t))) for t in texts]
         if len(texts) == 1:
             with native():  # the parser runs BLIS without the GIL (see fastmem.models.exitgate)
-                return [nlp(texts[0])]
+                doc = nlp(texts[0], disable=_LATER)
+                if entity_cue(doc):
+                    doc = nlp.get_pipe("ner")(doc)
+                return [doc]
         return self._piped(nlp, texts)
 
     def _piped(self, nlp, texts: Sequence[str]):
         """``nlp.pipe`` one batch at a time, each batch one native call; the docs of a batch
-        are handed out before the next is parsed (a large write holds one batch of docs)."""
+        are handed out before the next is parsed (a large write holds one batch of docs). The
+        entity recogniser runs only on the docs :func:`entity_cue` passes."""
         for start in range(0, len(texts), self.batch_size):
             with native():
-                docs = list(nlp.pipe(texts[start : start + self.batch_size], batch_size=self.batch_size))
+                docs = list(nlp.pipe(texts[start : start + self.batch_size], batch_size=self.batch_size,
+                                     disable=_LATER))
+                cued = [d for d in docs if entity_cue(d)]
+                if cued:
+                    for _ in nlp.get_pipe("ner").pipe(cued, batch_size=self.batch_size):
+                        pass
             yield from docs
 
     def extract(self, text: str) -> list[Triple]:

@@ -13,7 +13,7 @@ __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_
            "is_when", "is_thing", "no_fact", "idiom", "measured", "naming", "given_name", "bare_time", "contracted_be",
            "spoken_g",
            "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
-           "LIFE_STAGES", "GOALS", "goal_of", "FELT", "felt", "vocative", "hyphenated",
+           "LIFE_STAGES", "GOALS", "goal_of", "FELT", "felt", "vocative", "COUNT_WORDS", "entity_cue", "hyphenated",
            "word_head", "TITLE_WORDS", "quoted_title"]
 
 #: Nouns of organisations: a fact's object of this kind is typed as one.
@@ -99,6 +99,26 @@ TIME_NOUNS = frozenset(("morning afternoon evening night midnight noon today ton
                         "month year years day days hour hours minute minutes season spring summer autumn fall winter "
                         "christmas holiday holidays monday tuesday wednesday thursday friday saturday sunday january "
                         "february march april may june july august september october november december").split())
+
+#: Words of count or order the entity recogniser reads as amounts ("thousands", "twice",
+#: "Firstly") though the tagger does not tag them as numbers.
+COUNT_WORDS = frozenset(("first second third fourth fifth sixth seventh eighth ninth tenth last once twice "
+                         "dozen dozens hundred hundreds thousand thousands million millions billion billions half "
+                         "firstly secondly thirdly finally").split())
+
+
+def entity_cue(doc) -> bool:
+    """Whether a tagged text holds anything the entity recogniser could name: a proper noun, a
+    number, a word of count, order or time, money or a percentage, or a capitalised word inside
+    a sentence. A text without one gets no entity recogniser: what it finds there is a
+    capitalised common noun at a sentence start taken for a name ("Glad" a person, "Coal" an
+    organisation, "Bacteria" a place), and it is the costliest step of the parse."""
+    for t in doc:
+        if (t.pos_ == "PROPN" or t.tag_ == "CD" or t.like_num or "$" in t.text or "%" in t.text
+                or t.lower_ in COUNT_WORDS or t.lemma_.lower() in TIME_NOUNS
+                or (not t.is_sent_start and t.text[:1].isupper() and t.text != "I")):
+            return True
+    return False
 
 
 def measured(tok):
