@@ -195,7 +195,9 @@ def mood(verb) -> str:
         return HYPOTHETICAL
     negated = any(c.dep_ == "neg" for c in verb.children) or any(  # "I'm not gonna forget a second of it"
         c.dep_ == "neg" for below, v in zip(shared, shared[1:]) if below.dep_ == "xcomp" or _caused(below)
-        for c in v.children)  # (a conjunct keeps its own: "I'm not alone and have a great community")
+        for c in v.children) or verb.lemma_ == "be" and any(  # (a conjunct keeps its own: "I'm not alone and ...")
+        c.dep_ == "attr" and any(d.dep_ == "det" and d.lower_ == "no" for d in c.children)
+        for c in verb.children)  # "this biz is no cakewalk"
     if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
     if aux & _FUTURE or any(map(_going_to, shared)) or any(  # ("they mean the world to me" plans nothing)

@@ -63,6 +63,10 @@ def referent(tok, person_nouns):
         if before is not None and before.lower_ == "it" and not dummy_it(before):
             ref = referent(before, person_nouns)
             return tok if ref.i == before.i else ref
+        if before is not None and before.head.i < tok.i and (before.tag_ == "VBG" and before.pos_ == "VERB" or (
+                before.pos_ == "NOUN" and any(c.tag_ == "VBG" and c.dep_ == "amod" and c.i == before.i - 1
+                                              for c in before.lefts))):  # (read as "taking" modifying "risks")
+            return before  # "taking risks is key for success. It's made me grow": the taking, not the success
     fits = []
     own = _own_verb(tok)
     host = tok.head.head if tok.dep_ == "pobj" and tok.head.head.pos_ in ("NOUN", "PROPN") else None

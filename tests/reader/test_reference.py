@@ -87,3 +87,21 @@ def test_it_in_a_later_turn_can_be_a_title(tmp_path):
                               source="chat", speaker=["Caroline", "Melanie", "Caroline"])
         got = [(f.subject, f.relation, f.object) for f in m.graph.facts(ids[2])]
     assert ("Becoming Nicole", "teach", "self-acceptance") in got, got
+
+
+def test_it_after_a_gerund_subject_is_the_gerund(reader):
+    got = facts(reader, "Yeah, I totally agree - taking risks is key for success. It's made me grow, and even got "
+                        "me out of my secure job.")
+    assert all(s != "success" for s, _, _ in got), got  # the nearest noun is not what "it" is
+    assert any(s == "taking risks" and r == "get" for s, r, _ in got), got
+
+
+@pytest.mark.parametrize("text", ["Plus, I wanted to blend my love for dance and fashion, so it was a perfect match.",
+                                  "I quit my job and moved to the coast; it was the right call."])
+def test_it_judged_as_a_match_or_a_call_is_no_fact_about_a_thing(reader, text):
+    assert not any(r == "be" for _, r, _ in facts(reader, text)), facts(reader, text)
+
+
+def test_a_copula_with_no_is_negated(reader):
+    got = reader.extract_many(["I've learned that this biz is no cakewalk."])[0]
+    assert [(t.subject, t.relation, t.object, t.mood) for t in got] == [("biz", "not be", "cakewalk", "negated")]
