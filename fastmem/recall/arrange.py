@@ -9,7 +9,8 @@ embedding cosine to a hit already chosen, is best. ``recall(order="time")`` then
 the chosen hits oldest first (memories without a time last, by rank).
 
 **Questions are not answers** (:func:`answers_first`): a memory that only asks (every
-sentence a question: "What is the name of Anna's cat?") is no evidence for a turn that asks
+sentence a question, an exclamation beside it aside: "What is the name of Anna's cat?", "Wow,
+what an experience! How did it make you feel?") is no evidence for a turn that asks
 the same; the turn that answered it is. Such a memory gives its place to the next memory of its
 source when that one states something, and falls to :data:`QUESTION_WEIGHT` of its score.
 """
@@ -21,7 +22,7 @@ import re
 
 import numpy as np
 
-from ..util.text import prefix_speaker, strip_label
+from ..util.text import prefix_speaker, strip_label, without_labels
 
 __all__ = ["ORDERS", "MMR_REDUNDANCY", "SPREAD_POOL", "QUESTION_WEIGHT", "REPLY_WEIGHT", "REPLY_SPEAKERS", "listy",
            "spread", "by_time", "only_asks", "answers_first", "own_words", "asker_first", "asks_order",
@@ -73,11 +74,21 @@ def asks_for_work(query: str) -> bool:
     return any(_REQUEST.search(p.strip()) for p in first[-2:])  # the ask ends a turn: "Here's my decorator, can you ..."
 
 
-def only_asks(text: str) -> bool:
-    """Whether a memory's text (its speaker label aside) is questions only: every sentence ends
-    with a question mark and opens as a question does."""
-    parts = [p.strip(" \t\"'()*-") for p in _SENTENCE.findall(strip_label(text))]
+#: An exclamation that names nothing new: an interjection, then at most "what a ...", "how ...",
+#: "so ..." or "such a ..." and a few words ("Wow, what an experience!", "Oh no!", "Aww, how sweet!").
+_EXCLAIMS = re.compile(r"^(?:(?:wow|woah|whoa|oh|ooh|ah|aw+|oops|omg|yay|gosh|geez|yikes|ouch|hey|hi|hello|haha|lol|"
+                       r"no|yes|yeah|man|dang)\b[\s,]*)+(?:(?:what an?|how|so|such an?)\s+[\w' -]{1,30})?!+$", re.I)
+
+
+def only_asks(text: str, exclaims: bool = False) -> bool:
+    """Whether a memory's text (its role and speaker labels aside) is questions only: every sentence ends
+    with a question mark and opens as a question does. ``exclaims``: an exclamation beside the
+    questions (:data:`_EXCLAIMS`: "Wow, what an experience! How did it make you feel?") says
+    nothing either."""
+    parts = [p.strip(" \t\"'()*-") for p in _SENTENCE.findall(without_labels(text))]  # "Assistant: Mel: ..."
     parts = [p for p in parts if p]
+    if exclaims:
+        parts = [p for p in parts if not _EXCLAIMS.match(p)] if any(p.endswith("?") for p in parts) else []
     return bool(parts) and all(p.endswith("?") and _ASKS.match(p) for p in parts)
 
 
@@ -100,7 +111,7 @@ def answers_first(db, ranked: list[tuple[int, float]], depth: int, *, scope: str
     rows = {mid: (text, src) for mid, text, src in db.execute(
         "SELECT id, text, source FROM memories WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps([m for m, _ in top]),))}
-    asks = [m for m, _ in top if m in rows and only_asks(rows[m][0])]
+    asks = [m for m, _ in top if m in rows and only_asks(rows[m][0], exclaims=True)]
     if not asks:
         return ranked
     score = dict(ranked)

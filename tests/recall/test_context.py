@@ -60,3 +60,27 @@ def test_neighbours_stay_in_their_scope(mem):
     answer = mem.remember(CHAT[1], source="chat", scope="b")
     hits = mem.recall("How was the Sunflower Festival concert?", k=5, scope="a", record=False).hits
     assert answer not in [h.id for h in hits]
+
+
+def test_only_asks_reads_past_a_hosts_two_labels_and_an_exclamation():
+    from fastmem.recall.arrange import only_asks
+
+    assert only_asks("Assistant: Melanie: How did it make you feel?")  # a host's role and speaker labels
+    assert only_asks("Assistant: Melanie: Wow, what an experience! How did it make you feel?", exclaims=True)
+    assert only_asks("Oh no! Is he ok?", exclaims=True)
+    assert not only_asks("Wow, what an experience! How did it make you feel?")  # the learned fusion's feature
+    for says in ("We won! How are you?", "Oops, sorry about the accident! How is he?", "Wow!",
+                 "Caroline: Wow, that parade sounds amazing. Did you march?"):
+        assert not only_asks(says, exclaims=True), says
+
+
+def test_a_question_after_an_exclamation_gives_way_to_its_answer(mem):
+    """In a host's store ("User: Caroline: ...") a turn that exclaims and asks is no answer."""
+    mem.remember_many(noise_texts(200, seed=4), source="notes")
+    turns = ["User: Caroline: I marched in the pride parade downtown on Saturday.",
+             "Assistant: Melanie: Wow, what an experience! How did the pride parade make you feel?",
+             "User: Caroline: Honestly liberated. Seeing so many people cheer made me proud of who I am."]
+    ids = mem.remember_many(turns, source="chat-9")
+    hits = [h.id for h in mem.recall("How did Caroline feel at the pride parade?", k=5, record=False).hits]
+    assert ids[2] in hits
+    assert ids[1] not in hits or hits.index(ids[2]) < hits.index(ids[1])
