@@ -133,6 +133,8 @@ def mood(verb) -> str:
     facts are facts, else why not."""
     if _question(verb):
         return ASKED
+    if verb.lemma_.lower() == "wish" and any(c.dep_ in ("dative", "dobj") and c.pos_ == "PRON" for c in verb.children):
+        return WISHED  # "Wishing you many happy years together!", "I wish you luck": a wish for the listener
     chain = _clause_chain(verb)
     for v in chain:
         if _imperative(v):

@@ -12,8 +12,9 @@ __all__ = ["OBJ", "TRANSFER", "TELLING", "WAYS", "served", "STATE_VERBS", "NO_ST
 #: Dependencies that are a verb's object.
 OBJ = frozenset({"dobj", "attr", "oprd", "dative", "obj"})
 #: Adjectives after "be" that say no state of the subject with a preposition's object ("right
-#: on time"; "I'm sure with my hard work I can ...": sure of the clause, not with the work).
-NO_STATE = frozenset(("right", "sure", "certain"))
+#: on time"; "I'm sure with my hard work I can ...": sure of the clause, not with the work; "worth it
+#: in the end").
+NO_STATE = frozenset(("right", "sure", "certain", "worth"))
 #: Verbs whose adjective says what the subject is ("I'm good at chess", "got tired of it"): the
 #: adjective's preposition is part of the relation. Any other verb's adjective describes the
 #: subject in passing ("stopped, too busy with the new job") and says nothing of the object;
@@ -102,6 +103,8 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
                 if p.dep_ == "pobj":
                     agent = p
         elif c.dep_ == "prep" and state_phrase(c) is None:
+            if lemma == "be" and any(a.dep_ == "acomp" and a.lower_ in PRAISE | NO_STATE for a in verb.children):
+                continue  # "it was amazing up on that stage", "it'll be worth it in the end": praise, no fact
             state = next((a.lower_ for a in verb.children if a.dep_ == "acomp" and a.i < c.i and verb.lemma_
                           in STATE_VERBS and a.lower_ not in PRAISE and a.lower_ not in NO_STATE), None)
             rel = had if state is None else f"{base} {state}"  # "feeling low on confidence"

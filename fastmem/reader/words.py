@@ -14,7 +14,7 @@ __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_
            "spoken_g",
            "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
            "LIFE_STAGES", "GOALS", "goal_of", "FELT", "felt", "vocative", "COUNT_WORDS", "entity_cue", "hyphenated",
-           "word_head", "TITLE_WORDS", "quoted_title"]
+           "word_head", "TITLE_WORDS", "quoted_title", "ADVERBIAL", "adverbial"]
 
 #: Nouns of organisations: a fact's object of this kind is typed as one.
 ORG_NOUNS = frozenset({
@@ -172,6 +172,23 @@ def given_name(noun):
     return None
 
 
+#: A preposition and a noun that say how, when or why, not what ("in the end", "in the works",
+#: "in hopes of", "by the way", "on track"): their noun is never a fact's object.
+ADVERBIAL = frozenset({("in", "end"), ("in", "work"), ("in", "hope"), ("in", "meantime"), ("at", "moment"),
+                       ("in", "way"), ("by", "way"), ("in", "general"), ("on", "track"), ("in", "touch"),
+                       ("on", "board"), ("in", "fact"), ("of", "course"), ("on", "purpose"), ("at", "end"),
+                       ("for", "sake"), ("at", "least"), ("in", "advance"), ("in", "person"), ("by", "chance")})
+
+
+def adverbial(tok) -> bool:
+    """Whether a preposition's object is a noun of an adverbial phrase (:data:`ADVERBIAL`)."""
+    if tok.dep_ != "pobj" or (tok.head.lower_, tok.lemma_.lower()) not in ADVERBIAL \
+            or any(c.dep_ in ("amod", "compound", "poss") for c in tok.children):
+        return False
+    of = any(c.dep_ == "prep" and c.lower_ == "of" for c in tok.children)
+    return of if tok.lemma_.lower() == "hope" else not of  # "in hopes of growing"; not "the end of the road"
+
+
 def is_when(tok) -> bool:
     """Whether a token is a time (a date or time entity, or a noun of time) or a reason ("failed
     because of the roundabouts"): when or why something happened, not what it was done to."""
@@ -246,6 +263,8 @@ def is_thing(tok) -> bool:
     if tok.tag_ in ("WDT", "WP") and tok.head.dep_ in ("relcl", "acl") and tok.head.head is not tok.head:
         tok = tok.head.head  # "people who accepted me" is judged as "people"
     tok = measured(tok)  # "a lot of fun" is judged as "fun"
+    if adverbial(tok):
+        return False  # "in the works", "in the end": how or when, not what
     if hyphenated(tok) is not None:
         head = word_head(tok)
         if head is None or head.i != tok.i:

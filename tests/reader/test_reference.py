@@ -105,3 +105,33 @@ def test_it_judged_as_a_match_or_a_call_is_no_fact_about_a_thing(reader, text):
 def test_a_copula_with_no_is_negated(reader):
     got = reader.extract_many(["I've learned that this biz is no cakewalk."])[0]
     assert [(t.subject, t.relation, t.object, t.mood) for t in got] == [("biz", "not be", "cakewalk", "negated")]
+
+
+@pytest.mark.parametrize("text", ["My dance crew took home first in a local comp. It was amazing up on that stage!",
+                                  "Gather documents like references. It's all worth it in the end though.",
+                                  "Dancing and running my biz need hard work. It's a balancing act, but fun."])
+def test_praise_and_judgements_of_it_are_no_facts(reader, text):
+    assert not any(r.startswith("be") for _, r, _ in facts(reader, text)), facts(reader, text)
+
+
+def test_a_place_said_of_it_is_still_a_fact(reader):
+    assert ("new studio", "be close to", "my house") in facts(reader, "The new studio is downtown. It's close to my house.")
+
+
+@pytest.mark.parametrize("text, never", [
+    ("I just launched an ad campaign for my store in hopes of growing the business.", "hopes"),
+    ("We've got some cool projects in the works.", "works"),
+    ("I'm sure following my dreams will pay off in the end.", "end"),
+    ("Art's awesome for getting in touch with ourselves.", "touch"),
+])
+def test_an_adverbial_phrase_names_no_object(reader, text, never):
+    assert all(o != never for _, _, o in facts(reader, text)), facts(reader, text)
+
+
+def test_a_noun_with_its_own_of_is_still_an_object(reader):
+    assert ("I", "believe in", "hope") in facts(reader, "I believe in hope and hard work.")
+
+
+@pytest.mark.parametrize("text", ["Wishing you many happy years together!", "I wish you luck with the move."])
+def test_a_wish_for_the_listener_is_no_fact(reader, text):
+    assert facts(reader, text) == []
