@@ -135,3 +135,13 @@ def test_a_noun_with_its_own_of_is_still_an_object(reader):
 @pytest.mark.parametrize("text", ["Wishing you many happy years together!", "I wish you luck with the move."])
 def test_a_wish_for_the_listener_is_no_fact(reader, text):
     assert facts(reader, text) == []
+
+
+def test_a_later_it_continues_an_earlier_it_of_its_sentence(reader):
+    got = facts(reader, "Take my camping stove too. I used it all over Norway last summer and it never let me down.")
+    assert ("my camping stove", "not let down", "me") in got, got
+    assert not any(s == "Norway" for s, _, _ in got), got
+
+
+def test_it_as_the_best_trip_judges_the_trip(reader):
+    assert not any(r == "be" for _, r, _ in facts(reader, "I bought a bike and rode it to Paris, and it was the best trip."))
