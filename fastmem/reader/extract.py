@@ -38,7 +38,7 @@ from .words import INTERJECTIONS, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
 from .words import bare_time, contracted_be, places_of, spoken_g, sentence_case, their_antecedent, what_is_had
-from .words import entity_cue, genitive, hyphenated, quoted_title, no_fact as _no_fact, spoken_to as _spoken_to
+from .words import chance_of, entity_cue, genitive, hyphenated, quoted_title, no_fact as _no_fact, spoken_to as _spoken_to
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION", "parse_texts", "analyse_texts",
@@ -417,6 +417,8 @@ class SpacyExtractor:
         passive = any(c.dep_ in ("nsubjpass", "auxpass") for c in verb.children)
         if not subs and verb.dep_ == "advcl" and _spliced(verb):
             return [], passive  # "Been practicing routines lately, it keeps me focused": mine, not "it"'s
+        if not subs and (took := chance_of(verb)) is not None:
+            return self._subjects(took)  # "I had the chance to volunteer": I volunteered
         if not subs and (above := _governor(verb)) is not None:  # ("living my dream by *having* a studio")
             if verb.dep_ in ("relcl", "acl") and above.pos_ in ("NOUN", "PROPN", "PRON"):
                 return [above], passive or verb.tag_ == "VBN"

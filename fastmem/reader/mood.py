@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .plot import PEOPLE as _PEOPLE
 from .sense import EAGER, FACTIVE
-from .words import INTERJECTIONS, after_preposition as _by_doing, felt, goal_of
+from .words import INTERJECTIONS, after_preposition as _by_doing, chance_of, felt, goal_of
 
 __all__ = ["mood", "STORED", "ASSERTED", "PLANNED", "NEGATED", "ASKED", "WISHED", "CONDITIONAL", "HYPOTHETICAL",
            "GENERIC", "BELIEVED"]
@@ -57,8 +57,10 @@ def _clause_chain(verb, depth: int = 6):
     """The verb and the verbs above it whose clause it belongs to (conjuncts, complements,
     adverbial clauses), nearest first."""
     out, v = [verb], verb
-    while depth and (v.dep_ in ("conj", "xcomp", "ccomp", "advcl", "acomp") or _by_doing(v)) and v.head is not v:
-        v = v.head.head if _by_doing(v) else v.head  # "by having ...": the clause of "living"
+    while depth and (v.dep_ in ("conj", "xcomp", "ccomp", "advcl", "acomp") or _by_doing(v)
+                     or chance_of(v) is not None) and v.head is not v:
+        # "by having ...": the clause of "living"; "had the chance to volunteer": the clause of "had"
+        v = v.head.head if _by_doing(v) or chance_of(v) is not None else v.head
         out.append(v)
         depth -= 1
     return out
@@ -196,7 +198,8 @@ def mood(verb) -> str:
     if aux & _HYPOTHETICAL and not (aux & _HYPOTHETICAL == {"could"} and _glad_could(shared[-1])):
         return HYPOTHETICAL
     negated = any(c.dep_ == "neg" for c in verb.children) or any(  # "I'm not gonna forget a second of it"
-        c.dep_ == "neg" for below, v in zip(shared, shared[1:]) if below.dep_ == "xcomp" or _caused(below)
+        c.dep_ == "neg" for below, v in zip(shared, shared[1:])
+        if below.dep_ == "xcomp" or _caused(below) or chance_of(below) is not None
         for c in v.children) or verb.lemma_ == "be" and any(  # (a conjunct keeps its own: "I'm not alone and ...")
         c.dep_ == "attr" and any(d.dep_ == "det" and d.lower_ == "no" for d in c.children)
         for c in verb.children)  # "this biz is no cakewalk"
@@ -234,10 +237,15 @@ def _sharing(verb) -> list:
     """The verb and the verbs whose auxiliaries it shares: up a chain of conjuncts and
     complements with no subject or auxiliary of their own ("I might sell the car and *buy* a
     bike", "I'm going to quit and *travel*", "I'll try to *call* her", "gonna keep *pushing*")
-    and of a verb that follows "go" or "come" ("we should go *see* it")."""
+    and of a verb that follows "go" or "come" ("we should go *see* it"), and the "have" or "get"
+    of a chance an infinitive is (:func:`fastmem.reader.words.chance_of`)."""
     out, v = [verb], verb
     while (v.dep_ in ("conj", "xcomp") or v.dep_ == "advcl" and v.head.lemma_.lower() in ("go", "come")
-           or _by_doing(v) or _caused(v)) and v.head is not v and len(out) < 6:
+           or _by_doing(v) or _caused(v) or chance_of(v) is not None) and v.head is not v and len(out) < 6:
+        if chance_of(v) is not None:  # "I'll get the chance to visit", "never had the chance to meet"
+            v = chance_of(v)
+            out.append(v)
+            continue
         if any((c.dep_ in ("nsubj", "nsubjpass") and not _caused(v)) or c.dep_ == "mark"
                or c.dep_ in ("aux", "auxpass") and c.pos_ != "PART" for c in v.children):
             break  # its own subject or auxiliary ("to" of a complement is neither: "I'll try *to* call")

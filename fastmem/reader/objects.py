@@ -7,8 +7,12 @@ from __future__ import annotations
 from .sense import how_left, liked_activity, relative_dative, state_phrase
 from .words import PRAISE, is_when, quoted_title
 
-__all__ = ["OBJ", "TRANSFER", "TELLING", "WAYS", "served", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects"]
+__all__ = ["MADE", "OBJ", "TRANSFER", "TELLING", "WAYS", "served", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects"]
 
+#: Verbs of making something for a purpose ("made this window to remind myself"): the parser
+#: reads what was made as the purpose's subject.
+MADE = frozenset(("make create build paint draw write design bake knit sew cook craft buy start open launch "
+                  "organize organise record compose").split())
 #: Dependencies that are a verb's object.
 OBJ = frozenset({"dobj", "attr", "oprd", "dative", "obj"})
 #: Adjectives after "be" that say no state of the subject with a preposition's object ("right
@@ -84,6 +88,11 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
     for c in verb.children:
         if c.dep_ in ("xcomp", "ccomp") and c.pos_ in ("VERB", "AUX") and quoted_title(c) is not None:
             objs.append((base, c))  # "I loved 'Becoming Nicole'": the book (its words read as a clause)
+        elif c.dep_ == "ccomp" and not direct and lemma in MADE and any(
+                a.dep_ == "aux" and a.lower_ == "to" for a in c.children):
+            # "I made this window to remind myself ...": what was made, read as the infinitive's subject
+            objs.extend((base, o) for s in c.children if s.dep_ == "nsubj" and s.pos_ in ("NOUN", "PROPN")
+                        and verb.i < s.i < c.i for o in conj(s))
         elif c.dep_ in ("prep", "dative") and c.lower_ == "to" and direct and lemma in TRANSFER:
             continue  # "offering workshops to schools": what is offered is the fact (and as a dative, below)
         elif c.dep_ == "dative" and c.pos_ == "ADP":  # "painted it for him": a preposition

@@ -24,7 +24,7 @@ and what a vague noun names: :func:`of_what` ("the top of the hill"; "a lot of f
 from __future__ import annotations
 
 from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
-from .words import SET_PHRASES, TIME_NOUNS, after_preposition, felt, goal_of, is_thing, is_when, naming, vocative
+from .words import SET_PHRASES, TIME_NOUNS, after_preposition, chance_of, felt, goal_of, is_thing, is_when, naming, vocative
 
 __all__ = ["EAGER", "FACTIVE",
            "doer", "dummy_it", "relative_object", "relative_dative", "state_phrase", "spliced", "liked_activity",
@@ -113,7 +113,7 @@ def doer(verb, person, depth: int = 0):
         said = [t for t in verb.doc[verb.head.i + 1 : verb.i] if t.pos_ in ("NOUN", "PROPN", "PRON") and t.i != head.i]
         copula = head if verb.dep_ in ("advcl", "xcomp") else head.head
         return [UNDERSTOOD_I] if (_mine(verb) or _lived(copula)) and not said else []
-    if verb.dep_ in ("acl", "relcl") and to:
+    if verb.dep_ in ("acl", "relcl") and to and chance_of(verb) is None:  # ("had the chance to volunteer": did)
         if head.pos_ in ("NOUN", "PROPN") and not person(head):
             return []  # "a dream to have a family", "time to vent", "tools to push the biz"
     return None
@@ -302,11 +302,18 @@ def governor(verb):
 _UNNAMED = frozenset(("ones", "one", "stuff", "things", "thing"))
 
 
+#: Verbs too light to be an activity liked by themselves ("I love going to the beach": the beach).
+_LIGHT_ACTIVITY = frozenset("go do have get make take be spend come keep put give see let".split())
+
+
 def liked_activity(tok) -> bool:
-    """An activity liked or disliked with nothing of its own: "we love *painting* together", "I
-    love *hiking*" (the parser's complement; the activity is the thing liked)."""
+    """An activity liked or disliked with nothing of its own but where, with whom or how: "we
+    love *painting* together", "I love *hiking*", "I love *hiking* with my dog" (the parser's
+    complement; the activity is the thing liked, and its prepositions are its own facts)."""
     return (tok.dep_ == "xcomp" and tok.lower_.endswith("ing") and tok.head.lemma_.lower() in _LIKING
             and all(c.dep_ in ("advmod", "punct", "cc") or c.dep_ == "dobj" and c.lower_ in _UNNAMED
+                    or c.dep_ in ("prep", "conj") and tok.lemma_.lower() not in _LIGHT_ACTIVITY
+                    and (c.dep_ == "prep" or c.pos_ == "VERB")  # "hiking in the mountains and exploring forests"
                     for c in tok.children))  # not "love being a mom"; "love painting ... ones" is painting
 
 

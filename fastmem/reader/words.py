@@ -14,7 +14,7 @@ __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_
            "spoken_g",
            "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
            "LIFE_STAGES", "GOALS", "goal_of", "FELT", "felt", "vocative", "COUNT_WORDS", "entity_cue", "hyphenated",
-           "word_head", "TITLE_WORDS", "quoted_title", "ADVERBIAL", "adverbial"]
+           "word_head", "TITLE_WORDS", "quoted_title", "ADVERBIAL", "adverbial", "CHANCES", "chance_of"]
 
 #: Nouns of organisations: a fact's object of this kind is typed as one.
 ORG_NOUNS = frozenset({
@@ -78,7 +78,8 @@ IDIOMS = {("give", "try"): ("try", "dative"), ("give", "shot"): ("try", "dative"
           ("lose", "track"): ("lose track of", "of"), ("take", "advantage"): ("take advantage of", "of"),
           ("make", "use"): ("use", "of"), ("take", "charge"): ("take charge of", "of"),
           ("take", "part"): ("take part in", "in"), ("take", "pride"): ("take pride in", "in"),
-          **{("put", n): ("work on", ("on", "into")) for n in ("work", "effort", "time", "hour", "energy")}}
+          **{("put", n): ("work on", ("on", "into")) for n in ("work", "effort", "time", "hour", "energy")},
+          **{("have", n): ("enjoy", "at") for n in ("time", "blast", "fun", "ball")}}  # "had a blast at the fest"
 #: Verb and noun pairs of set phrases that state no fact ("hit a rough patch", "take a while").
 SET_PHRASES = frozenset({("hit", "patch"), ("take", "while"), ("make", "sense"), ("have", "blast"), ("have", "time"),
                          ("have", "fun"), ("take", "time"), ("make", "point"), ("get", "point"), ("take", "plunge"),
@@ -189,6 +190,21 @@ def adverbial(tok) -> bool:
     return of if tok.lemma_.lower() == "hope" else not of  # "in hopes of growing"; not "the end of the road"
 
 
+#: Nouns of a chance taken: "had the chance to volunteer" is volunteering.
+CHANCES = frozenset(("chance", "opportunity", "privilege", "honor", "honour"))
+
+
+def chance_of(verb):
+    """The "have" or "get" whose chance a verb's infinitive is ("I had the chance *to volunteer*
+    at the youth center", "got the opportunity to meet her"), or None: the infinitive is then
+    what happened, with that verb's subject and mood."""
+    noun = verb.head
+    if (verb.dep_ == "acl" and any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
+            and noun.lemma_.lower() in CHANCES and noun.dep_ == "dobj" and noun.head.lemma_.lower() in ("have", "get")):
+        return noun.head
+    return None
+
+
 def is_when(tok) -> bool:
     """Whether a token is a time (a date or time entity, or a noun of time) or a reason ("failed
     because of the roundabouts"): when or why something happened, not what it was done to."""
@@ -265,6 +281,8 @@ def is_thing(tok) -> bool:
     tok = measured(tok)  # "a lot of fun" is judged as "fun"
     if adverbial(tok):
         return False  # "in the works", "in the end": how or when, not what
+    if tok.lemma_.lower() in CHANCES and any(c.dep_ == "acl" for c in tok.children):
+        return False  # "got the opportunity to meet her": the meeting is the fact
     if hyphenated(tok) is not None:
         head = word_head(tok)
         if head is None or head.i != tok.i:
@@ -420,7 +438,8 @@ def idiom(verb):
         else:  # the preposition (or one of several) that names what the action is on
             where = (where,) if isinstance(where, str) else where
             objs = [q for p in list(c.children) + list(measured(c).children) + list(verb.children)
-                    if p.dep_ == "prep" and p.lower_ in where for q in p.children if q.dep_ == "pobj"]
+                    if p.dep_ == "prep" and p.lower_ in where for q in p.children
+                    if q.dep_ == "pobj" and not is_when(q)]  # ("had a great time at night": when)
         return rel, objs
     return None
 

@@ -145,3 +145,25 @@ def test_a_later_it_continues_an_earlier_it_of_its_sentence(reader):
 
 def test_it_as_the_best_trip_judges_the_trip(reader):
     assert not any(r == "be" for _, r, _ in facts(reader, "I bought a bike and rode it to Paris, and it was the best trip."))
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("I had the chance to volunteer at the youth center.", ("I", "volunteer at", "youth center")),
+    ("Last week I got the opportunity to meet my favorite author.", ("I", "meet", "my favorite author")),
+    ("I never had the chance to meet him.", ("I", "not meet", "him")),
+    ("We had a great time at the pride event last month.", ("We", "enjoy", "pride event")),
+    ("I made this quilt to remind myself of home.", ("I", "make", "quilt")),
+    ("We enjoy hiking in the mountains and exploring forests.", ("We", "enjoy", "hiking")),
+])
+def test_what_was_done_under_another_verb(reader, text, fact):
+    assert fact in facts(reader, text), facts(reader, text)
+
+
+@pytest.mark.parametrize("text, never", [
+    ("I'd love a chance to visit Kyoto.", "Kyoto"),  # a wish
+    ("Last week I got the opportunity to meet my favorite author.", "opportunity"),
+    ("I had a great time last week.", "week"),
+    ("I want my kids to be happy.", "my kids"),  # wanted, not made
+])
+def test_no_fact_of_a_chance_wished_a_time_or_a_want(reader, text, never):
+    assert all(o != never for _, _, o in facts(reader, text)), facts(reader, text)
