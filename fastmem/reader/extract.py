@@ -336,13 +336,14 @@ class SpacyExtractor:
         return " ".join(t.lemma_.lower() for t in doc if not t.is_punct)
 
     # -- parsing ---------------------------------------------------------------------------
-    def _span(self, tok):
-        """(text, type) of the entity a token heads."""
+    def _span(self, tok, depth: int = 0):
+        """(text, type) of the entity a token heads (``depth``: how many spans this one is inside,
+        through an "of" or a "their": a cycle of them is cut)."""
         title = quoted_title(tok)
         if title is not None:  # a word of a quoted title stands for the title ("Becoming Nicole")
             return title.text, "thing"
         if tok.tag_ in ("WDT", "WP") and tok.head.dep_ in ("relcl", "acl") and tok.head.head is not tok.head:
-            return self._span(tok.head.head)  # "waves which bounce" -> waves
+            return self._span(tok.head.head, depth + 1)  # "waves which bounce" -> waves
         if tok.ent_type_:
             for e in tok.doc.ents:
                 if e.start <= tok.i < e.end:
@@ -353,12 +354,12 @@ class SpacyExtractor:
                     return sentence_case(span[0], span.text), normalise_type(e.label_)
         name = _given_name(tok)  # "a woman named Sara": Sara
         if name is not None:
-            return self._span(name)
+            return self._span(name, depth + 1)
         # "my friend Bob": prefer the appositive proper name (not the person spoken to: "a
         # gorgeous song, Caroline" is no song named Caroline)
         for c in tok.children:
             if c.dep_ == "appos" and c.pos_ == "PROPN" and not _spoken_to(c, self._person(tok)):
-                return self._span(c)
+                return self._span(c, depth + 1)
         low = tok.lower_
         if tok.pos_ == "PRON":
             return tok.text, ("person" if low in _PERSON_PRON else "thing")
@@ -377,21 +378,21 @@ class SpacyExtractor:
                  and w.i < start and not any(t.is_punct for t in tok.doc[w.i + 1 : start])]  # "Ivy! Patience": Patience
         core = tok.text if word is None else tok.doc[start : word[1] + 1].text
         text = sentence_case((words or [tok.doc[start]])[0], " ".join([_whole(w) for w in words] + [core]))
-        what = _of_what(tok)
+        what = _of_what(tok) if depth < 3 else None
         if what is not None:
-            text = f"{text} of {self._span(what)[0]}"  # "the journey of acceptance", "the top of the hill"
+            text = f"{text} of {self._span(what, depth + 1)[0]}"  # "the journey of acceptance", "the top of the hill"
         owner = next((c for c in tok.lefts if c.dep_ == "poss"), None)
         whose = their_antecedent(owner) if owner is not None and owner.lower_ == "their" else None
         if owner is not None and owner.lower_ in ("his", "her"):  # "my cousin lives there! I'll send you her number"
             whose = ref if (ref := self._referent(owner)) is not owner else None
-        if whose is not None:  # "my family's been great - their love": my family's love
-            name = self._span(whose)[0]
+        if whose is not None and depth < 3:  # "my family's been great - their love": my family's love
+            name = self._span(whose, depth + 1)[0]
             text = f"{name}' {text}" if name.endswith("s") else f"{name}'s {text}"
         elif owner is not None and owner.lower_ in _POSSESSIVE_PRON:
             text = f"{owner.lower_} {text}"  # "my sister": whose, the write resolves (fastmem.reader.who)
         elif owner is not None and (owner.pos_ == "PROPN" and owner.ent_type_ in ("PERSON", "")
                                     or owner.pos_ == "NOUN" and any(c.dep_ == "poss" for c in owner.children)):
-            text = f"{self._span(owner)[0]}{genitive(owner)} {text}"  # "Caroline's sister", "my mentors' support"
+            text = f"{self._span(owner, depth + 1)[0]}{genitive(owner)} {text}"  # "Caroline's sister", "my mentors' support"
         lemma = tok.lemma_.lower()
         if lemma in _PERSON_NOUNS:
             typ = "person"

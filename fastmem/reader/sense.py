@@ -62,7 +62,9 @@ _PERSONAL = frozenset("me you him her us them".split())
 _REFLEXIVE = frozenset("myself yourself himself herself itself ourselves yourselves themselves oneself".split())
 #: Heads that name a thing only with what their "of" says: "the journey of acceptance", "the
 #: top of the hill", "a sense of community" (the node is the whole phrase, not "journey").
-WHOLE_WITH_OF = VAGUE_HEADS - _AMOUNTS | frozenset("journey sense feeling importance value power spirit".split())
+WHOLE_WITH_OF = VAGUE_HEADS - _AMOUNTS | frozenset(
+    ("journey sense feeling importance value power spirit group source piece bunch collection series member "
+     "bouquet symbol sign reminder example form painting photo picture drawing portrait").split())
 
 
 def _own_subject(verb) -> bool:

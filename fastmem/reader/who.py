@@ -146,13 +146,25 @@ def _end(name: str, typ: str | None, turn: Turn) -> tuple[str, str | None] | Non
     head = words[0].lower()
     if head in POSSESSIVE and len(words) > 1:
         owner = _possessor(head, turn)
-        rest = " ".join(words[1:])
+        rest = _inner(" ".join(words[1:]), turn)
         if never_a_node(rest):
             return None
         return (f"{owner}{_genitive(owner)} {rest}" if owner else rest), typ
     if never_a_node(name):
         return None
-    return name.strip(_EDGES), typ
+    return _inner(name.strip(_EDGES), turn), typ
+
+
+_OF_POSSESSIVE = re.compile(r"\b(of) (my|our|your|his|her|their) (?=\w)", re.IGNORECASE)
+
+
+def _inner(name: str, turn: Turn) -> str:
+    """A possessive after "of" inside a name resolved as one at its start is ("a reminder of
+    my roots": of Caroline's roots); left as written where it names nobody known."""
+    def owned(m):
+        owner = _possessor(m.group(2), turn)
+        return f"{m.group(1)} {owner}{_genitive(owner)} " if owner else m.group(0)
+    return _OF_POSSESSIVE.sub(owned, name)
 
 
 def _genitive(owner: str) -> str:

@@ -558,6 +558,13 @@ COLLECTIVE = frozenset(("family fam team group band class crew staff company clu
 _THEM = ("nsubj", "nsubjpass", "dobj", "pobj", "attr", "conj", "appos")
 
 
+def _hosts(noun, tok) -> bool:
+    """Whether ``tok`` sits in a prepositional phrase of ``noun`` ("photos *of their pets*")."""
+    while tok.head.i != tok.i and tok.head.i != noun.i:
+        tok = tok.head
+    return tok.head.i == noun.i and tok.dep_ == "prep"
+
+
 def their_antecedent(owner):
     """What a possessive "their" stands for in its own text: the nearest plural or group noun
     before it, in its sentence or the one before ("my kids love the park; their favourite is
@@ -569,8 +576,8 @@ def their_antecedent(owner):
         start = owner.doc[start - 1].sent.start
     for tok in reversed(owner.doc[start:owner.i]):
         if tok.pos_ != "NOUN" or tok.dep_ not in _THEM or is_when(tok) \
-                or any(c.dep_ == "nummod" for c in tok.children):
-            continue  # "for 4 years", "two weeks": a time or an amount, not whose
+                or any(c.dep_ == "nummod" for c in tok.children) or _hosts(tok, owner):
+            continue  # "for 4 years", "two weeks": a time or an amount, not whose; "photos of their pets": not the photos
         theirs = next((c for c in tok.children if c.dep_ == "poss" and c.lower_ == "their"), None)
         if theirs is not None:  # "get their hands dirty ... their creativity": the same owner
             return their_antecedent(theirs)

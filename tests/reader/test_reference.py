@@ -167,3 +167,21 @@ def test_what_was_done_under_another_verb(reader, text, fact):
 ])
 def test_no_fact_of_a_chance_wished_a_time_or_a_want(reader, text, never):
     assert all(o != never for _, _, o in facts(reader, text)), facts(reader, text)
+
+
+def test_a_head_with_of_keeps_it_and_its_possessive_is_the_speakers(tmp_path):
+    import fastmem
+
+    with fastmem.Memory(tmp_path / "t.db", progress=False) as m:
+        ids = m.remember_many(["Pottery is a huge part of my life, not just a hobby.",
+                               "I ran into a group of religious conservatives on my hike."],
+                              source="chat", speaker=["Melanie", "Caroline"])
+        got = [(f.subject, f.relation, f.object) for i in ids for f in m.graph.facts(i)]
+    assert ("pottery", "be", "huge part of Melanie's life") in got, got
+    assert ("Caroline", "run_into", "group of religious conservatives") in got, got
+
+
+def test_their_inside_an_of_phrase_is_not_its_host(reader):
+    # regression: "photos of their pets" once stood for "photos of photos of ...", until recursion
+    got = facts(reader, "She also walked the neighbours' dogs and took photos of their pets.")
+    assert all("photos of photos" not in o for _, _, o in got), got
