@@ -205,7 +205,7 @@ def mood(verb) -> str:
         for c in verb.children)  # "this biz is no cakewalk"
     if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
-    if aux & _FUTURE or any(map(_going_to, shared)) or any(  # ("they mean the world to me" plans nothing)
+    if aux & _FUTURE or any(map(_going_to, shared)) or _arranged_soon(verb) or any(  # ("they mean ... to me": none)
             v.lemma_.lower() in _PLAN and _intended(below) or v.lower_ in _PLAN - _VERB_PLAN
             or goal_of(v)
             for below, v in zip(chain, chain[1:])) \
@@ -370,6 +370,29 @@ def _bare(tok) -> bool:
     if any(d.dep_ in ("det", "poss") for d in tok.children):
         return False
     return tok.pos_ in ("NOUN", "ADJ") or tok.pos_ == "PROPN" and not tok.ent_type_
+
+
+#: Verbs of going somewhere or starting something, whose present progressive with a time to
+#: come is a plan ("I'm going to a conference next month", "we're moving this summer").
+_ARRANGED = frozenset("go come head fly travel move leave start visit drive return".split())
+#: Words of a time to come ("next", "tomorrow", "tonight", "soon", "later", "this weekend").
+_SOON = frozenset("next tomorrow tonight soon later upcoming".split())
+_THIS_TIME = frozenset("weekend month week summer winter spring fall autumn year friday saturday sunday monday "
+                       "tuesday wednesday thursday".split())
+
+
+def _arranged_soon(verb) -> bool:
+    """"I'm going to a transgender conference this month", "we're moving next week": a present
+    progressive of going or starting with a time to come, a plan (not "I'm working a lot this
+    week")."""
+    if verb.tag_ != "VBG" or verb.lemma_.lower() not in _ARRANGED or not any(
+            c.dep_ == "aux" and c.lemma_ == "be" and c.tag_ in ("VBP", "VBZ") for c in verb.children):
+        return False
+    for t in verb.subtree:
+        low = t.lower_
+        if low in _SOON or low in _THIS_TIME and any(c.lower_ in ("this", "next") for c in t.children):
+            return True
+    return False
 
 
 def _going_to(verb) -> bool:

@@ -5,7 +5,7 @@ prepositions ("move *to* Porto": move_to), the state an adjective puts its subje
 from __future__ import annotations
 
 from .sense import how_left, liked_activity, relative_dative, state_phrase
-from .words import PRAISE, is_when, quoted_title
+from .words import PRAISE, is_thing, is_when, quoted_title
 
 __all__ = ["MADE", "OBJ", "TRANSFER", "TELLING", "WAYS", "served", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects"]
 
@@ -111,6 +111,11 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
             for p in c.children:
                 if p.dep_ == "pobj":
                     agent = p
+        elif c.dep_ == "prep" and c.lower_ in ("like", "including") and direct:
+            # "freeze gorgeous moments, like a bouquet of flowers": an example of what is frozen; of
+            # a vague object, what it names ("I've got other stuff with sentimental value, like my bowl")
+            if not any(is_thing(d) and d.lemma_.lower() not in ("stuff", "thing", "one") for d in direct):
+                objs.extend((base, o) for p in c.children if p.dep_ == "pobj" for o in conj(p))
         elif c.dep_ == "prep" and state_phrase(c) is None:
             if lemma == "be" and any(a.dep_ == "acomp" and a.lower_ in PRAISE | NO_STATE for a in verb.children):
                 continue  # "it was amazing up on that stage", "it'll be worth it in the end": praise, no fact

@@ -308,7 +308,7 @@ def is_thing(tok) -> bool:
     if (tok.lemma_.lower() in VAGUE_HEADS or low in VAGUE_HEADS) and (
             tok.pos_ in ("NOUN", "PRON", "ADJ") or tok.pos_ == "PROPN" and tok.i == tok.sent.start):  # "Life's hard"
         return any(c.dep_ in ("compound", "poss", "nmod", "nummod") or c.dep_ == "prep" and any(  # not "part of that"
-            q.dep_ in ("pobj", "pcomp") and q.pos_ != "PRON" for q in c.children)
+            q.dep_ in ("pobj", "pcomp") and q.pos_ not in ("PRON", "ADJ") for q in c.children)  # not "a mix of excited"
             or low == "people" and c.dep_ == "amod" and c.lower_ not in PRAISE | _HOW_MANY  # "the young people"
             for c in tok.children)  # (not "amazing people", "so many people", "other people")
     if tok.lemma_.lower() in ANYONE and any(c.dep_ == "det" and c.lower_ in ("a", "an", "another") for c in tok.children):

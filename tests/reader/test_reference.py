@@ -185,3 +185,19 @@ def test_their_inside_an_of_phrase_is_not_its_host(reader):
     # regression: "photos of their pets" once stood for "photos of photos of ...", until recursion
     got = facts(reader, "She also walked the neighbours' dogs and took photos of their pets.")
     assert all("photos of photos" not in o for _, _, o in got), got
+
+
+def test_a_trip_arranged_soon_is_planned(reader):
+    got = reader.extract_many(["I'm going to a transgender conference this month.", "I'm going to the gym."])
+    assert [(t.relation, t.mood) for t in got[0]] == [("go to", "planned")]
+    assert [(t.relation, t.mood) for t in got[1]] == [("go to", "asserted")]
+
+
+def test_an_example_after_like_is_no_relation_of_its_own(reader):
+    assert not any("like" in r for _, r, _ in facts(reader, "Art helps me freeze gorgeous moments, like a bouquet."))
+    got = facts(reader, "I've got some other stuff with sentimental value, like my hand-painted bowl.")
+    assert ("I", "have", "my hand-painted bowl") in got, got  # of a vague object, what it names
+
+
+def test_a_mix_of_feelings_is_no_thing(reader):
+    assert not any(o == "mix" for _, _, o in facts(reader, "I'm a mix of excited and scared to get into fashion."))
