@@ -36,7 +36,7 @@ from .sense import spliced as _spliced, state_phrase as _state_phrase
 from .sense import says_nothing as _says_nothing
 from .words import INTERJECTIONS, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
-from .words import ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
+from .words import MEMBER_NOUNS as _MEMBER_NOUNS, ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
 from .words import bare_time, contracted_be, places_of, spoken_g, sentence_case, their_antecedent, what_is_had
 from .words import chance_of, entity_cue, genitive, hyphenated, quoted_title, no_fact as _no_fact, spoken_to as _spoken_to
 
@@ -358,7 +358,7 @@ class SpacyExtractor:
         # "my friend Bob": prefer the appositive proper name (not the person spoken to: "a
         # gorgeous song, Caroline" is no song named Caroline)
         for c in tok.children:
-            if c.dep_ == "appos" and c.pos_ == "PROPN" and not _spoken_to(c, self._person(tok)):
+            if c.dep_ == "appos" and c.pos_ == "PROPN" and not _spoken_to(c, self._person(tok)) and not _when(c):
                 return self._span(c, depth + 1)
         low = tok.lower_
         if tok.pos_ == "PRON":
@@ -396,6 +396,8 @@ class SpacyExtractor:
         lemma = tok.lemma_.lower()
         if lemma in _PERSON_NOUNS:
             typ = "person"
+        elif lemma in _MEMBER_NOUNS:
+            typ = "group"  # "joined an activist group": a member, not an employee
         elif lemma in _ORG_NOUNS or lemma in _WORKPLACE_NOUNS:
             typ = "organisation"
         elif tok.pos_ == "PROPN":

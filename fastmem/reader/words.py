@@ -14,7 +14,7 @@ __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_
            "spoken_g",
            "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
            "LIFE_STAGES", "GOALS", "goal_of", "FELT", "felt", "vocative", "COUNT_WORDS", "entity_cue", "hyphenated",
-           "word_head", "TITLE_WORDS", "quoted_title", "ADVERBIAL", "adverbial", "CHANCES", "chance_of"]
+           "word_head", "TITLE_WORDS", "quoted_title", "ADVERBIAL", "adverbial", "CHANCES", "chance_of", "MEMBER_NOUNS"]
 
 #: Nouns of organisations: a fact's object of this kind is typed as one.
 ORG_NOUNS = frozenset({
@@ -31,6 +31,11 @@ WORKPLACE_NOUNS = frozenset({
     "group", "choir", "band", "orchestra", "committee", "council", "board", "crew", "squad", "unit", "branch",
     "brand", "chain", "franchise", "practice", "salon", "gallery", "theatre", "theater", "kitchen",
 })
+#: Nouns of groups a person is a member of rather than works for ("joined a band", "an activist
+#: group", "the soccer team"): a fact's object of this kind is typed a group, so that joining one
+#: is no employment (fastmem.reader.canon.TYPED) and leading one is still managing it.
+MEMBER_NOUNS = frozenset({"group", "choir", "band", "orchestra", "committee", "council", "board", "crew", "squad",
+                          "club", "team"})
 #: Nouns of what someone means to do: "my goal is to give kids a home" is the speaker's plan
 #: (a dream, a hope or a wish is wished), not something the goal does.
 GOALS = frozenset("goal aim plan mission intention ambition target dream hope wish".split())
@@ -99,7 +104,8 @@ LIFE_STAGES = frozenset("kid child teenager teen baby toddler boy girl youngster
 TIME_NOUNS = frozenset(("morning afternoon evening night midnight noon today tonight tomorrow yesterday weekend week "
                         "month year years day days hour hours minute minutes season spring summer autumn fall winter "
                         "christmas holiday holidays monday tuesday wednesday thursday friday saturday sunday january "
-                        "february march april may june july august september october november december").split())
+                        "february march april may june july august september october november december "
+                        "tue tues wed weds thu thur thurs fri").split())  # ("last Tues": a day, not a name)
 
 #: Words of count or order the entity recogniser reads as amounts ("thousands", "twice",
 #: "Firstly") though the tagger does not tag them as numbers.

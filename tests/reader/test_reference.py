@@ -201,3 +201,15 @@ def test_an_example_after_like_is_no_relation_of_its_own(reader):
 
 def test_a_mix_of_feelings_is_no_thing(reader):
     assert not any(o == "mix" for _, _, o in facts(reader, "I'm a mix of excited and scared to get into fashion."))
+
+
+def test_joining_a_group_is_membership_and_a_day_is_no_name(tmp_path):
+    import fastmem
+
+    with fastmem.Memory(tmp_path / "t.db", progress=False) as m:
+        ids = m.remember_many(["I just joined a new LGBTQ activist group last Tues.", "Ravi joined Google last year.",
+                               "I lead the choir at my church."], speaker=["Caroline", "Tom", "Tom"])
+        got = [(f.subject.lower(), f.relation, f.object.lower()) for i in ids for f in m.graph.facts(i)]
+    assert ("caroline", "join", "activist group") in got, got  # not work_for, and not "Tues"
+    assert ("ravi", "work_for", "google") in got, got  # a company joined is still employment
+    assert ("tom", "manage", "choir") in got, got  # leading a group is still managing it
