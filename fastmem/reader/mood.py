@@ -57,10 +57,11 @@ def _clause_chain(verb, depth: int = 6):
     """The verb and the verbs above it whose clause it belongs to (conjuncts, complements,
     adverbial clauses), nearest first."""
     out, v = [verb], verb
-    while depth and (v.dep_ in ("conj", "xcomp", "ccomp", "advcl", "acomp") or _by_doing(v)
-                     or chance_of(v) is not None) and v.head is not v:
-        # "by having ...": the clause of "living"; "had the chance to volunteer": the clause of "had"
-        v = v.head.head if _by_doing(v) or chance_of(v) is not None else v.head
+    while depth and v.head is not v:
+        took = chance_of(v)  # "had the chance to volunteer": the clause of "had"
+        if not (v.dep_ in ("conj", "xcomp", "ccomp", "advcl", "acomp") or _by_doing(v) or took is not None):
+            break
+        v = v.head.head if _by_doing(v) or took is not None else v.head  # "by having ...": the clause of "living"
         out.append(v)
         depth -= 1
     return out
@@ -240,12 +241,15 @@ def _sharing(verb) -> list:
     and of a verb that follows "go" or "come" ("we should go *see* it"), and the "have" or "get"
     of a chance an infinitive is (:func:`fastmem.reader.words.chance_of`)."""
     out, v = [verb], verb
-    while (v.dep_ in ("conj", "xcomp") or v.dep_ == "advcl" and v.head.lemma_.lower() in ("go", "come")
-           or _by_doing(v) or _caused(v) or chance_of(v) is not None) and v.head is not v and len(out) < 6:
-        if chance_of(v) is not None:  # "I'll get the chance to visit", "never had the chance to meet"
-            v = chance_of(v)
+    while v.head is not v and len(out) < 6:
+        took = chance_of(v)
+        if took is not None:  # "I'll get the chance to visit", "never had the chance to meet"
+            v = took
             out.append(v)
             continue
+        if not (v.dep_ in ("conj", "xcomp") or v.dep_ == "advcl" and v.head.lemma_.lower() in ("go", "come")
+                or _by_doing(v) or _caused(v)):
+            break
         if any((c.dep_ in ("nsubj", "nsubjpass") and not _caused(v)) or c.dep_ == "mark"
                or c.dep_ in ("aux", "auxpass") and c.pos_ != "PART" for c in v.children):
             break  # its own subject or auxiliary ("to" of a complement is neither: "I'll try *to* call")

@@ -63,9 +63,9 @@ def referent(tok, person_nouns):
         if before is not None and before.lower_ == "it" and not dummy_it(before):
             ref = referent(before, person_nouns)
             return tok if ref.i == before.i else ref
-        earlier = next((t for t in reversed(tok.sent[: tok.i - tok.sent.start]) if t.lower_ == "it"
-                        and t.dep_ not in _SUBJ and t.dep_ in ("dobj", "pobj")), None)
-        if earlier is not None and not any(t.dep_ in _SUBJ and t.i > earlier.i for t in tok.sent[: tok.i - tok.sent.start]):
+        ahead = tok.sent[: tok.i - tok.sent.start]  # the sentence before the pronoun
+        earlier = next((t for t in reversed(ahead) if t.lower_ == "it" and t.dep_ in ("dobj", "pobj")), None)
+        if earlier is not None and not any(t.dep_ in _SUBJ and t.i > earlier.i for t in ahead):
             ref = referent(earlier, person_nouns)  # "I used it all over Norway and it never let me down": the same "it"
             if ref.i != earlier.i:
                 return ref
