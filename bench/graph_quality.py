@@ -70,14 +70,14 @@ def main() -> None:
                 for t, mid in zip(v, ids):
                     turns += 1
                     other = next(iter(speakers - {t["speaker"]}), "?")
-                    facts += [(x.subject, x.relation, x.object, t["speaker"], other, t["text"], x.mood)
+                    facts += [(x.subject, x.relation, x.object, t["speaker"], other, t["text"], x.mood, x.detail)
                               for x in m.graph.facts(mid)]
         proposals = m.categories.propose()
     degree = collections.Counter()
     for s, _, o, *_ in facts:
         degree[s] += 1
         degree[o] += 1
-    asked = sum(_asked_only(o, text) for _, _, o, _, _, text, _ in facts)
+    asked = sum(_asked_only(o, text) for _, _, o, _, _, text, *_ in facts)
     print(f"{len(facts)} facts from {turns} turns: {len(facts) / max(turns, 1):.2f} a turn; "
           f"read from questions {asked / max(len(facts), 1):.3f}")
     print(f"the {a.top} most connected nodes:", ", ".join(f"{n} ({c})" for n, c in degree.most_common(a.top)))
@@ -89,9 +89,10 @@ def main() -> None:
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "facts.txt"), "w", encoding="utf-8") as out:
-            for i, (s, r, o, who, to, text, mood) in enumerate(sample, 1):  # the mood as the CLI shows it
+            for i, (s, r, o, who, to, text, mood, rest) in enumerate(sample, 1):  # as the CLI shows it
                 said = f" ({shown_mood(r, mood)})" if shown_mood(r, mood) else ""
-                out.write(f"{i}. {who} (talking to {to}) said: {text}\n   FACT: ({s}, {r}, {o}){said}\n\n")
+                rest = f" {rest}" if rest else ""
+                out.write(f"{i}. {who} (talking to {to}) said: {text}\n   FACT: ({s}, {r}, {o}){rest}{said}\n\n")
         with open(os.path.join(a.out, "categories.txt"), "w", encoding="utf-8") as out:
             out.write("\n".join(lines) + "\n")
         print(f"{len(sample)} facts and {len(lines)} proposals to mark: {a.out}")

@@ -146,7 +146,8 @@ def _analogy(an) -> dict[str, Any]:
 
 
 def _fact(f) -> dict[str, Any]:
-    return {"subject": f.subject, "relation": f.relation, "object": f.object, "memory_id": f.memory_id, "mood": f.mood}
+    return {"subject": f.subject, "relation": f.relation, "object": f.object, "memory_id": f.memory_id, "mood": f.mood,
+            "detail": f.detail}
 
 
 def _category(c) -> dict[str, Any]:

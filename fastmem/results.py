@@ -266,6 +266,10 @@ class Fact:
     object_raw: str | None = None
     #: "asserted", "planned" or "negated" (:mod:`fastmem.reader.mood`)
     mood: str = "asserted"
+    #: the rest of the clause the fact was read from, as the text says it: what completes the
+    #: triple ("to the museum" of (Melanie, take, kids), "for dance" of (Jon, follow, passion));
+    #: "" where the triple says it all (and for facts stored before 0.2.0 kept it)
+    detail: str = ""
 
     @property
     def mood_shown(self) -> str:
@@ -300,3 +304,6 @@ class Triple:
     #: what the text says of it: "asserted", "planned" ("I'll book the tapas place") or
     #: "negated" ("I don't drink coffee"); :mod:`fastmem.reader.mood`
     mood: str = "asserted"
+    #: what completes the triple, as the text says it (:attr:`Fact.detail`): "to the museum"
+    #: of "I took the kids to the museum" -> (I, take, kids); "" for none
+    detail: str = ""

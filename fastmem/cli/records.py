@@ -170,7 +170,8 @@ def cmd_graph(a) -> int:
             for f in e["facts"]:
                 shown = shown_mood(f["relation"], f["mood"])
                 mood = f" ({shown})" if shown else ""
-                print(f"   {f['subject']} -{f['relation']}-> {f['object']}{mood}   [memory {f['memory_id']}]")
+                rest = f" {f['detail']}" if f["detail"] else ""
+                print(f"   {f['subject']} -{f['relation']}-> {f['object']}{rest}{mood}   [memory {f['memory_id']}]")
     elif a.action == "neighbours":
         for x in out:
             print(f"{x['distance']}  {x['name']} ({x['type']})")
@@ -184,7 +185,8 @@ def cmd_graph(a) -> int:
 
 
 def _fact(f) -> dict:
-    return {"subject": f.subject, "relation": f.relation, "object": f.object, "memory_id": f.memory_id, "mood": f.mood}
+    return {"subject": f.subject, "relation": f.relation, "object": f.object, "memory_id": f.memory_id, "mood": f.mood,
+            "detail": f.detail}
 
 
 def cmd_stats(a) -> int:

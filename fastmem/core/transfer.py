@@ -79,9 +79,11 @@ def export_lines(e, *, scope: str | None = None, vectors: bool = False,
                 "SELECT member_id FROM chunk_members WHERE chunk_id=? ORDER BY member_id", (mid,))],
                 "version": chunk_rows[mid][0], "summarizer": chunk_rows[mid][1]}
         else:
-            out["facts"] = [list(r[:5]) + ([r[5]] if r[5] != "asserted" else []) for r in db.execute(
-                "SELECT s.name, e.rel_raw, o.name, s.type, o.type, e.mood FROM edges e JOIN nodes s ON s.id=e.subj "
-                "JOIN nodes o ON o.id=e.obj WHERE e.memory_id=? ORDER BY e.pos", (mid,))]  # a mood only when not asserted
+            # a mood only when not asserted or a detail follows; a detail only when there is one
+            out["facts"] = [list(r[:5]) + ([r[5]] if r[5] != "asserted" or r[6] else []) + ([r[6]] if r[6] else [])
+                            for r in db.execute(
+                "SELECT s.name, e.rel_raw, o.name, s.type, o.type, e.mood, e.detail FROM edges e JOIN nodes s ON s.id=e.subj "
+                "JOIN nodes o ON o.id=e.obj WHERE e.memory_id=? ORDER BY e.pos", (mid,))]
         if mid in standing:
             out["standing"] = standing[mid]
         if vectors and vec is not None:
@@ -296,7 +298,8 @@ def _prepared(e, header: dict, mems: list[dict], vecs: np.ndarray, standing, win
 
     facts = [[] if "chunk" in r else [Triple(f[0], f[1], f[2], None if f[3] in (None, "?") else f[3],
                                              None if f[4] in (None, "?") else f[4],
-                                             mood=f[5] if len(f) > 5 and f[5] in STORED_MOODS else "asserted")
+                                             mood=f[5] if len(f) > 5 and f[5] in STORED_MOODS else "asserted",
+                                             detail=str(f[6]) if len(f) > 6 and f[6] else "")
                                       for f in r.get("facts", [])]
              for r in mems]
     same_code = (same_model and header.get("hrr_dim") == e.hrr_dim

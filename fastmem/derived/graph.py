@@ -158,9 +158,10 @@ def add_facts_many(db: apsw.Connection, ids, facts, names: dict | None = None) -
             sr, orw = t.subject_raw, t.object_raw
             if flip:
                 s, o, sr, orw = o, s, orw, sr
-            rows.append((mid, pos, s, rel, t.relation, o, sr, orw, getattr(t, "mood", "asserted") or "asserted"))
-    db.executemany("INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj, subj_raw, obj_raw, mood) "
-                   "VALUES (?,?,?,?,?,?,?,?,?)", rows)
+            rows.append((mid, pos, s, rel, t.relation, o, sr, orw, getattr(t, "mood", "asserted") or "asserted",
+                         getattr(t, "detail", "") or ""))
+    db.executemany("INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj, subj_raw, obj_raw, mood, detail) "
+                   "VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
 
 
 def add_facts(db: apsw.Connection, memory_id: int, triples) -> None:
@@ -186,9 +187,9 @@ def copy_facts(db: apsw.Connection, memory_id: int, sources) -> None:
     """Give ``memory_id`` (a chunk) the distinct facts of the memories ``sources``, in the
     order they were first asserted."""
     db.execute(
-        "INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj, subj_raw, obj_raw, mood) "
+        "INSERT INTO edges(memory_id, pos, subj, rel, rel_raw, obj, subj_raw, obj_raw, mood, detail) "
         "SELECT ?1, row_number() OVER (ORDER BY min(memory_id), min(pos)) - 1, subj, rel, min(rel_raw), obj, "
-        "min(subj_raw), min(obj_raw), min(mood) FROM edges "
+        "min(subj_raw), min(obj_raw), min(mood), max(detail) FROM edges "
         "WHERE memory_id IN (SELECT value FROM json_each(?2)) GROUP BY subj, rel, obj",
         (memory_id, json.dumps([int(x) for x in sources])),
     )
@@ -290,7 +291,7 @@ def lookup(db: apsw.Connection, name: str, scope: str | None = None) -> list[Ent
 
 
 _FACT_SQL = (
-    "SELECT e.memory_id, s.name, e.rel, o.name, e.rel_raw, e.subj, e.obj, e.pos, e.subj_raw, e.obj_raw, e.mood FROM edges e "
+    "SELECT e.memory_id, s.name, e.rel, o.name, e.rel_raw, e.subj, e.obj, e.pos, e.subj_raw, e.obj_raw, e.mood, e.detail FROM edges e "
     "JOIN nodes s ON s.id=e.subj JOIN nodes o ON o.id=e.obj "
 )
 
@@ -337,7 +338,7 @@ def _with_category_links(db: apsw.Connection, rows: list, nid: int, scope: str |
             continue
         names = dict(db.execute("SELECT id, name FROM nodes WHERE id IN (?,?)", (member, cat)))
         rows.append((None, names[member], "instance_of", names[cat], "instance_of", member, cat, -1, None, None,
-                     "asserted"))
+                     "asserted", ""))
     return rows
 
 

@@ -432,6 +432,7 @@ def graph_tool(mem, ctx: Context, args: dict) -> dict:
         ents = mem.graph.entity(name, scope=ctx.scope)
         return {"entities": [{"id": e.id, "name": e.name, "type": e.type, "aliases": list(e.aliases),
                               "facts": [{"subject": f.subject, "relation": f.relation, "object": f.object,
+                                         "mood": f.mood, "detail": f.detail,
                                          "fact_id": f.memory_id} for f in mem.graph.facts_about(e.id, limit=20, scope=ctx.scope)]}
                              for e in ents]}
     if action == "neighbours":

@@ -31,7 +31,7 @@ from .roles import roles as _roles
 from .sense import clause as _clause, continues_clause as _continues_clause, doer as _doer, how_left as _how_left
 from .sense import first_person_left_out as _first_person_left_out, governor as _governor, opener as _opener
 from .sense import of_what as _of_what, plain_verb as _plain_verb, relative_object as _relative_object
-from .objects import OBJ as _OBJ, objects as _objects
+from .objects import OBJ as _OBJ, detail as _detail, objects as _objects
 from .sense import spliced as _spliced, state_phrase as _state_phrase
 from .sense import says_nothing as _says_nothing
 from .words import INTERJECTIONS, UNDERSTOOD_I as _UNDERSTOOD_I
@@ -483,10 +483,13 @@ class SpacyExtractor:
                 for s in subs:
                     if _thing(agent) and _thing(s):
                         out.append(self._triple(agent, rel, s, said))
+            rest = {}
             for s in subs:
                 for rel, o in objs:
                     if _thing(s) and _thing(o) and not bare_time(s):  # "Thursdays are my climbing nights": when, not what
-                        out.append(self._triple(s, rel, o, said))
+                        if o.i not in rest:  # "took the kids *to the museum*": what completes it
+                            rest[o.i] = _detail(verb, o, self._span, self._referent, self._conj)
+                        out.append(self._triple(s, rel, o, said, rest[o.i]))
             if len(out) >= self.max_triples:
                 break
         out += _roles(doc, _PERSON_NOUNS)  # "my sister Ana" -> (Ana, be, my sister)
@@ -668,10 +671,10 @@ class SpacyExtractor:
                     return stem  # creation -> create, movement -> move, transpiration -> transpire
         return None
 
-    def _triple(self, s, rel, o, said: str = "asserted") -> Triple:
+    def _triple(self, s, rel, o, said: str = "asserted", detail: str = "") -> Triple:
         if s is _UNDERSTOOD_I:
             ot, oty = self._span(self._referent(o))
-            return Triple("I", rel, ot, "person", oty, "(I, understood)", None, said)
+            return Triple("I", rel, ot, "person", oty, "(I, understood)", None, said, detail)
         if o is _UNDERSTOOD_I:  # a passive's agent swap: "Hired by Google last week!" -> (Google, hire, I)
             st, sty = self._span(self._referent(s))
             return Triple(st, rel, "I", sty, "person", None, "(I, understood)", said)
@@ -680,7 +683,8 @@ class SpacyExtractor:
         ot, oty = self._span(o2)
         if o2 is not o and ot == st:  # "my coworker Tasha talked me into it": not into Tasha
             o2, (ot, oty) = o, self._span(o)
-        return Triple(st, rel, ot, sty, oty, s.text if s2 is not s else None, o.text if o2 is not o else None, said)
+        return Triple(st, rel, ot, sty, oty, s.text if s2 is not s else None, o.text if o2 is not o else None, said,
+                      detail)
 
     @staticmethod
     def _referent(tok):

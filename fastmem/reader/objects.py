@@ -1,13 +1,17 @@
 """What a verb's dependents make the other end of its facts: its objects, the objects of its
 prepositions ("move *to* Porto": move_to), the state an adjective puts its subject in ("good
-*at* chess": be_good_at) and the agent of a passive; used by :mod:`fastmem.reader.extract`."""
+*at* chess": be_good_at) and the agent of a passive; and what completes a fact beside its object
+(:func:`detail`); used by :mod:`fastmem.reader.extract`."""
 
 from __future__ import annotations
 
-from .sense import how_left, liked_activity, relative_dative, state_phrase
-from .words import PRAISE, is_thing, is_when, quoted_title
+from collections.abc import Callable
 
-__all__ = ["MADE", "OBJ", "TRANSFER", "TELLING", "WAYS", "served", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects"]
+from .sense import how_left, liked_activity, relative_dative, state_phrase
+from .words import PRAISE, adverbial, is_thing, is_when, quoted_title
+
+__all__ = ["MADE", "OBJ", "TRANSFER", "TELLING", "WAYS", "served", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects",
+           "detail", "DETAIL_WORDS", "DETAIL_PHRASES"]
 
 #: Verbs of making something for a purpose ("made this window to remind myself"): the parser
 #: reads what was made as the purpose's subject.
@@ -139,3 +143,110 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
                             if q.dep_ == "pobj":
                                 objs.extend((f"{base} {a.lemma_.lower()} {p.lower_}", o) for o in conj(q))
     return objs, agent
+
+
+#: The words a phrase is shown with as written; a longer one is shown by the names it holds
+#: ("for the ideal spot for my dance studio" as written, a longer one as "for ideal spot").
+DETAIL_WORDS = 8
+#: Phrases at most in one fact's detail (the first ones, in the text's order).
+DETAIL_PHRASES = 3
+#: Prepositions that give an example or a framing, not a part of the fact.
+_EXAMPLES = frozenset(("like", "including", "as", "than", "despite", "unlike", "except"))
+
+
+def detail(verb, obj, span: Callable, referent: Callable, conj: Callable) -> str:
+    """What completes the fact of ``verb`` whose object is the token ``obj``: the rest of its
+    clause as the text says it, phrases joined by spaces ("" for none).
+
+    A triple holds one object; a clause often says more of it. "I took the kids to the museum"
+    stores (I, take, kids) and (I, take_to, museum): a reader shown the first alone misses where
+    they went; "still following my passion for dance" stores (I, follow, passion) and loses what
+    the passion is for. In the text's order: the object's own prepositional phrase ("for dance",
+    "of joy"), the verb's other complements after it ("to the museum", "into a business") and,
+    after a direct object, an infinitive of what it was for or was told to do ("encouraged
+    students *to get involved*", "saved money *to buy a car*"). Times, phrases the relation
+    holds already ("keeps me *at peace*"), adverbial phrases ("in the works") and examples
+    ("like a bouquet") are left out; a phrase whose object is a pronoun shows what the pronoun
+    stands for, and is left out when nothing does. The graph's nodes and relations do not change
+    with it (:attr:`fastmem.results.Fact.detail`).
+
+    ``span(tok)`` gives a token's entity text, ``referent(tok)`` what a pronoun stands for (the
+    token itself when nothing), ``conj(tok)`` a noun with the nouns joined to it."""
+    if not hasattr(obj, "children") or not hasattr(verb, "children"):
+        return ""
+    inside = set(t.i for t in obj.subtree)
+    named = referent(obj)  # "all kinds of dances": dances
+    shown = span(named)[0].lower()
+    parts: list[tuple[int, str]] = []
+    for p in obj.children:  # the object's own phrase: "my passion *for dance*", "a source *of joy*"
+        if p.dep_ == "prep" and p.i > obj.i and not any(  # not what the object's name holds ("kinds of dances": dances)
+                q.i == named.i or span(q)[0].lower() in shown for q in p.children if q.dep_ == "pobj"):
+            text = _prep_phrase(p, span, referent, conj)
+            if text:
+                parts.append((p.i, text))
+    for c in verb.children:  # the clause's other complements, after the verb
+        if c.i < verb.i or c.i in inside or obj.i in set(t.i for t in c.subtree):
+            continue
+        if c.dep_ == "prep" or c.dep_ == "dative" and c.pos_ == "ADP":
+            text = _prep_phrase(c, span, referent, conj)
+        elif c.dep_ in ("xcomp", "advcl") and obj.dep_ in ("dobj", "dative") and obj.head.i == verb.i and _infinitive(c):
+            text = _as_written(c) or _infinitive_named(c, span)  # "encouraged students *to get involved*"
+        else:
+            continue
+        if text:
+            parts.append((c.i, text))
+    return " ".join(t for _, t in sorted(parts)[:DETAIL_PHRASES])
+
+
+def _infinitive_named(verb, span: Callable) -> str:
+    """An infinitive too long to show as written, by its words and its object's name ("reminds
+    me to never give up, however hard things get": to never give up)."""
+    words = sorted([c for c in verb.children if c.dep_ in ("aux", "neg", "prt") or c.lower_ == "never"] + [verb],
+                   key=lambda t: t.i)
+    obj = [span(d)[0] for d in verb.children if d.dep_ == "dobj"][:1]
+    return " ".join([w.lower_ for w in words] + obj)
+
+
+def _infinitive(verb) -> bool:
+    return verb.pos_ in ("VERB", "AUX") and any(a.dep_ == "aux" and a.lower_ == "to" for a in verb.children)
+
+
+def _prep_phrase(prep, span: Callable, referent: Callable, conj: Callable) -> str | None:
+    """``prep`` and its object as the text says it, or None (a time, an adverbial phrase, a
+    state the relation holds, an example, a pronoun standing for nothing)."""
+    if prep.lower_ in _EXAMPLES or state_phrase(prep) is not None:
+        return None
+    objs = [q for q in prep.children if q.dep_ == "pobj"]
+    if len(objs) != 1 or is_when(objs[0]) or adverbial(objs[0]):
+        return None
+    q = objs[0]
+    if q.pos_ == "PRON":
+        ref = referent(q)
+        if ref.i == q.i:
+            return None  # "with them" of nobody named: says nothing the reader can use
+        return f"{prep.lower_} {span(ref)[0]}"
+    if (q.tag_ == "VBG" or q.lower_.endswith("ing")) and _cut(q):
+        return None  # "your help with *staying* motivated", "motivated" parsed away: no half phrase
+    written = _as_written(q)
+    if written is None:
+        written = " and ".join(span(x)[0] for x in conj(q))
+    return f"{prep.lower_} {written}"
+
+
+def _cut(head) -> bool:
+    """Whether a gerund's phrase stops short of what completes it: the word after it is a verb
+    or adjective the parse hung elsewhere ("help with staying | motivated")."""
+    end = max(t.i for t in head.subtree)
+    nxt = head.doc[end + 1] if end + 1 < len(head.doc) else None
+    return nxt is not None and nxt.pos_ in ("VERB", "ADJ") and nxt.sent == head.sent
+
+
+def _as_written(head) -> str | None:
+    """A head's whole phrase as the text writes it, when it is one run of at most
+    :data:`DETAIL_WORDS` words with no punctuation inside; else None."""
+    toks = sorted(head.subtree, key=lambda t: t.i)
+    if len(toks) > DETAIL_WORDS or toks[-1].i - toks[0].i + 1 != len(toks):
+        return None
+    if any(t.is_punct for t in toks) or toks[-1].pos_ in ("ADP", "DET", "CCONJ", "PART", "SCONJ"):
+        return None  # "enough bounce for" (what it is for parsed elsewhere): the names instead
+    return head.doc[toks[0].i : toks[-1].i + 1].text

@@ -12,7 +12,8 @@ source. So the facts a text yields are resolved in two steps:
    myself* are the speaker; *you, your* the addressee (the other speaker of the source, or
    the assistant for a user's turn, the user for an assistant's); *we, us, our* the speaker
    (one of the group); a third-person pronoun still open the most recent compatible name of
-   the same source's earlier turns; "my sister" becomes "Caroline's sister".
+   the same source's earlier turns; "my sister" becomes "Caroline's sister" (and "with your
+   family" in a fact's detail "with Melanie's family").
 
 A fact whose end is a question word, an indefinite or a placeholder (*what, something, one,
 lot, that*), or a pronoun nothing resolves, is not stored: such a node would link every fact
@@ -167,6 +168,23 @@ def _inner(name: str, turn: Turn) -> str:
     return _OF_POSSESSIVE.sub(owned, name)
 
 
+#: The words of the two parties in a fact's detail ("with your family", "in my class").
+_PARTIES = re.compile(r"\b(my|your|our|me|myself|you|yourself)\b", re.IGNORECASE)
+
+
+def _said(detail: str, turn: Turn) -> str:
+    """A fact's detail (:attr:`fastmem.results.Fact.detail`) with the speaker's and the
+    addressee's words named ("with your family" to Melanie: with Melanie's family); a word
+    for nobody known stays as written."""
+    def named(m):
+        w = m.group(1).lower()
+        who = turn.addressee if w in SECOND else turn.speaker
+        if not who:
+            return m.group(0)
+        return f"{who}{_genitive(who)}" if w in POSSESSIVE else who
+    return _PARTIES.sub(named, detail) if detail else detail
+
+
 def _genitive(owner: str) -> str:
     return "'" if owner.endswith("s") and "'" in owner else "'s"  # "Caroline's friends' love"
 
@@ -186,7 +204,7 @@ def resolve(triples: Sequence[Triple], turn: Turn) -> list[Triple]:
             continue
         seen.add(key)
         out.append(Triple(s[0], t.relation, o[0], s[1], o[1], t.subject_raw or t.subject, t.object_raw or t.object,
-                          t.mood))
+                          t.mood, _said(t.detail, turn)))
     return out
 
 
@@ -197,7 +215,7 @@ def _turn_word(name: str) -> bool:
 
 
 def _needs_turn(t: Triple) -> bool:
-    return _turn_word(t.subject) or _turn_word(t.object)
+    return _turn_word(t.subject) or _turn_word(t.object) or bool(t.detail and _PARTIES.search(t.detail))
 
 
 #: A turn for facts that read none (:func:`_needs_turn` false for all of them).

@@ -392,6 +392,16 @@ def _m22_fact_mood(db: apsw.Connection) -> None:
     )
 
 
+def _m23_fact_detail(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        -- what completes a fact, as its text says it (fastmem.results.Fact.detail): "to the
+        -- museum" of (Melanie, take, kids); '' for none and for facts written before
+        ALTER TABLE edges ADD COLUMN detail TEXT NOT NULL DEFAULT '';
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("core", _m1_core),
     ("graph", _m2_graph),
@@ -415,5 +425,6 @@ MIGRATIONS: list[tuple[str, Callable[[apsw.Connection], None]]] = [
     ("derive_failures", _m20_derive_failures),
     ("plots", _m21_plots),
     ("fact_mood", _m22_fact_mood),
+    ("fact_detail", _m23_fact_detail),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
