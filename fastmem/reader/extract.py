@@ -488,7 +488,8 @@ class SpacyExtractor:
                 for rel, o in objs:
                     if _thing(s) and _thing(o) and not bare_time(s):  # "Thursdays are my climbing nights": when, not what
                         if o.i not in rest:  # "took the kids *to the museum*": what completes it
-                            rest[o.i] = _detail(verb, o, self._span, self._referent, self._conj)
+                            rest[o.i] = _detail(verb, o, self._span, self._referent, self._conj,
+                                                direct if idiom is None else ())  # "had a blast at": no blast
                         out.append(self._triple(s, rel, o, said, rest[o.i]))
             if len(out) >= self.max_triples:
                 break

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .sense import how_left, liked_activity, relative_dative, state_phrase
+from .who import never_a_node
 from .words import PRAISE, adverbial, is_thing, is_when, quoted_title
 
 __all__ = ["MADE", "OBJ", "TRANSFER", "TELLING", "WAYS", "served", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects",
@@ -154,7 +155,7 @@ DETAIL_PHRASES = 3
 _EXAMPLES = frozenset(("like", "including", "as", "than", "despite", "unlike", "except"))
 
 
-def detail(verb, obj, span: Callable, referent: Callable, conj: Callable) -> str:
+def detail(verb, obj, span: Callable, referent: Callable, conj: Callable, direct=()) -> str:
     """What completes the fact of ``verb`` whose object is the token ``obj``: the rest of its
     clause as the text says it, phrases joined by spaces ("" for none).
 
@@ -162,9 +163,11 @@ def detail(verb, obj, span: Callable, referent: Callable, conj: Callable) -> str
     stores (I, take, kids) and (I, take_to, museum): a reader shown the first alone misses where
     they went; "still following my passion for dance" stores (I, follow, passion) and loses what
     the passion is for. In the text's order: the object's own prepositional phrase ("for dance",
-    "of joy"), the verb's other complements after it ("to the museum", "into a business") and,
-    after a direct object, an infinitive of what it was for or was told to do ("encouraged
-    students *to get involved*", "saved money *to buy a car*"). Times, phrases the relation
+    "of joy"), the verb's other complements after it ("to the museum", "into a business"),
+    after a direct object an infinitive of what it was for or was told to do ("encouraged
+    students *to get involved*", "saved money *to buy a car*") and, for the object of a
+    preposition, the verb's direct objects (``direct``, by name: "acquired new unique pieces
+    for my store" gives (Gina, acquire_for, Gina's store) "new unique pieces"). Times, phrases the relation
     holds already ("keeps me *at peace*"), adverbial phrases ("in the works") and examples
     ("like a bouquet") are left out; a phrase whose object is a pronoun shows what the pronoun
     stands for, and is left out when nothing does. The graph's nodes and relations do not change
@@ -175,6 +178,8 @@ def detail(verb, obj, span: Callable, referent: Callable, conj: Callable) -> str
     if not hasattr(obj, "children") or not hasattr(verb, "children"):
         return ""
     inside = set(t.i for t in obj.subtree)
+    if verb.i in inside:  # "the help *I got from friends*": the clause is the object's, its phrases the fact's
+        inside -= set(t.i for t in verb.subtree) - {obj.i}
     named = referent(obj)  # "all kinds of dances": dances
     shown = span(named)[0].lower()
     parts: list[tuple[int, str]] = []
@@ -184,6 +189,13 @@ def detail(verb, obj, span: Callable, referent: Callable, conj: Callable) -> str
             text = _prep_phrase(p, span, referent, conj)
             if text:
                 parts.append((p.i, text))
+    if any(c.dep_ in ("prep", "dative") and obj.i in set(t.i for t in c.subtree) for c in verb.children):
+        for d in direct:  # what was acquired for the store, tweaked for the investors
+            name = referent(d)
+            names = [span(referent(x))[0] for x in conj(d)]
+            if d.i not in inside and d.pos_ in ("NOUN", "PROPN", "PRON") and is_thing(d) and not (
+                    name.i == d.i and d.pos_ == "PRON") and not any(never_a_node(n) for n in names):
+                parts.append((d.i, _listed(names)))  # not "much", "a lot", "a blast", "it" of nothing
     for c in verb.children:  # the clause's other complements, after the verb
         if c.i < verb.i or c.i in inside or obj.i in set(t.i for t in c.subtree):
             continue
@@ -196,6 +208,11 @@ def detail(verb, obj, span: Callable, referent: Callable, conj: Callable) -> str
         if text:
             parts.append((c.i, text))
     return " ".join(t for _, t in sorted(parts)[:DETAIL_PHRASES])
+
+
+def _listed(names: list[str]) -> str:
+    """Names as a list is written: "friends, family and people"."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _infinitive_named(verb, span: Callable) -> str:
@@ -229,7 +246,7 @@ def _prep_phrase(prep, span: Callable, referent: Callable, conj: Callable) -> st
         return None  # "your help with *staying* motivated", "motivated" parsed away: no half phrase
     written = _as_written(q)
     if written is None:
-        written = " and ".join(span(x)[0] for x in conj(q))
+        written = _listed([span(x)[0] for x in conj(q)])
     return f"{prep.lower_} {written}"
 
 
