@@ -215,9 +215,12 @@ def _listed(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _infinitive_named(verb, span: Callable) -> str:
+def _infinitive_named(verb, span: Callable) -> str | None:
     """An infinitive too long to show as written, by its words and its object's name ("reminds
-    me to never give up, however hard things get": to never give up)."""
+    me to never give up, however hard things get": to never give up); None when a clause of
+    its own completes it ("inspires me to keep doing what I do": no "to keep")."""
+    if any(c.dep_ in ("xcomp", "ccomp") for c in verb.children):
+        return None
     words = sorted([c for c in verb.children if c.dep_ in ("aux", "neg", "prt") or c.lower_ == "never"] + [verb],
                    key=lambda t: t.i)
     obj = [span(d)[0] for d in verb.children if d.dep_ == "dobj"][:1]
@@ -242,8 +245,8 @@ def _prep_phrase(prep, span: Callable, referent: Callable, conj: Callable) -> st
         if ref.i == q.i:
             return None  # "with them" of nobody named: says nothing the reader can use
         return f"{prep.lower_} {span(ref)[0]}"
-    if (q.tag_ == "VBG" or q.lower_.endswith("ing")) and _cut(q):
-        return None  # "your help with *staying* motivated", "motivated" parsed away: no half phrase
+    if _cut(q):
+        return None  # "your help with *staying* motivated", "a fashion *mag*" parsed away: no half phrase
     written = _as_written(q)
     if written is None:
         written = _listed([span(x)[0] for x in conj(q)])
@@ -253,9 +256,12 @@ def _prep_phrase(prep, span: Callable, referent: Callable, conj: Callable) -> st
 def _cut(head) -> bool:
     """Whether a gerund's phrase stops short of what completes it: the word after it is a verb
     or adjective the parse hung elsewhere ("help with staying | motivated")."""
+    if not (head.tag_ == "VBG" or head.lower_.endswith("ing")):
+        return False
     end = max(t.i for t in head.subtree)
     nxt = head.doc[end + 1] if end + 1 < len(head.doc) else None
-    return nxt is not None and nxt.pos_ in ("VERB", "ADJ") and nxt.sent == head.sent
+    return (nxt is not None and nxt.sent == head.sent and nxt.pos_ in ("VERB", "ADJ")
+            and nxt.head.i not in set(t.i for t in head.subtree))
 
 
 def _as_written(head) -> str | None:

@@ -65,6 +65,13 @@ def test_a_gerund_cut_from_its_complement_is_left_out(reader):
     assert got and all(d == "" for d in got.values()), got
 
 
+def test_an_infinitive_that_needs_its_own_clause_is_left_out(reader):
+    """"inspires me to keep doing what I do every single day of the week" is too long to show
+    as written, and "to keep" alone says nothing."""
+    got = _details(reader, "My work inspires me to keep doing what I do every single day of the week.")
+    assert got and not any(d.startswith("to keep") for d in got.values()), got
+
+
 def test_a_phrase_parsed_apart_is_shown_by_its_names(reader):
     """"a floor with enough bounce for me & my students to dance": the parser hangs what the
     bounce is for elsewhere; the detail never ends in a dangling "for"."""
