@@ -167,11 +167,12 @@ def detail(verb, obj, span: Callable, referent: Callable, conj: Callable, direct
     after a direct object an infinitive of what it was for or was told to do ("encouraged
     students *to get involved*", "saved money *to buy a car*") and, for the object of a
     preposition, the verb's direct objects (``direct``, by name: "acquired new unique pieces
-    for my store" gives (Gina, acquire_for, Gina's store) "new unique pieces"). Times, phrases the relation
-    holds already ("keeps me *at peace*"), adverbial phrases ("in the works") and examples
-    ("like a bouquet") are left out; a phrase whose object is a pronoun shows what the pronoun
-    stands for, and is left out when nothing does. The graph's nodes and relations do not change
-    with it (:attr:`fastmem.results.Fact.detail`).
+    for my store" gives (Gina, acquire_for, Gina's store) "new unique pieces"). Times, phrases
+    the relation holds already ("keeps me *at peace*"), adverbial phrases ("in the works"),
+    examples ("like a bouquet"), vague amounts ("a lot") and a phrase the parse cut short are
+    left out; a phrase whose object is a pronoun shows what the pronoun stands for, and is left
+    out when nothing does. The graph's nodes and relations do not change with it
+    (:attr:`fastmem.results.Fact.detail`).
 
     ``span(tok)`` gives a token's entity text, ``referent(tok)`` what a pronoun stands for (the
     token itself when nothing), ``conj(tok)`` a noun with the nouns joined to it."""
@@ -246,7 +247,7 @@ def _prep_phrase(prep, span: Callable, referent: Callable, conj: Callable) -> st
             return None  # "with them" of nobody named: says nothing the reader can use
         return f"{prep.lower_} {span(ref)[0]}"
     if _cut(q):
-        return None  # "your help with *staying* motivated", "a fashion *mag*" parsed away: no half phrase
+        return None  # "your help with *staying* motivated", "motivated" parsed away: no half phrase
     written = _as_written(q)
     if written is None:
         written = _listed([span(x)[0] for x in conj(q)])
