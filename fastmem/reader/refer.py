@@ -73,6 +73,13 @@ def referent(tok, person_nouns):
                 before.pos_ == "NOUN" and any(c.tag_ == "VBG" and c.dep_ == "amod" and c.i == before.i - 1
                                               for c in before.lefts))):  # (read as "taking" modifying "risks")
             return before  # "taking risks is key for success. It's made me grow": the taking, not the success
+    if low == "it" and tok.dep_ not in _SUBJ:  # "It took some work, but I'm proud of it": what the subject "it" was
+        ahead = tok.sent[: tok.i - tok.sent.start]
+        said = next((t for t in ahead if t.lower_ == "it" and t.dep_ in _SUBJ and not dummy_it(t)), None)
+        if said is not None:
+            ref = referent(said, person_nouns)
+            if ref.i != said.i:
+                return ref
     fits = []
     own = _own_verb(tok)
     host = tok.head.head if tok.dep_ == "pobj" and tok.head.head.pos_ in ("NOUN", "PROPN") else None
@@ -102,4 +109,25 @@ def referent(tok, person_nouns):
         for cand in fits:      # "my friends are my rocks - they motivate me": the friends)
             if cand.dep_ in _SUBJ and (cand.i < here or cand.head.i < tok.head.i and cand.head is not tok.head):
                 return cand
+    if low in _PRON_SING and fits[0].sent.start != tok.sent.start:
+        # "it" of a sentence that names nothing before it: of the sentence before, what a clause was
+        # about (its subject or object) before a place or a time in passing ("I made this bowl in my
+        # class. It took some work": the bowl, not the class)
+        near = [c for c in fits if c.sent.start == fits[0].sent.start]
+        core = next((c for c in near if _core(c)), None)
+        if core is not None:
+            return core
     return fits[0]
+
+
+def _core(tok) -> bool:
+    """A main clause's subject or object (through the conjuncts of one), not a preposition's
+    object, nor an argument of a clause used as a noun ("*Representing diversity* in my art is
+    important to me. I also use it": the art) or of a clause that shows ("here's a pic")."""
+    while tok.dep_ == "conj" and tok.head.i != tok.i:
+        tok = tok.head
+    verb = tok.head
+    while verb.dep_ == "conj" and verb.head.i != verb.i:
+        verb = verb.head
+    return (tok.dep_ in ("nsubj", "nsubjpass", "dobj", "attr") and verb.dep_ == "ROOT"
+            and not any(c.dep_ == "advmod" and c.lower_ in ("here", "there") for c in verb.children))

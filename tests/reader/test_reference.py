@@ -213,3 +213,16 @@ def test_joining_a_group_is_membership_and_a_day_is_no_name(tmp_path):
     assert ("caroline", "join", "activist group") in got, got  # not work_for, and not "Tues"
     assert ("ravi", "work_for", "google") in got, got  # a company joined is still employment
     assert ("tom", "manage", "choir") in got, got  # leading a group is still managing it
+
+
+def test_it_is_what_the_clause_before_was_about(reader):
+    """"I made this bowl in my class. It took some work, but I'm pretty proud of it": the bowl
+    (a reader marked "proud of work" wrong). An "it" of a sentence that names nothing fitting
+    takes the earlier sentence's subject or object before a place in passing, and an object "it"
+    after a subject "it" of its own sentence is the same thing."""
+    got = facts(reader, "Yeah, I made this bowl in my class. It took some work, but I'm pretty proud of it.")
+    assert ("I", "be proud of", "bowl") in got and not [f for f in got if f[2] in ("work", "class")], got
+    # a clause used as a noun is no "about": its object is not what a later "it" means
+    got = facts(reader, "Cool! Keeping the family tradition alive in my cooking is important to me. "
+                        "I also use it to teach my kids.")
+    assert ("I", "use", "my cooking") in got, got
