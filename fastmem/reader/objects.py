@@ -11,7 +11,7 @@ from .sense import how_left, liked_activity, relative_dative, state_phrase
 from .who import never_a_node
 from .words import PRAISE, adverbial, is_thing, is_when, quoted_title
 
-__all__ = ["MADE", "OBJ", "TRANSFER", "TELLING", "WAYS", "served", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects",
+__all__ = ["MADE", "OBJ", "TRANSFER", "GIVING", "TELLING", "WAYS", "served", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects",
            "detail", "DETAIL_WORDS", "DETAIL_PHRASES"]
 
 #: Verbs of making something for a purpose ("made this window to remind myself"): the parser
@@ -31,6 +31,10 @@ NO_STATE = frozenset(("right", "sure", "certain", "worth"))
 STATE_VERBS = frozenset(("be", "become", "get", "feel", "stay", "remain", "grow", "turn", "keep"))
 #: Verbs of handing over: with what is handed over named, the one it goes to makes no fact of its own.
 TRANSFER = frozenset(("give", "offer", "send", "sell", "lend", "hand", "pass", "show", "teach", "donate", "mail"))
+
+
+#: Verbs whose second object is who receives the first ("gave me a boost": to me).
+GIVING = TRANSFER | frozenset(("bring", "feed", "pay", "promise", "leave", "write", "read", "throw", "award"))
 
 
 #: Verbs of a thing telling someone something: with what is told said ("showed me how much
@@ -192,16 +196,20 @@ def detail(verb, obj, span: Callable, referent: Callable, conj: Callable, direct
                 parts.append((p.i, text))
     if any(c.dep_ in ("prep", "dative") and obj.i in set(t.i for t in c.subtree) for c in verb.children):
         for d in direct:  # what was acquired for the store, tweaked for the investors
+            relative = d.tag_ in ("WDT", "WP")  # "pottery, *which* I use for self-expression": the pottery
             name = referent(d)
             names = [span(referent(x))[0] for x in conj(d)]
-            if d.i not in inside and d.pos_ in ("NOUN", "PROPN", "PRON") and is_thing(d) and not (
-                    name.i == d.i and d.pos_ == "PRON") and not any(never_a_node(n) for n in names):
+            if d.i not in inside and d.pos_ in ("NOUN", "PROPN", "PRON") and (relative or is_thing(d) and not (
+                    name.i == d.i and d.pos_ == "PRON")) and not any(never_a_node(n) for n in names):
                 parts.append((d.i, _listed(names)))  # not "much", "a lot", "a blast", "it" of nothing
     for c in verb.children:  # the clause's other complements, after the verb
         if c.i < verb.i or c.i in inside or obj.i in set(t.i for t in c.subtree):
             continue
         if c.dep_ == "prep" or c.dep_ == "dative" and c.pos_ == "ADP":
             text = _prep_phrase(c, span, referent, conj)
+        elif c.dep_ == "dative" and obj.dep_ == "dobj" and obj.head.i == verb.i and verb.lemma_.lower() in GIVING:
+            # "Dance gives *me* an escape": to Jon; a recipient "them" is left to the hits (often misread)
+            text = None if c.pos_ == "PRON" and c.lower_ not in _PARTY_WORDS else _party("to", c, span, referent)
         elif c.dep_ in ("xcomp", "advcl") and obj.dep_ in ("dobj", "dative") and obj.head.i == verb.i and _infinitive(c):
             text = _as_written(c) or _infinitive_named(c, span)  # "encouraged students *to get involved*"
         else:
@@ -242,16 +250,29 @@ def _prep_phrase(prep, span: Callable, referent: Callable, conj: Callable) -> st
         return None
     q = objs[0]
     if q.pos_ == "PRON":
-        ref = referent(q)
-        if ref.i == q.i:
-            return None  # "with them" of nobody named: says nothing the reader can use
-        return f"{prep.lower_} {span(ref)[0]}"
+        return _party(prep.lower_, q, span, referent)
     if _cut(q):
         return None  # "your help with *staying* motivated", "motivated" parsed away: no half phrase
     written = _as_written(q)
     if written is None:
         written = _listed([span(x)[0] for x in conj(q)])
     return f"{prep.lower_} {written}"
+
+
+#: Pronouns of the two parties, which the write names (:func:`fastmem.reader.who.resolve`).
+_PARTY_WORDS = frozenset(("me", "you", "us", "myself", "yourself"))
+
+
+def _party(prep: str, q, span: Callable, referent: Callable) -> str | None:
+    """A pronoun after a preposition (or a recipient, ``prep`` "to") as a detail shows it: what
+    it stands for; "me", "you", "us" as written, for the write to name; None for a pronoun
+    standing for nobody ("with them" of nobody named says nothing a reader can use)."""
+    if q.pos_ != "PRON":
+        return f"{prep} {span(referent(q))[0]}"
+    ref = referent(q)
+    if ref.i != q.i:
+        return f"{prep} {span(ref)[0]}"
+    return f"{prep} {q.lower_}" if q.lower_ in _PARTY_WORDS else None
 
 
 def _cut(head) -> bool:

@@ -169,7 +169,7 @@ def _inner(name: str, turn: Turn) -> str:
 
 
 #: The words of the two parties in a fact's detail ("with your family", "in my class").
-_PARTIES = re.compile(r"\b(my|your|our|me|myself|you|yourself)\b", re.IGNORECASE)
+_PARTIES = re.compile(r"\b(my|your|our|me|myself|us|you|yourself)\b", re.IGNORECASE)
 
 
 def _said(detail: str, turn: Turn) -> str:

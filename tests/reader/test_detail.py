@@ -31,6 +31,10 @@ def _details(reader, text):
     # the object of a preposition with what the verb did to its direct object
     ("I have acquired some new unique pieces for my store.", ("I", "acquire for", "my store"), "new unique pieces"),
     ("I'm tweaking my pitch to investors.", ("I", "tweak to", "investors"), "my pitch"),
+    # what a relative pronoun stands for, and the one something is given to
+    ("I took a break from pottery, which I use for self-expression.", ("I", "use for", "self-expression"),
+     "pottery"),
+    ("Dance gives me an escape.", ("Dance", "give", "escape"), "to me"),
     # an object told by a relative clause keeps the clause's phrases
     ("The cake we baked for Ana's birthday was huge.", ("we", "bake", "cake"), "for Ana's birthday"),
 ])
@@ -107,3 +111,7 @@ def test_the_parties_of_a_detail_are_named(tmp_path):
                          speaker="Caroline", source="chat")
         got = {(f.subject, f.relation, f.object): f.detail for f in m.graph.facts(mid)}
     assert got.get(("Melanie", "spend", "quality time")) == "with Melanie's family", got
+    with fastmem.Memory(tmp_path / "q.db") as m:
+        mid = m.remember("Jon: Dance gives me an escape.", speaker="Jon")
+        got = {(f.subject, f.relation, f.object): f.detail for f in m.graph.facts(mid)}
+    assert got.get(("Dance", "give", "escape")) == "to Jon", got
