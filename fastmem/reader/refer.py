@@ -15,7 +15,7 @@ __all__ = ["referent"]
 _SUBJ = {"nsubj", "nsubjpass", "csubj", "expl"}
 _PRON_SING = {"it", "its"}
 _PRON_PLUR = {"they", "them", "their"}
-_HE_SHE = {"he", "him", "she", "her"}
+_HE_SHE = {"he", "him", "his", "she", "her"}
 #: Entity kinds a pronoun never stands for (dates, times, amounts).
 _NOT_REFERENTS = {"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"}
 
@@ -90,9 +90,12 @@ def referent(tok, person_nouns):
             continue  # "the kids loved it", "you put effort into it", "a hole in it": never itself
         if _addressed(cand):
             continue  # "Thanks, Caroline! Glad you like it": the one spoken to is "you"
-        if cand.dep_ in ("compound", "poss") or cand.pos_ not in ("NOUN", "PROPN") \
+        if cand.dep_ == "compound" or cand.dep_ == "poss" and not (low in _HE_SHE and cand.ent_type_ == "PERSON") \
+                or cand.pos_ not in ("NOUN", "PROPN") \
                 or any(c.dep_ == "det" and c.lower_ == "no" for c in cand.children):
-            continue  # (nor "No doubts, Caroline": what there is none of)
+            continue  # (nor "No doubts, Caroline": what there is none of; an owner is no "it", but a
+            # person named as one is who "he" or "she" can be: "Oliver's hilarious! He hid ...", "'s" read as
+            # a possessive)
         if (cand.ent_type_ in _NOT_REFERENTS or not _thing(cand) or _when(cand)
                 or cand.dep_ == "attr" and cand.lemma_ in EVALUATIVE):
             continue  # "it" is never "awesome--" nor "a great way", nor "a bummer" ("... but it pushed me")

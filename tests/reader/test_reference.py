@@ -226,3 +226,11 @@ def test_it_is_what_the_clause_before_was_about(reader):
     got = facts(reader, "Cool! Keeping the family tradition alive in my cooking is important to me. "
                         "I also use it to teach my kids.")
     assert ("I", "use", "my cooking") in got, got
+
+
+def test_a_name_read_as_a_possessive_is_who_he_is(reader):
+    """"Oliver's hilarious! He hid his bone in my slipper": "'s" is "is", and Oliver is who "he"
+    and "his" are (read as a possessive, he was no candidate, and the write gave the bone to
+    another pet named earlier)."""
+    got = facts(reader, "Bruno's brilliant! He hid his toy under the couch.")
+    assert ("Bruno", "hide", "Bruno's toy") in got, got
