@@ -264,7 +264,8 @@ class Fact:
     #: "Caroline's sister": :mod:`fastmem.reader.who`); None where they are the names above
     subject_raw: str | None = None
     object_raw: str | None = None
-    #: "asserted", "planned" or "negated" (:mod:`fastmem.reader.mood`)
+    #: "asserted", "planned", "intended" (meant, told in the past: "I wanted to blend ...") or
+    #: "negated" (:mod:`fastmem.reader.mood`)
     mood: str = "asserted"
     #: the rest of the clause the fact was read from, as the text says it: what completes the
     #: triple ("to the museum" of (Melanie, take, kids), "for dance" of (Jon, follow, passion));
@@ -301,8 +302,9 @@ class Triple:
     #: the speaker, :mod:`fastmem.reader.who`); None: as above
     subject_raw: str | None = None
     object_raw: str | None = None
-    #: what the text says of it: "asserted", "planned" ("I'll book the tapas place") or
-    #: "negated" ("I don't drink coffee"); :mod:`fastmem.reader.mood`
+    #: what the text says of it: "asserted", "planned" ("I'll book the tapas place"),
+    #: "intended" ("I wanted to blend ...") or "negated" ("I don't drink coffee");
+    #: :mod:`fastmem.reader.mood`
     mood: str = "asserted"
     #: what completes the triple, as the text says it (:attr:`Fact.detail`): "to the museum"
     #: of "I took the kids to the museum" -> (I, take, kids); "" for none

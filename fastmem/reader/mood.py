@@ -7,8 +7,10 @@ around") states no fact about the people in it: :func:`mood` names it, and the r
 no fact from it. A prediction is no fact either: what someone other than the speaker will
 do or be, said as "you'll ...", "she'll ...", "it'll ..." ("you'll smash it", "she'll know all
 the good spots", "they'll survive"), and what anyone will "end up" doing. A plan ("I'll book
-the tapas place", "I'm going to try pottery") and a
-negation ("I don't drink coffee") are facts about the person, stored with their mood. What
+the tapas place", "I'm going to try pottery"), an intention told in the past ("I wanted to
+blend my love for dance and fashion", "my aim was to show warmth": meant, whether or not it
+came about) and a negation ("I don't drink coffee") are facts about the person, stored with
+their mood. What
 the speaker once believed ("I thought you were still in Northgate": said when it turned out
 otherwise) and a saying quoted as one ("patience gets us there in the end, as my grandma says")
 are not facts either.
@@ -20,14 +22,14 @@ from .plot import PEOPLE as _PEOPLE
 from .sense import EAGER, FACTIVE
 from .words import INTERJECTIONS, after_preposition as _by_doing, chance_of, felt, goal_of
 
-__all__ = ["mood", "STORED", "ASSERTED", "PLANNED", "NEGATED", "ASKED", "WISHED", "CONDITIONAL", "HYPOTHETICAL",
+__all__ = ["mood", "STORED", "ASSERTED", "PLANNED", "NEGATED", "INTENDED", "ASKED", "WISHED", "CONDITIONAL", "HYPOTHETICAL",
            "GENERIC", "BELIEVED"]
 
-ASSERTED, PLANNED, NEGATED = "asserted", "planned", "negated"
+ASSERTED, PLANNED, NEGATED, INTENDED = "asserted", "planned", "negated", "intended"
 ASKED, WISHED, CONDITIONAL, HYPOTHETICAL, GENERIC = "asked", "wished", "conditional", "hypothetical", "generic"
 BELIEVED = "believed"
 #: The moods whose facts are stored.
-STORED = frozenset({ASSERTED, PLANNED, NEGATED})
+STORED = frozenset({ASSERTED, PLANNED, NEGATED, INTENDED})
 
 _HYPOTHETICAL = frozenset({"could", "would", "should", "might", "may", "must", "can", "ca", "shall", "ought", "'d"})
 _FUTURE = frozenset({"will", "'ll", "wo"})
@@ -206,11 +208,13 @@ def mood(verb) -> str:
         for c in verb.children)  # "this biz is no cakewalk"
     if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
-    if aux & _FUTURE or any(map(_going_to, shared)) or _arranged_soon(verb) or any(  # ("they mean ... to me": none)
-            v.lemma_.lower() in _PLAN and _intended(below) or v.lower_ in _PLAN - _VERB_PLAN
-            or goal_of(v)
-            for below, v in zip(chain, chain[1:])) \
-            or _arranged(shared[-1]) or any(map(_owed, shared)):
+    future = aux & _FUTURE or any(map(_going_to, shared)) or _arranged_soon(verb) \
+        or _arranged(shared[-1]) or any(map(_owed, shared))
+    meant = [v for below, v in zip(chain, chain[1:])  # ("they mean ... to me": none)
+             if v.lemma_.lower() in _PLAN and _intended(below) or v.lower_ in _PLAN - _VERB_PLAN or goal_of(v)]
+    if not future and meant and all(v.tag_ == "VBD" for v in meant):
+        return NEGATED if negated else INTENDED  # "I wanted to blend ...", "my aim was to show warmth"
+    if future or meant:
         return NEGATED if negated else PLANNED
     return NEGATED if negated else ASSERTED
 

@@ -95,7 +95,13 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("I was glad I could share my story.", ("I", "share", "my story", "asserted")),
          ("I'm pumped to collaborate with you.", ("I", "collaborate with", "you", "planned")),
          ("It's a great chance for me to show my skills.", ("me", "show", "my skills", "planned")),
-         ("We love painting together lately, especially nature-inspired ones.", ("We", "love", "painting", "asserted"))]
+         ("We love painting together lately, especially nature-inspired ones.", ("We", "love", "painting", "asserted")),
+         # an intention told in the past is meant, not planned (the painting is finished; the trip happened or not)
+         ("I wanted to bring my love of music into the store, so it was a perfect fit.",
+          ("I", "bring", "my love", "intended")),
+         ("My aim was to show calm and hope in that painting.", ("I", "show", "calm", "intended")),
+         ("I meant to call my aunt but I forgot.", ("I", "call", "my aunt", "intended")),
+         ("My goal is to adopt a dog this year.", ("I", "adopt", "dog", "planned"))]
 
 
 @pytest.fixture(scope="module")
