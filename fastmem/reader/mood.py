@@ -10,10 +10,9 @@ the good spots", "they'll survive"), and what anyone will "end up" doing. A plan
 the tapas place", "I'm going to try pottery"), an intention told in the past ("I wanted to
 blend my love for dance and fashion", "my aim was to show warmth": meant, whether or not it
 came about) and a negation ("I don't drink coffee") are facts about the person, stored with
-their mood. What
-the speaker once believed ("I thought you were still in Northgate": said when it turned out
-otherwise) and a saying quoted as one ("patience gets us there in the end, as my grandma says")
-are not facts either.
+their mood. What the speaker once believed ("I thought you were still in Northgate": said when
+it turned out otherwise) and a saying quoted as one ("patience gets us there in the end, as my
+grandma says") are not facts either.
 """
 
 from __future__ import annotations

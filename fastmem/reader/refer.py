@@ -125,8 +125,9 @@ def referent(tok, person_nouns):
 
 def _core(tok) -> bool:
     """A main clause's subject or object (through the conjuncts of one), not a preposition's
-    object, nor an argument of a clause used as a noun ("*Representing diversity* in my art is
-    important to me. I also use it": the art) or of a clause that shows ("here's a pic")."""
+    object, nor an argument of a clause used as a noun ("*Keeping the family tradition* alive in
+    my cooking is important to me. I also use it": the cooking) or of a clause that shows
+    ("here's a pic")."""
     while tok.dep_ == "conj" and tok.head.i != tok.i:
         tok = tok.head
     verb = tok.head
