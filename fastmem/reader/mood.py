@@ -207,15 +207,21 @@ def mood(verb) -> str:
         for c in verb.children)  # "this biz is no cakewalk"
     if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
+    return NEGATED if negated else _stance(verb, chain, shared, aux)
+
+
+def _stance(verb, chain: list, shared: list, aux: set) -> str:
+    """A stored clause's mood when it is not negated: planned (a future, "going to", a plan
+    verb or goal in the present, a trip arranged, something still owed), intended (a plan verb
+    or goal only in the past: "I wanted to blend ...", "my aim was to show warmth"), else
+    asserted."""
     future = aux & _FUTURE or any(map(_going_to, shared)) or _arranged_soon(verb) \
         or _arranged(shared[-1]) or any(map(_owed, shared))
     meant = [v for below, v in zip(chain, chain[1:])  # ("they mean ... to me": none)
              if v.lemma_.lower() in _PLAN and _intended(below) or v.lower_ in _PLAN - _VERB_PLAN or goal_of(v)]
     if not future and meant and all(v.tag_ == "VBD" for v in meant):
-        return NEGATED if negated else INTENDED  # "I wanted to blend ...", "my aim was to show warmth"
-    if future or meant:
-        return NEGATED if negated else PLANNED
-    return NEGATED if negated else ASSERTED
+        return INTENDED
+    return PLANNED if future or meant else ASSERTED
 
 
 def _eager(verb) -> bool:
