@@ -126,7 +126,7 @@ class RecallPipeline:
         # answers excluded: rankings identical 12/40 when they were dropped only before fusion)
         pool = max(REF_DEPTH, 4 * k)
         fetch = pool + min(len(exclude), MAX_EXCLUDED_ROOM)
-        turn = TurnQuery(query, vec, fetch, pool, scope, self.scopes.allowed(scope))
+        turn = TurnQuery(query, vec, fetch, pool, scope, self.scopes.allowed(scope), exclude)
         needs = {"derived": any(CHANNELS[c].derived for c in use if c in CHANNELS), "slot": slot}
         found = turn.found
         for name, spec in CHANNELS.items():
@@ -272,7 +272,7 @@ class RecallPipeline:
             return turn.found["vector"]
         q = np.asarray(vec, np.float32) + seen.mean(0)
         q /= max(float(np.linalg.norm(q)), 1e-9)
-        again = TurnQuery(turn.query, q, turn.fetch, pool, turn.scope, turn.members)
+        again = TurnQuery(turn.query, q, turn.fetch, pool, turn.scope, turn.members, turn.exclude)
         return _without(CHANNELS["vector"].run(self, again), exclude, pool) if exclude else CHANNELS["vector"].run(self, again)
 
     def _long_prior(self, found: dict[str, C.Channel]) -> dict[str, dict[int, float]]:

@@ -124,3 +124,34 @@ def test_excluded_memories_are_never_hits(mem):
     ids = mem.remember_many(["The gate code is 4471.", "The gate code changed to 9012 in May.", "Gates close at ten."])
     r = mem.recall("what is the gate code", k=3, record=False, exclude=[ids[1]])
     assert ids[1] not in [h.id for h in r.hits] and r.hits[0].id == ids[0]
+
+
+TURNS = ["Melanie: We were so lucky my son was okay after the accident on the road trip.",
+         "Caroline: Family is super important to me, especially after the accident.",
+         "Melanie: I painted a sunset at the lake last summer.",
+         "Caroline: The support group helped me feel accepted.",
+         "Melanie: The kids loved the pottery workshop.",
+         "Caroline: I am saving up to adopt a child one day."]
+ASKED = [f"How did Melanie feel after the accident on day {i}?" for i in range(40)]
+
+
+@pytest.mark.parametrize("scoped", [False, True])
+def test_excluded_memories_rank_the_rest_as_if_never_stored(tmp_path, scoped):
+    # a host excludes the turns its model has in context: 40 questions that repeat "Melanie"
+    # and "accident" must not change how the keyword channel weighs those words for the rest
+    scope = "u1" if scoped else None  # None: the whole store, written in the default scope
+    with fastmem.Memory(str(tmp_path / "before.db")) as a, fastmem.Memory(str(tmp_path / "after.db")) as b:
+        for m in (a, b):
+            if scoped:  # another user's memories: the scope is ranked with its own statistics
+                m.remember_many(noise_texts(50), scope="u2")
+            m.remember_many(TURNS, scope=scope or "")
+        asked = b.remember_many(ASKED, scope=scope or "")
+        for q in ("how did Melanie feel after the accident", "what did the kids love", "Melanie accident family"):
+            want = a.recall(q, k=5, scope=scope, record=False, analogy=False, channels=("keyword",)).hits
+            got = b.recall(q, k=5, scope=scope, record=False, analogy=False, channels=("keyword",),
+                           exclude=asked).hits
+            assert [(h.text, round(h.score, 6)) for h in got] == [(h.text, round(h.score, 6)) for h in want], q
+            if "accident" in q:  # the questions do shift the words' weights: the check can fail
+                plain = b.recall(q, k=60, scope=scope, record=False, analogy=False, channels=("keyword",)).hits
+                rest = {h.text: round(h.score, 6) for h in plain if h.id not in asked}
+                assert any(rest.get(h.text) != round(h.score, 6) for h in want), q

@@ -96,12 +96,16 @@ class Keyword:
             total += c
         return keep, [x for x in counted if x not in keep]
 
-    def __call__(self, query: str, pool: int, scope: str | None, n: int, extra=(), members=None) -> Channel:
+    def __call__(self, query: str, pool: int, scope: str | None, n: int, extra=(), members=None,
+                 exclude: frozenset[int] = frozenset()) -> Channel:
         """The ``pool`` best memories of ``scope`` for ``query``. ``members``: the scope's ids
         when the store holds other scopes; a scope of at most :data:`KEYWORD_SCOPE_OWN_STATS` memories is
-        then ranked with its own statistics (see :meth:`scoped`)."""
+        then ranked with its own statistics (see :meth:`scoped`). ``exclude``: memories ranked
+        as if they were not stored (none returned; the store's size, length and each word's
+        count without them), so a recall that leaves out the turns a host's model has in its
+        context ranks the rest as the store before them would."""
         if members is not None and len(members) <= KEYWORD_SCOPE_OWN_STATS:
-            return self.scoped(query, pool, scope, members)
+            return self.scoped(query, pool, scope, members - exclude if exclude else members, exclude)
         match, rescore = self.terms(query, n)
         if not match and not rescore:
             return {}
@@ -111,7 +115,11 @@ class Keyword:
         if not rescore:  # the plain query
             rows = self.db.execute(sql + scope_sql + " ORDER BY 2 LIMIT :pool",
                                    {"q": " OR ".join(t for _, t in match), "pool": pool, "scope": scope})
-            return {mid: (r + 1, float(-s)) for r, (mid, s) in enumerate(rows)}
+            if not exclude:
+                return {mid: (r + 1, float(-s)) for r, (mid, s) in enumerate(rows)}
+            # FTS5's statistics count the excluded rows: its best scored again without them
+            # (``pool`` has room for them; the two orders differ a little, near the top rarely)
+            return self._bm25({mid for mid, _ in rows}, match, pool, scope, n, less=exclude)
         cands = set(int(x) for x in extra)
         if match:
             cands.update(r[0] for r in self.db.execute(sql + scope_sql + " ORDER BY 2 LIMIT :lim", {
@@ -121,13 +129,14 @@ class Keyword:
             cands.update(r[0] for r in self.db.execute(
                 "SELECT m.id FROM memories_fts JOIN memories m ON m.id=memories_fts.rowid WHERE memories_fts MATCH :q"
                 + scope_sql + " ORDER BY memories_fts.rowid DESC LIMIT :b", {"q": q, "b": 4 * pool, "scope": scope}))
-        return self._bm25(cands, match + rescore, pool, scope, n)
+        return self._bm25(cands, match + rescore, pool, scope, n, less=exclude)
 
-    def scoped(self, query: str, pool: int, scope: str, members) -> Channel:
+    def scoped(self, query: str, pool: int, scope: str, members, exclude: frozenset[int] = frozenset()) -> Channel:
         """bm25 over the scope alone: its memory count, average length and each word's count
         among its memories, so the ranking is the one a store holding only this scope gives
         (FTS5's statistics count every scope's words). Every memory of the scope with a query
-        word is scored (at most :data:`KEYWORD_SCOPE_OWN_STATS`)."""
+        word is scored (at most :data:`KEYWORD_SCOPE_OWN_STATS`); ``exclude``: never scored (``members``
+        are the scope's without them)."""
         terms = fts_terms(query)
         if not terms or not members:
             return {}
@@ -137,7 +146,7 @@ class Keyword:
         tokens = sum(varint(sz, 0)[0] for (sz,) in self.db.execute(
             "SELECT sz FROM memories_fts_docsize WHERE id IN (SELECT value FROM json_each(?))",
             (json.dumps(sorted(members)),)))
-        return self._bm25(cands, [(0, t) for t in terms], pool, scope, 0, stats=(len(members), tokens))
+        return self._bm25(cands, [(0, t) for t in terms], pool, scope, 0, stats=(len(members), tokens), less=exclude)
 
     def _tokenised(self, text: str) -> tuple[int, dict[str, int]]:
         """A text's FTS5 token count and the count of each token (cached)."""
@@ -155,20 +164,30 @@ class Keyword:
         return self._tok(term.strip('"').replace('""', '"').encode(), apsw.FTS5_TOKENIZE_QUERY, None,
                          include_offsets=False, include_colocated=False)
 
-    def _bm25(self, cands, terms, pool: int, scope: str | None, n: int, stats=None) -> Channel:
+    def _bm25(self, cands, terms, pool: int, scope: str | None, n: int, stats=None,
+              less: frozenset[int] = frozenset()) -> Channel:
         """FTS5's bm25 of ``cands`` over ``terms``, computed here (see the class docstring).
         ``stats``: ``(rows, tokens)`` of a scope whose every memory with a query word is in
-        ``cands`` (the words' counts are then taken among them), else the FTS table's."""
+        ``cands`` (the words' counts are then taken among them), else the FTS table's, less
+        the memories ``less`` (their rows, tokens and words; none of them is scored)."""
+        cands = set(cands) - less if less else cands
         if not cands:
             return {}
         if self._tok is None:
             self._tok = self.db.fts5_tokenizer("porter", ["unicode61"])
+        gone = []
         if stats is None:
             blob = self.db.execute("SELECT block FROM memories_fts_data WHERE id=1").fetchone()
             if blob is None:
                 return {}
             rows, i = varint(blob[0], 0)
             tokens, _ = varint(blob[0], i)
+            if less:
+                told = [self._tokenised(text) for (text,) in self.db.execute(
+                    "SELECT text FROM memories WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(less)),))]
+                rows -= len(told)
+                tokens -= sum(length for length, _ in told)
+                gone = [counts for _, counts in told]
         else:
             rows, tokens = stats
         avgdl = tokens / max(rows, 1)
@@ -183,6 +202,9 @@ class Keyword:
                 df = sum(1 for _, (_, counts) in docs if any(st in counts for st in stems))
             else:
                 df = c if c <= self.CAP else self.exact_df(t, n)
+                if gone:
+                    df -= (sum(1 for counts in gone if stems[0] in counts) if len(stems) == 1 else
+                           sum(1 for counts in gone if any(st in counts for st in stems)))
             w = max(math.log((rows - df + 0.5) / (df + 0.5)), 1e-6)
             for st in stems:
                 idf[st] = idf.get(st, 0.0) + w
@@ -200,4 +222,5 @@ class Keyword:
 
 @channel("keyword", also=("derived",), weight=1.0, state=Keyword, long_prior=True)
 def run(p, t: TurnQuery) -> Channel:
-    return p.state["keyword"](t.query, t.fetch, t.scope, p.index.live, extra=t.labels, members=t.members)
+    return p.state["keyword"](t.query, t.fetch, t.scope, p.index.live, extra=t.labels, members=t.members,
+                              exclude=t.exclude)

@@ -25,15 +25,20 @@ Channel = dict[int, tuple[int, float]]
 class TurnQuery:
     """What a recall channel sees of the turn: the text, its embedding (or None), how many
     candidates to fetch (``fetch``: the fusion pool plus room for excluded ids) and to keep
-    (``pool``), the scope and its members (None: no filter), the channels found so far
+    (``pool``), the scope and its members (None: no filter), the ids the recall leaves out
+    (``exclude``: a channel that ranks by the store's statistics ranks as if they were not
+    stored; the pipeline removes them from every channel's results), the channels found so far
     (``found``, for the derived ones), and what the base channels leave for others: the
     vector channel's neighbour ``labels`` (the keyword channel scores them too; the slot reads
     them) and the graph channel's matched ``entities`` (shown in ``why``)."""
 
-    __slots__ = ("query", "vec", "fetch", "pool", "scope", "members", "found", "labels", "entities", "filtered")
+    __slots__ = ("query", "vec", "fetch", "pool", "scope", "members", "found", "labels", "entities", "filtered",
+                 "exclude")
 
-    def __init__(self, query: str, vec, fetch: int, pool: int, scope: str | None, members) -> None:
+    def __init__(self, query: str, vec, fetch: int, pool: int, scope: str | None, members,
+                 exclude: frozenset[int] = frozenset()) -> None:
         self.query, self.vec, self.fetch, self.pool, self.scope, self.members = query, vec, fetch, pool, scope, members
+        self.exclude = exclude
         self.found: dict[str, Channel] = {}
         self.labels = np.zeros(0, np.int64)
         self.entities: list[str] = []
