@@ -194,7 +194,8 @@ SURFACE_GRID = [("neighbourhood", 10, 0.5, True), ("neighbourhood", 10, 0.5, Fal
 
 def pairwise(m, rows, texts, ids) -> dict[str, float]:
     """The share of rows whose target outscores its own distractor against the row's source:
-    in the slot's score (the structure mapping's surprise; an exact tie goes, as in the slot,
+    in the slot's score (what it chooses by: the structure mapping's surprise plus the plot
+    view's evidence, :func:`fastmem.evaluate.slot.exact_scores`; an exact tie goes, as in the slot,
     to the larger stage-1 alignment; ``ties`` counts the exact ties of the surprise,
     ``ties_left`` those the alignment leaves) and in ``structural_similarity``."""
     import fastmem

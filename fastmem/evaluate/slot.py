@@ -76,13 +76,16 @@ def features_of(slot: AnalogySlot, text: str, ids: Sequence[int], extractor) -> 
 
 
 def exact_scores(slot: AnalogySlot, text: str, ids: Sequence[int], extractor) -> list[float]:
-    """The slot's structural score of each memory against ``text``: the surprise of its
-    structure mapping, in bits (0 for a memory without events or a text without events)."""
-    events = parse_turn(extractor, text)[0]
-    if not events:
+    """The slot's structural score of each memory against ``text``, what it chooses by among
+    mappings that pass its gate: the surprise of the structure mapping plus the plot view's
+    evidence (:meth:`~fastmem.analogy.slot.AnalogySlot.plot_evidence`), in bits (0 for a memory
+    without events or a text without events)."""
+    turn = slot.prepare(text, extractor, 0.0)
+    if not turn.events:
         return [0.0] * len(ids)
+    plot = slot.plot_evidence(turn, ids)
     out = []
     for mid in ids:
         ev = slot.structure.events(int(mid))
-        out.append(slot.mapper.map(events, ev).surprise if ev else 0.0)
+        out.append(slot.mapper.map(list(turn.events), ev).surprise + plot.get(int(mid), 0.0) if ev else 0.0)
     return out

@@ -109,3 +109,33 @@ def test_plots_are_read_again_with_the_reader(tmp_path):
         m.analogy.rebuild(reparse=True)
         assert sorted(e.structure.plots.ids.tolist()) == sorted(ids)
         assert m.admin.check().ok
+
+
+PLANT = ("Roots take up water from the soil. The water rises through the stem to the leaves. In the leaves, "
+         "sunlight turns the water and air into sugar. The sugar flows to the rest of the plant, where it feeds "
+         "new growth.")
+MILL = ("Trucks bring raw ore from the mine. The ore rides a conveyor up to the furnace. In the furnace, heat "
+        "turns the ore and coke into iron. The iron goes to the workshops, where it feeds the machines.")
+MILL_OUT_OF_ORDER = ("In the furnace, heat turns the ore and coke into iron. The iron goes to the workshops, where "
+                     "it feeds the machines. Trucks bring raw ore from the mine. The ore rides a conveyor up to "
+                     "the furnace.")
+
+
+def test_between_two_mappings_that_pass_the_plot_view_chooses_the_process_in_order(tmp_path):
+    """The same events told in another order map as well event by event; the plot view's
+    evidence, added to the mapping's, decides for the one told in the turn's order."""
+    with fastmem.Memory(str(tmp_path / "o.db")) as m:
+        chores = ["cooked dinner", "painted the fence", "fixed the bike", "planted beans", "washed the car"]
+        m.remember_many([f"On day {i} Ana {chores[i % 5]}. Then she called her brother and read a book."
+                         for i in range(40)])  # plots of a store, none of them the turn's
+        m.remember_many([COURIER, HEART, "A baker mixed flour and water, and the dough rose in the warm kitchen."])
+        ordered, shuffled = m.remember_many([MILL, MILL_OUT_OF_ORDER])
+        slot = m.admin.engine.slot
+        turn = slot.prepare(PLANT, m.admin.extractor, 0.0)
+        bits = slot.plot_evidence(turn, [ordered, shuffled])
+        assert bits[ordered] > bits[shuffled] > 0.0
+        from fastmem.evaluate.slot import exact_scores
+        scores = exact_scores(slot, PLANT, [ordered, shuffled], m.admin.extractor)
+        assert scores[0] > scores[1]
+        an = m.recall(PLANT, k=3, record=False).analogy
+        assert an is None or an.id != shuffled
