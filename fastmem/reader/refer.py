@@ -116,9 +116,12 @@ def referent(tok, person_nouns):
         # "it" of a sentence that names nothing before it: of the sentence before, what a clause was
         # about (its subject or object) before a place or a time in passing ("I made this bowl in my
         # class. It took some work": the bowl, not the class)
-        near = [c for c in fits if c.sent.start == fits[0].sent.start]
-        core = next((c for c in near if _core(c)), None)
-        if core is not None:
+        # (and when that sentence's clause is about someone, not a thing, "Our city held a pride parade!
+        # So many people marched ..., celebrating love and diversity. I missed it": what the sentence
+        # before that was about, the parade, not a noun in passing)
+        core = next((c for c in fits if _core(c)), None)
+        if core is not None and (core.sent.start == fits[0].sent.start or any(
+                _core(c) and c.i not in {f.i for f in fits} for c in fits[0].sent)):
             return core
     return fits[0]
 

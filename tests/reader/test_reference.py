@@ -234,3 +234,15 @@ def test_a_name_read_as_a_possessive_is_who_he_is(reader):
     another pet named earlier)."""
     got = facts(reader, "Bruno's brilliant! He hid his toy under the couch.")
     assert ("Bruno", "hide", "Bruno's toy") in got, got
+
+
+def test_it_after_a_sentence_about_people_is_what_was_told_before(reader):
+    """"Our city held a pride parade! So many people marched ... celebrating love and diversity. I
+    missed it": the parade (a reader marked "missed diversity" wrong). A sentence whose clause is
+    about someone, not a thing, leaves "it" to what the sentence before it was about; a sentence
+    that shows something ("here's a pic of ...") keeps it."""
+    got = facts(reader, "Yesterday our club organised a charity run. Hundreds of people jogged along the river, "
+                        "waving flags and raising money and awareness. I missed it but I donated.")
+    assert [f for f in got if f[1] == "miss"] == [("I", "miss", "charity run")], got
+    got = facts(reader, "Family is so important. Here's a pic of my kids camping at the lake. We love it!")
+    assert not [f for f in got if f[1] == "love" and f[2] == "Family"], got
