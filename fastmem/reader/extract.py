@@ -391,8 +391,11 @@ class SpacyExtractor:
         elif owner is not None and owner.lower_ in _POSSESSIVE_PRON:
             text = f"{owner.lower_} {text}"  # "my sister": whose, the write resolves (fastmem.reader.who)
         elif owner is not None and (owner.pos_ == "PROPN" and owner.ent_type_ in ("PERSON", "")
-                                    or owner.pos_ == "NOUN" and any(c.dep_ == "poss" for c in owner.children)):
-            text = f"{self._span(owner, depth + 1)[0]}{genitive(owner)} {text}"  # "Caroline's sister", "my mentors' support"
+                                    or owner.pos_ == "NOUN" and any(c.dep_ == "poss" for c in owner.children)
+                                    or owner.pos_ == "NOUN" and not _when(owner) and depth < 3
+                                    and any(c.dep_ == "det" and c.lower_ in ("the", "this", "that") for c in owner.children)):
+            # "Caroline's sister", "my mentors' support", "the horse's grace" (not "today's", "last year's")
+            text = f"{self._span(owner, depth + 1)[0]}{genitive(owner)} {text}"
         lemma = tok.lemma_.lower()
         if lemma in _PERSON_NOUNS:
             typ = "person"

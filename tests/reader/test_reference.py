@@ -26,6 +26,8 @@ def facts(reader, text):
     ("I'm putting in a lot of work on my business.", ("I", "work on", "my business")),
     ("I put a lot of effort into the garden this year.", ("I", "work on", "garden")),
     ("You've put a lot of work into that boat.", ("You", "work on", "boat")),
+    ("I loved how you got the horse's grace and strength.", ("you", "get", "horse's grace")),  # whose grace
+    ("We admired the city's lights from the bridge.", ("We", "admire", "city's lights")),
 ])
 def test_what_a_person_would_store(reader, text, fact):
     assert fact in facts(reader, text)
