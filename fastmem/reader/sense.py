@@ -36,7 +36,7 @@ __all__ = ["EAGER", "FACTIVE",
 EVALUATIVE = frozenset(("feeling ride journey experience adventure blast bummer relief pleasure dream nightmare "
                         "challenge struggle rollercoaster coaster honor honour privilege joy thrill treat shame pity "
                         "lesson process step game changer gamechanger mess chaos reminder match fit idea call move act "
-                        "trip day night moment evening weekend choice decision combo combination").split())
+                        "trip day night moment evening weekend choice decision combo combination road battle grind").split())
 #: Nouns that judge whatever they are said of ("my drawings are a disgrace", "the trip was a
 #: nightmare"): a verdict, not what the thing is.
 JUDGEMENTS = frozenset(("disgrace disaster joke nightmare mess chaos blast bummer catastrophe trainwreck "

@@ -99,7 +99,8 @@ def test_it_after_a_gerund_subject_is_the_gerund(reader):
 
 
 @pytest.mark.parametrize("text", ["Plus, I wanted to blend my love for dance and fashion, so it was a perfect match.",
-                                  "I quit my job and moved to the coast; it was the right call."])
+                                  "I quit my job and moved to the coast; it was the right call.",
+                                  "Here's a photo from when I was training - it was a tough road, but worth it!"])
 def test_it_judged_as_a_match_or_a_call_is_no_fact_about_a_thing(reader, text):
     assert not any(r == "be" for _, r, _ in facts(reader, text)), facts(reader, text)
 
