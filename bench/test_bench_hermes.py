@@ -13,7 +13,10 @@ per turn), then measured:
 * ``prefetch`` - ``prefetch`` of a new message each round, as hermes asks before every turn:
   holographic's search / fastmem's full recall (embedding, every channel, use weights, the
   analogy slot);
-* ``derive``   - fastmem's background work per turn (embed, parse, commit of one turn).
+* ``derive``   - fastmem's background work per turn (embed, parse, commit of one turn);
+* ``turn``     - one turn in hermes' order: ``prefetch`` of the user's message, ``sync_turn`` of it,
+  and the background work its write leaves (the message without its LoCoMo speaker label, as
+  a user types it; the write reads the parse the recall made).
 
 LoCoMo dev has 788 turns; beyond them the turns repeat with a ``[copy k]`` prefix (holographic
 refuses duplicate texts). Queries are LoCoMo's questions.
@@ -33,7 +36,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from locomo import conversation_files, turns  # noqa: E402
 
 SIZES = [1000, 2000] + ([4000] if os.environ.get("FASTMEM_BENCH_HERMES_4K") else [])
-OPS = ["holographic add", "fastmem add", "holographic prefetch", "fastmem prefetch", "fastmem derive"]
+OPS = ["holographic add", "fastmem add", "holographic prefetch", "fastmem prefetch", "fastmem derive", "fastmem turn"]
 
 
 def _texts():
@@ -105,6 +108,16 @@ def test_provider(benchmark, stores, size, op):
     elif op == "fastmem prefetch":
         benchmark.pedantic(lambda: stores.fast.prefetch(next(qs) + " ", session_id="bench"), rounds=40,
                            warmup_rounds=2)
+    elif op == "fastmem turn":
+        from fastmem.util.text import strip_label
+
+        def turn():
+            message = strip_label(next(stores.texts))
+            stores.fast.prefetch(message, session_id="bench")
+            stores.fast.sync_turn(message, "", session_id="bench")
+            assert stores.fast.wait(timeout=60)  # its write derived (the background thread's work)
+
+        benchmark.pedantic(turn, rounds=20, warmup_rounds=1)
     else:
         mem = stores.fast._mem
 
