@@ -36,8 +36,8 @@ first; ``"neighbours"`` the turn's nearest surface neighbours above ``surface_fl
 Among the candidates that pass, the analogy is the most surprising mapping times its use
 weight; when more than one passes, the surprise of each counts with the plot view's evidence
 for it, in bits (:meth:`AnalogySlot.plot_evidence`: the same events told in another order, a
-process's broken-order distractor, stand lower there); ``Analogy.why["reason"]`` says in one line which events and entities correspond,
-with the bits and the p-value.
+process's broken-order distractor, stand lower there). ``Analogy.why["reason"]`` says in one
+line which events and entities correspond, with the bits and the p-value.
 
 :meth:`AnalogySlot.explore` is ``Memory.analogy.explore``: the structurally closest memories
 without the surface condition, the gate or the session rules.
