@@ -8,10 +8,14 @@ import contextlib
 import sys
 import threading
 
+from ..util.bounded import Bounded
 from .embedder import LOAD_LOCK
 from .exitgate import drain_first, native
 
-__all__ = ["ensure_cpu_ops", "load_spacy", "load_spacy_in_background", "spacy_loaded"]
+__all__ = ["ensure_cpu_ops", "load_spacy", "load_spacy_in_background", "spacy_loaded", "DocCache", "DOC_CACHE"]
+
+#: Parses kept for a later parse of the same text (:class:`DocCache`).
+DOC_CACHE = 64
 
 _NLP = None
 _NLP_LOCK = threading.Lock()
@@ -100,3 +104,41 @@ def ensure_cpu_ops() -> None:
     if ops is None:
         ops = _OPS.ops = get_ops("cpu")
     set_current_ops(ops)
+
+
+class DocCache:
+    """Docs of texts parsed a few at a time (at most ``batch`` in one call), kept for a later
+    parse of the same text: a host recalls with a turn and then writes it ("User: ..."), and the
+    write reads the recall's parse. A bulk write's docs are not kept; at most ``size`` are. A
+    recall and a background write may share it (a lock); docs are only read once made."""
+
+    def __init__(self, size: int = DOC_CACHE, batch: int = 8) -> None:
+        self._docs = Bounded(size)
+        self._lock = threading.Lock()
+        self.batch = batch
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def parse(self, texts: list[str], one, many):
+        """The docs of ``texts``: kept ones as they are, the others from ``one(text)`` (a single
+        text) or ``many(texts)`` (an iterable of docs, handed out as they come)."""
+        with self._lock:
+            known = [self._docs.get(t) for t in texts]
+        if all(d is not None for d in known):
+            return known
+        missing = [t for t, d in zip(texts, known) if d is None]
+        fresh = [one(missing[0])] if len(missing) == 1 else many(missing)
+        if len(texts) <= self.batch:  # a few: kept, and handed out as a list
+            fresh = list(fresh)
+            with self._lock:
+                for t, doc in zip(missing, fresh):
+                    self._docs[t] = doc
+            if len(missing) == len(texts):
+                return fresh
+            it = iter(fresh)
+            return [d if d is not None else next(it) for d in known]
+        if len(missing) == len(texts):
+            return fresh
+        it = iter(fresh)
+        return (d if d is not None else next(it) for d in known)

@@ -11,14 +11,12 @@ is an extractor.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..models.exitgate import native
-from ..models.parser import ensure_cpu_ops, load_spacy, load_spacy_in_background, spacy_loaded
+from ..models.parser import DOC_CACHE, DocCache, ensure_cpu_ops, load_spacy, load_spacy_in_background, spacy_loaded
 from ..results import Triple
-from ..util.bounded import Bounded
 from ..util.text import strip_label
 from .canon import canon_relation, fold_name, normalise_type
 from .chat import ChatExtractor, chat_complete  # noqa: F401 - their home before reader.chat
@@ -179,11 +177,6 @@ EVENTS_VERSION = 5
 #: Components run after the rest of the parse, and only on a text that may name something
 #: (:func:`fastmem.reader.words.entity_cue`): the entity recogniser.
 _LATER = ("ner",)
-#: Parses kept for a later parse of the same text: a host recalls with a turn and then writes
-#: it ("User: ..."), and the write reads the recall's parse. Only texts parsed a few at a time
-#: (a turn, a host's write) are kept; a bulk write's are not.
-DOC_CACHE = 64
-_CACHED_BATCH = 8
 #: The rules applied by default: copula only; pronoun, light and conj earned nothing on
 #: ProPara-Logy silver, alone or beside it, so they stay opt-in (``docs/defaults.md``, "Parse repairs").
 REPAIRS = frozenset({"copula"})
@@ -222,8 +215,7 @@ class SpacyExtractor:
         self.batch_size = batch_size
         self.max_triples = max_triples
         self.repairs = REPAIRS if repairs is None else frozenset(repairs)
-        self._parsed: dict[str, Any] = Bounded(DOC_CACHE)  # what was parsed -> its doc (read only)
-        self._parsed_lock = threading.Lock()  # a recall and a background write share the extractor
+        self._parsed = DocCache(DOC_CACHE)  # a turn recalled, then written, is parsed once
         unknown = self.repairs - set(ALL_REPAIRS)
         if unknown:
             raise ValueError(f"unknown parse repairs {sorted(unknown)}; known: {list(ALL_REPAIRS)}")
@@ -245,32 +237,17 @@ class SpacyExtractor:
     def _docs(self, texts: Sequence[str]):
         """Parsed docs; one text goes through ``nlp()`` directly (``pipe``'s batching costs
         about a millisecond, a quarter of a short turn's parse). A text parsed a moment ago in a
-        small batch is not parsed again (:data:`DOC_CACHE`)."""
+        small batch is not parsed again (:class:`fastmem.models.parser.DocCache`)."""
         nlp = self.nlp
         ensure_cpu_ops()
         # a transcript's "Name:" label is not part of what it says; "livin'" is living
         texts = [contracted_be(spoken_g(strip_label(t))) for t in texts]
-        with self._parsed_lock:
-            known = [self._parsed.get(t) for t in texts]
-        if all(d is not None for d in known):
-            return known
-        if len(texts) == 1:
-            with native():  # the parser runs BLIS without the GIL (see fastmem.models.exitgate)
-                doc = nlp(texts[0], disable=_LATER)
-                if entity_cue(doc):
-                    doc = nlp.get_pipe("ner")(doc)
-            with self._parsed_lock:
-                self._parsed[texts[0]] = doc
-            return [doc]
-        missing = [t for t, d in zip(texts, known) if d is None]
-        fresh = self._piped(nlp, missing)
-        if len(texts) <= _CACHED_BATCH:
-            fresh = list(fresh)
-            with self._parsed_lock:
-                for t, doc in zip(missing, fresh):
-                    self._parsed[t] = doc
-            fresh = iter(fresh)
-        return fresh if len(missing) == len(texts) else (d if d is not None else next(fresh) for d in known)
+        return self._parsed.parse(texts, self._one, lambda missing: self._piped(nlp, missing))
+
+    def _one(self, text: str):
+        with native():  # the parser runs BLIS without the GIL (see fastmem.models.exitgate)
+            doc = self.nlp(text, disable=_LATER)
+            return self.nlp.get_pipe("ner")(doc) if entity_cue(doc) else doc
 
     def _piped(self, nlp, texts: Sequence[str]):
         """``nlp.pipe`` one batch at a time, each batch one native call; the docs of a batch
