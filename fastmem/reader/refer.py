@@ -120,8 +120,9 @@ def referent(tok, person_nouns):
         # So many people marched ..., celebrating love and diversity. I missed it": what the sentence
         # before that was about, the parade, not a noun in passing)
         core = next((c for c in fits if _core(c)), None)
+        fitting = {f.i for f in fits}
         if core is not None and (core.sent.start == fits[0].sent.start or any(
-                _core(c) and c.i not in {f.i for f in fits} for c in fits[0].sent)):
+                _core(c) and c.i not in fitting for c in fits[0].sent)):
             return core
     return fits[0]
 

@@ -202,9 +202,7 @@ class Keyword:
                 df = sum(1 for _, (_, counts) in docs if any(st in counts for st in stems))
             else:
                 df = c if c <= self.CAP else self.exact_df(t, n)
-                if gone:
-                    df -= (sum(1 for counts in gone if stems[0] in counts) if len(stems) == 1 else
-                           sum(1 for counts in gone if any(st in counts for st in stems)))
+                df -= sum(1 for counts in gone if any(st in counts for st in stems))
             w = max(math.log((rows - df + 0.5) / (df + 0.5)), 1e-6)
             for st in stems:
                 idf[st] = idf.get(st, 0.0) + w
