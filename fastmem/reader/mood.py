@@ -9,7 +9,8 @@ do or be, said as "you'll ...", "she'll ...", "it'll ..." ("you'll smash it", "s
 the good spots", "they'll survive"), and what anyone will "end up" doing. A plan ("I'll book
 the tapas place", "I'm going to try pottery"), an intention told in the past ("I wanted to
 blend my love for dance and fashion", "my aim was to show warmth": meant, whether or not it
-came about) and a negation ("I don't drink coffee") are facts about the person, stored with
+came about), an attempt ("I'm trying to quit smoking": planned; "I tried to call her": meant)
+and a negation ("I don't drink coffee") are facts about the person, stored with
 their mood. What the speaker once believed ("I thought you were still in Northgate": said when
 it turned out otherwise) and a saying quoted as one ("patience gets us there in the end, as my
 grandma says") are not facts either.
@@ -37,6 +38,10 @@ _WISH = frozenset({"wish", "hope", "dream", "pray"})
 #: "gotta": the parser's lemma of "gon" is "go").
 _VERB_PLAN = frozenset({"plan", "intend", "decide", "aim", "mean", "want"})
 _PLAN = _VERB_PLAN | {"wanna", "gon", "gonna", "gotta"}
+#: Verbs of an attempt: their "to" complement is tried, not done ("I'm trying to quit smoking": a
+#: plan in the present; "I tried to call her": meant, in the past; "I had to try to capture it":
+#: the tense is another verb's, and it was done).
+_ATTEMPT = frozenset({"try", "attempt"})
 _CONSIDER = frozenset({"think", "dream", "talk", "consider", "debate"})
 _CONDITION = frozenset({"if", "unless", "whether", "assuming", "provided", "suppose", "supposing"})
 _GENERIC_MARKS = frozenset({"when", "whenever", "if", "once", "until", "while"})
@@ -218,7 +223,9 @@ def _stance(verb, chain: list, shared: list, aux: set) -> str:
     future = aux & _FUTURE or any(map(_going_to, shared)) or _arranged_soon(verb) \
         or _arranged(shared[-1]) or any(map(_owed, shared))
     meant = [v for below, v in zip(chain, chain[1:])  # ("they mean ... to me": none)
-             if v.lemma_.lower() in _PLAN and _intended(below) or v.lower_ in _PLAN - _VERB_PLAN or goal_of(v)]
+             if v.lemma_.lower() in _PLAN and _intended(below) or v.lower_ in _PLAN - _VERB_PLAN or goal_of(v)
+             or v.lemma_.lower() in _ATTEMPT and v.tag_ in ("VBD", "VBZ", "VBP", "VBG") and below.dep_ == "xcomp" and any(
+                 c.dep_ == "aux" and c.lower_ == "to" for c in below.children)]
     if not future and meant and all(v.tag_ == "VBD" for v in meant):
         return INTENDED
     return PLANNED if future or meant else ASSERTED

@@ -108,6 +108,8 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
             objs.extend((f"{base} {c.lower_}", o) for p in c.children if p.dep_ == "pobj" for o in conj(p))
         elif c.dep_ == "dative" and direct:  # "sold me his car": the car is what is sold; "sold to
             continue  # me" alone reads as a fact with nothing in it (a fact has two ends); "gives me joy": none
+        elif c.dep_ == "dobj" and verb.lemma_.lower() in ("come", "go") and c.i == verb.i + 1 and not any(c.children):
+            continue  # "I'll come cheer", "we'll come visit": a bare verb after "come" or "go", not a thing
         elif c.dep_ == "dobj" and c == relative_dative(verb) or _told(verb, c):
             continue  # "the joy that dancing brings me": I get it; "reminds me of the grit": the grit is the fact
         elif c.dep_ == "attr" and lemma == "be" and (fan := fan_of(c)) is not None:

@@ -34,7 +34,8 @@ NONE = ["It's tough starting a biz, but don't let it get you down.", "Been a bus
         "Don't let the critics get you down.", "You moved to Porto last year, right?",
         "Did you sell the van, or not?", "You sold the van, didn't you?", "I'm gonna make this work!",
         "Enjoy your trip!", "But thank you for your concern, you're so thoughtful!",
-        "Glad I have you in my corner!", "Their encouragement made me who I am."]
+        "Glad I have you in my corner!", "Their encouragement made me who I am.",
+        "I'll come cheer.", "We'll come visit in May."]  # a bare verb after "come", no thing
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
@@ -101,7 +102,11 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
           ("I", "bring", "my love", "intended")),
          ("My aim was to show calm and hope in that painting.", ("I", "show", "calm", "intended")),
          ("I meant to call my aunt but I forgot.", ("I", "call", "my aunt", "intended")),
-         ("My goal is to adopt a dog this year.", ("I", "adopt", "dog", "planned"))]
+         ("My goal is to adopt a dog this year.", ("I", "adopt", "dog", "planned")),
+         # what is tried is not done: in the present a plan, in the past meant ("had to try": it was done)
+         ("My brother is trying to quit smoking.", ("my brother", "quit", "smoking", "planned")),
+         ("I tried to call the landlord yesterday.", ("I", "call", "landlord", "intended")),
+         ("I just had to try to capture that feeling in my painting.", ("I", "capture", "feeling", "asserted"))]
 
 
 @pytest.fixture(scope="module")
