@@ -31,9 +31,8 @@ from .roles import roles as _roles
 from .sense import clause as _clause, continues_clause as _continues_clause, doer as _doer, how_left as _how_left
 from .sense import first_person_left_out as _first_person_left_out, governor as _governor, opener as _opener
 from .sense import of_what as _of_what, plain_verb as _plain_verb, relative_object as _relative_object
-from .objects import OBJ as _OBJ, detail as _detail, objects as _objects
-from .sense import spliced as _spliced, state_phrase as _state_phrase
-from .sense import says_nothing as _says_nothing
+from .objects import OBJ as _OBJ, detail as _detail, objects as _objects, partitive
+from .sense import says_nothing as _says_nothing, spliced as _spliced, state_phrase as _state_phrase
 from .words import INTERJECTIONS, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import MEMBER_NOUNS as _MEMBER_NOUNS, ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
@@ -413,6 +412,8 @@ class SpacyExtractor:
     def _conj(self, tok):
         if tok is _UNDERSTOOD_I:
             return [tok]
+        if (whole := partitive(tok)) is not None:  # "debuting two of our songs": the songs
+            return self._conj(whole)
         out = [tok]
         for c in tok.children:
             if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "PRON", "NUM"):

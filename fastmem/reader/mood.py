@@ -201,7 +201,7 @@ def mood(verb) -> str:
             and any(c.dep_ in ("dobj", "dative") and c.lower_ == "you" for c in verb.children)):
         return GENERIC  # "failures lead you closer to success": anyone, not the listener
     shared = _sharing(verb)
-    aux = {c.lower_ for v in shared for c in v.children if c.dep_ in ("aux", "auxpass")}
+    aux = {c.lower_ for v in shared for c in v.children if c.dep_ in ("aux", "auxpass") and not _had(c)}
     if aux & _HYPOTHETICAL and not (aux & _HYPOTHETICAL == {"could"} and _glad_could(shared[-1])):
         return HYPOTHETICAL
     negated = any(c.dep_ == "neg" for c in verb.children) or any(  # "I'm not gonna forget a second of it"
@@ -213,6 +213,14 @@ def mood(verb) -> str:
     if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
     return NEGATED if negated else _stance(verb, chain, shared, aux)
+
+
+def _had(aux) -> bool:
+    """A contracted "'d" that is "had", not "would": before a past participle with no "have" of
+    its own ("I'd just done a 12 hour shift"; "I'd have gone" is would)."""
+    verb = aux.head
+    return aux.lower_ in ("'d", "d") and verb.tag_ == "VBN" and not any(
+        c.dep_ == "aux" and c.lemma_.lower() == "have" for c in verb.children)
 
 
 def _stance(verb, chain: list, shared: list, aux: set) -> str:

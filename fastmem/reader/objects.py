@@ -12,7 +12,7 @@ from .who import never_a_node
 from .words import PRAISE, adverbial, is_thing, is_when, quoted_title
 
 __all__ = ["MADE", "OBJ", "TRANSFER", "GIVING", "TELLING", "WAYS", "served", "STATE_VERBS", "NO_STATE", "FANS", "fan_of", "objects",
-           "detail", "DETAIL_WORDS", "DETAIL_PHRASES"]
+           "partitive", "detail", "DETAIL_WORDS", "DETAIL_PHRASES"]
 
 #: Verbs of making something for a purpose ("made this window to remind myself"): the parser
 #: reads what was made as the purpose's subject.
@@ -127,6 +127,8 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
             # a vague object, what it names ("I've got other stuff with sentimental value, like my bowl")
             if not any(is_thing(d) and d.lemma_.lower() not in ("stuff", "thing", "one") for d in direct):
                 objs.extend((base, o) for p in c.children if p.dep_ == "pobj" for o in conj(p))
+        elif c.dep_ == "prep" and c.i < verb.i and _framing(c):
+            continue  # "In my defense I'd just done a shift", "in my opinion": how it is said, no place
         elif c.dep_ == "prep" and state_phrase(c) is None:
             if lemma == "be" and any(a.dep_ == "acomp" and a.lower_ in PRAISE | NO_STATE for a in verb.children):
                 continue  # "it was amazing up on that stage", "it'll be worth it in the end": praise, no fact
@@ -219,6 +221,26 @@ def detail(verb, obj, span: Callable, referent: Callable, conj: Callable, direct
         if text:
             parts.append((c.i, text))
     return " ".join(t for _, t in sorted(parts)[:DETAIL_PHRASES])
+
+
+#: Nouns of an "in my ..." that frames what is said ("in my defense", "in my opinion").
+_FRAMES = frozenset(("defense", "defence", "opinion", "view", "experience", "mind", "eyes", "book", "honesty",
+                     "fairness", "case", "words"))
+
+
+def _framing(prep) -> bool:
+    """An "in my opinion" before the verb: the speaker's framing of the clause, not where it was."""
+    return prep.lower_ == "in" and any(p.dep_ == "pobj" and p.lemma_.lower() in _FRAMES
+                                       and any(d.dep_ == "poss" for d in p.children) for p in prep.children)
+
+
+def partitive(tok):
+    """The whole a number object is part of ("debuting two *of our songs*", "bought three of his
+    paintings": the songs, the paintings), or None."""
+    if tok.dep_ != "dobj" or tok.pos_ != "NUM":
+        return None
+    return next((p for c in tok.children if c.dep_ == "prep" and c.lower_ == "of" for p in c.children
+                 if p.dep_ == "pobj"), None)
 
 
 def _listed(names: list[str]) -> str:

@@ -77,7 +77,7 @@ IDIOMS = {("give", "try"): ("try", "dative"), ("give", "shot"): ("try", "dative"
           ("pay", "visit"): ("visit", "dative"), ("make", "decision"): ("decide", "about"),
           ("take", "shot"): ("try", "at"), ("take", "stab"): ("try", "at"), ("make", "it"): ("go to", "to"),
           ("do", "course"): ("take", "dobj"), ("do", "class"): ("take", "dobj"), ("do", "workshop"): ("take", "dobj"),
-          ("do", "lesson"): ("take", "dobj"), ("hit", "gym"): ("go to", "dobj"), ("take", "trip"): ("travel to", "to"),
+          ("do", "lesson"): ("take", "dobj"), ("do", "shift"): ("work", "dobj"), ("hit", "gym"): ("go to", "dobj"), ("take", "trip"): ("travel to", "to"),
           ("have", "love"): ("love", "for"), ("have", "passion"): ("be passionate about", "for"),
           ("take", "control"): ("take control of", "of"), ("keep", "track"): ("keep track of", "of"),
           ("lose", "track"): ("lose track of", "of"), ("take", "advantage"): ("take advantage of", "of"),

@@ -35,7 +35,7 @@ NONE = ["It's tough starting a biz, but don't let it get you down.", "Been a bus
         "Did you sell the van, or not?", "You sold the van, didn't you?", "I'm gonna make this work!",
         "Enjoy your trip!", "But thank you for your concern, you're so thoughtful!",
         "Glad I have you in my corner!", "Their encouragement made me who I am.",
-        "I'll come cheer.", "We'll come visit in May."]  # a bare verb after "come", no thing
+        "I'll come cheer.", "We'll come visit in May.", "I'd have sold the van."]  # a bare verb after "come", no thing
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
@@ -106,7 +106,12 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          # what is tried is not done: in the present a plan, in the past meant ("had to try": it was done)
          ("My brother is trying to quit smoking.", ("my brother", "quit", "smoking", "planned")),
          ("I tried to call the landlord yesterday.", ("I", "call", "landlord", "intended")),
-         ("I just had to try to capture that feeling in my painting.", ("I", "capture", "feeling", "asserted"))]
+         ("I just had to try to capture that feeling in my painting.", ("I", "capture", "feeling", "asserted")),
+         # a contracted "had" is no "would"; a shift done is worked
+         ("I'd already sold the van by then.", ("I", "sell", "van", "asserted")),
+         ("In my defense I'd just done a night shift.", ("I", "work", "night shift", "asserted")),
+         # a number of something is the thing counted
+         ("We're debuting two of our own songs.", ("We", "debut", "our own songs", "asserted"))]
 
 
 @pytest.fixture(scope="module")
@@ -290,3 +295,8 @@ def test_a_clause_on_a_crowd_is_the_crowds_doing(reader):
     got = [(t.subject, t.relation, t.object) for t in reader.extract_many(
         ["Had the show and it was awesome - so many people there complimenting my costume."])[0]]
     assert not any(s == "I" and r.startswith("compliment") for s, r, _ in got), got  # they did, not I
+
+
+def test_in_my_opinion_frames_what_is_said_and_is_no_place(reader):
+    got = [(t.subject, t.relation, t.object) for t in reader.extract_many(["In my defense I'd just done a night shift."])[0]]
+    assert got and all("defense" not in o for _, _, o in got)
