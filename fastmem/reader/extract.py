@@ -27,7 +27,7 @@ from .mood import mood as clause_mood
 from .plot import PEOPLE as _PLOT_PEOPLE
 from .plot import clauses as plot_clauses, has_plot
 from .refer import referent as _refer
-from .roles import roles as _roles
+from .roles import renamed as _renamed, roles as _roles
 from .sense import clause as _clause, continues_clause as _continues_clause, doer as _doer, how_left as _how_left
 from .sense import first_person_left_out as _first_person_left_out, governor as _governor, opener as _opener
 from .sense import of_what as _of_what, plain_verb as _plain_verb, relative_object as _relative_object
@@ -36,8 +36,9 @@ from .sense import says_nothing as _says_nothing, spliced as _spliced, state_phr
 from .words import INTERJECTIONS, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import MEMBER_NOUNS as _MEMBER_NOUNS, ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
+from .words import PERSON_NOUNS as _PERSON_NOUNS
 from .words import bare_time, contracted_be, places_of, spoken_g, sentence_case, their_antecedent, what_is_had
-from .words import chance_of, entity_cue, genitive, hyphenated, quoted_title, no_fact as _no_fact, spoken_to as _spoken_to
+from .words import past_lemma, chance_of, entity_cue, genitive, hyphenated, quoted_title, no_fact as _no_fact, spoken_to as _spoken_to
 
 __all__ = ["Triple", "Event", "Extractor", "SpacyExtractor", "ChatExtractor", "REPAIRS", "ALL_REPAIRS", "load_spacy",
            "load_spacy_in_background", "events_from_triples", "EVENTS_VERSION", "parse_texts", "analyse_texts",
@@ -144,12 +145,6 @@ def _verb_lexicon(nlp) -> frozenset:
 
 _SUBJ = {"nsubj", "nsubjpass", "csubj", "expl"}
 _PERSON_PRON = {"i", "me", "you", "he", "him", "she", "her", "we", "us", "they", "them", "my", "your"}
-_PERSON_NOUNS = {
-    "friend", "sister", "brother", "mother", "father", "mom", "dad", "wife", "husband", "son",
-    "daughter", "cousin", "uncle", "aunt", "grandma", "grandpa", "boss", "colleague", "teacher",
-    "doctor", "man", "woman", "boy", "girl", "child", "kid", "neighbor", "neighbour", "partner",
-    "student", "manager", "customer", "client", "engineer", "nurse", "lawyer", "landlord", "user",
-}
 #: Entity labels that name something (what a text is *about*), as opposed to dates and amounts.
 _NAME_LABELS = {"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"}
 _TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "madam", "st", "mt"}
@@ -461,7 +456,7 @@ class SpacyExtractor:
             neg = said == NEGATED_MOOD or any(c.dep_ == "neg" for c in verb.children)
             prt = [_state_phrase(c) or c.lower_ for c in verb.children
                    if c.dep_ == "prt" or _how_left(c)]  # "keeps me motivated", "keeps me at peace"
-            lemma = _plain_verb(verb, verb.lemma_.lower())  # "she's got two kids": has
+            lemma = _plain_verb(verb, past_lemma(verb, _verb_lexicon(self.nlp)))  # "she's got two kids": has
             passive = passive and lemma != "have"
             base = ("not " if neg else "") + " ".join([lemma] + prt)
             if passive:
@@ -498,7 +493,7 @@ class SpacyExtractor:
                         out.append(self._triple(s, rel, o, said, rest[o.i]))
             if len(out) >= self.max_triples:
                 break
-        out += _roles(doc, _PERSON_NOUNS)  # "my sister Ana" -> (Ana, be, my sister)
+        out = _renamed(out, _roles(doc, _PERSON_NOUNS))  # "my sister Ana" -> (Ana, be, my sister)
         return out[: self.max_triples]
 
     @staticmethod

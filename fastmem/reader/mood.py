@@ -105,7 +105,7 @@ def _question(verb) -> bool:
     ("You went to Porto, right?") is still asked: it asks the listener to confirm."""
     words = [t for t in verb.sent if not t.is_space]
     if not words or not any(t.text.endswith("?") for t in words[-3:]):
-        return False
+        return _inverted(words)
     sep = _tag_start(words)
     if sep is None or verb.i >= words[sep].i:
         return True
@@ -115,6 +115,19 @@ def _question(verb) -> bool:
     subj = [c for c in main.children if c.dep_ in ("nsubj", "nsubjpass", "expl")]
     return (not subj or subj[0].i > main.i or subj[0].lower_ == "you"
             or any(t.tag_ in ("WDT", "WP", "WRB") or t.pos_ == "AUX" for t in verb.sent if t.i < subj[0].i))
+
+
+def _inverted(words) -> bool:
+    """A question chat leaves without its "?": the sentence opens (after interjections and
+    "and", "so") with an auxiliary of its main verb and the subject comes after it ("isn't his
+    flat tiny", "did you end up going lol"); "Can't wait!" has no subject."""
+    first = next((t for t in words if not t.is_punct and t.pos_ != "INTJ" and t.dep_ not in ("intj", "cc")
+                  and t.lower_ not in ("so", "and", "but", "wait", "ok", "okay")), None)
+    if first is None or first.pos_ != "AUX" or first.dep_ not in ("aux", "ROOT") or first.i != words[0].i and \
+            not any(t.is_punct or t.pos_ == "INTJ" or t.dep_ in ("intj", "cc") for t in words[: first.i - words[0].i]):
+        return False
+    main = first if first.dep_ == "ROOT" else first.head
+    return main.dep_ == "ROOT" and any(c.dep_ in ("nsubj", "nsubjpass", "expl") and c.i > first.i for c in main.children)
 
 
 def _imperative(verb) -> bool:
@@ -160,8 +173,8 @@ def mood(verb) -> str:
         return HYPOTHETICAL  # "gotta figure out how to balance it all": what to do, not done
     for below, v in zip(chain, chain[1:]):
         goal = goal_of(v) if below.dep_ == "xcomp" else None
-        if v.lemma_.lower() in _WISH or goal is not None and goal.lemma_.lower() in _WISH:
-            return WISHED  # "I hope to ...", "my dream is to ..."
+        if v.lemma_.lower() in _WISH or goal is not None and goal.lemma_.lower() in _WISH or _longed(v, below):
+            return WISHED  # "I hope to ...", "my dream is to ...", "I've always wanted to see Japan"
         if _by_doing(below) and v.lemma_.lower() in _CONSIDER and below.head.lower_ in ("of", "about"):
             return HYPOTHETICAL  # "I'm thinking of working with bloggers": weighed, not done nor planned
     if any(below.dep_ == "ccomp" and v.lemma_.lower() in _WONDER and v.tag_ != "VBD"
@@ -213,6 +226,17 @@ def mood(verb) -> str:
     if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
     return NEGATED if negated else _stance(verb, chain, shared, aux)
+
+
+def _longed(v, below) -> bool:
+    """A want held for long, not a plan: "I've wanted to go to Lisbon for years", "I've always
+    wanted to see Japan", "my mum's been wanting to volunteer" ("I want to try it" is planned)."""
+    if v.lemma_.lower() != "want" or below.dep_ != "xcomp":
+        return False
+    kids = list(v.children)
+    return (v.tag_ == "VBN" and any(c.dep_ == "aux" and c.lemma_.lower() == "have" for c in kids)
+            or v.tag_ == "VBG" and any(c.dep_ == "aux" and c.lower_ == "been" for c in kids)
+            or any(c.dep_ == "advmod" and c.lower_ == "always" for c in kids))
 
 
 def _had(aux) -> bool:
@@ -318,6 +342,10 @@ def _owed(verb) -> bool:
                     for c in verb.children))
 
 
+#: Verbs of what befalls someone rather than what they do: their future is foreseen, not planned.
+_BEFALLS = frozenset("lose die fail crash drown starve faint collapse regret suffer".split())
+
+
 def _predicted(shared) -> bool:
     """A future that predicts rather than plans: its subject a pronoun other than "I" or "we"
     ("you'll smash it", "they'll survive") or a thing of the listener's ("your mentoring will
@@ -327,6 +355,8 @@ def _predicted(shared) -> bool:
     for v in shared:
         if v.lemma_.lower() == "end" and any(c.dep_ == "prt" and c.lower_ == "up" for c in v.children):
             return True
+        if v.lemma_.lower() in _BEFALLS:
+            return True  # "I'm going to lose all my finger strength": feared, nobody plans it
         subj = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass", "expl")]
         if subj:
             return subj[0].lower_ in _PREDICTED or (subj[0].pos_ == "NOUN" and any(

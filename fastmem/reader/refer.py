@@ -90,12 +90,13 @@ def referent(tok, person_nouns):
             continue  # "the kids loved it", "you put effort into it", "a hole in it": never itself
         if _addressed(cand):
             continue  # "Thanks, Caroline! Glad you like it": the one spoken to is "you"
-        if cand.dep_ == "compound" or cand.dep_ == "poss" and not (low in _HE_SHE and cand.ent_type_ == "PERSON") \
+        if cand.dep_ == "compound" or cand.dep_ == "poss" and not (low in _HE_SHE and (
+                cand.ent_type_ == "PERSON" or cand.lemma_.lower() in person_nouns)) \
                 or cand.pos_ not in ("NOUN", "PROPN") \
                 or any(c.dep_ == "det" and c.lower_ == "no" for c in cand.children):
             continue  # (nor "No doubts, Caroline": what there is none of; an owner is no "it", but a
             # person named as one is who "he" or "she" can be: "Oliver's hilarious! He hid ...", "'s" read as
-            # a possessive)
+            # a possessive; "my brother's wedding! he's marrying ...")
         if (cand.ent_type_ in _NOT_REFERENTS or not _thing(cand) or _when(cand)
                 or cand.dep_ == "attr" and cand.lemma_ in EVALUATIVE):
             continue  # "it" is never "awesome--" nor "a great way", nor "a bummer" ("... but it pushed me")

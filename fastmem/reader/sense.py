@@ -23,7 +23,7 @@ and what a vague noun names: :func:`of_what` ("the top of the hill"; "a lot of f
 
 from __future__ import annotations
 
-from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS
+from .words import AMOUNTS as _AMOUNTS, INTERJECTIONS, LIFE_STAGES, PRAISE, UNDERSTOOD_I, VAGUE_HEADS, PERSON_NOUNS
 from .words import SET_PHRASES, TIME_NOUNS, after_preposition, chance_of, felt, goal_of, is_thing, is_when, naming, vocative
 
 __all__ = ["EAGER", "FACTIVE",
@@ -40,7 +40,8 @@ EVALUATIVE = frozenset(("feeling ride journey experience adventure blast bummer 
 #: Nouns that judge whatever they are said of ("my drawings are a disgrace", "the trip was a
 #: nightmare"): a verdict, not what the thing is.
 JUDGEMENTS = frozenset(("disgrace disaster joke nightmare mess chaos blast bummer catastrophe trainwreck "
-                        "hoot riot scream nuisance headache pain letdown failure fail win").split())
+                        "hoot riot scream nuisance headache pain letdown failure fail win angel star legend lifesaver "
+                        "genius saint gem hero rockstar superstar champ sweetheart darling treasure godsend").split())
 _SUBJ = ("nsubj", "nsubjpass", "csubj", "csubjpass", "expl")
 #: Verbs whose object did what their complement says ("pushed me to take the plunge", "helped
 #: me find"); any other verb with an object and a complement ("asked him to fix it", "want you
@@ -160,15 +161,37 @@ def says_nothing(verb, subs) -> bool:
         return True  # "my cousin's name is Lucia": who Lucia is (fastmem.reader.roles), not a fact about a name
     if any(a.lower_ in _REFLEXIVE or a.dep_ == "attr" and a.pos_ == "PRON" and a.lower_ in _PERSONAL for a in attrs):
         return True  # "be yourself", "dance is just me": a figure, not what a thing is
-    if verb.dep_ == "advcl" and any(a.lemma_.lower() in LIFE_STAGES for a in attrs) \
-            and any(c.dep_ in ("mark", "advmod") and c.lower_ in ("when", "while", "since") for c in verb.children):
-        return True  # "... when I was a kid": a time of life, not news
+    if any(c.dep_ in ("mark", "advmod") and c.lower_ in ("when", "while", "since") for c in verb.children) and (
+            verb.dep_ == "advcl" and any(a.lemma_.lower() in LIFE_STAGES for a in attrs)
+            or any(a.pos_ == "NUM" for a in attrs)):
+        return True  # "... when I was a kid", "Since I was 17 or so": a time of life, not news
     if any(a.dep_ == "attr" and a.lemma_.lower() in JUDGEMENTS and not any(c.dep_ == "prep" for c in a.children)
            for a in attrs):
         return True  # "my stick figures are a disgrace": a verdict
     if it and any(c.dep_ == "prep" and c.lower_ == "like" for c in verb.children):
         return True  # "it's like a cool form of self-expression": a likeness, no fact
+    if any(_ranked(a) for a in attrs):
+        return True  # "Steve is the best name", "she's the sweetest", "Galway and Cork are my top two": a ranking
     return it and any(a.dep_ == "attr" and a.lemma_.lower() in EVALUATIVE for a in attrs)
+
+
+#: Nouns that end like a superlative ("she's the guest", "it's the test").
+_EST_NOUNS = frozenset("guest nest chest test quest interest forest contest protest harvest west pest rest vest priest "
+                       "request conquest arrest fest zest crest".split())
+
+
+def _ranked(attr) -> bool:
+    """What a copula says is a ranking, a verdict of the speaker's: a superlative ("the best
+    name", "the sweetest"; not a person's tie: "my best friend", "the best man") or a bare count
+    ranked ("my top two")."""
+    if attr.dep_ not in ("attr", "acomp") or attr.lemma_.lower() in PERSON_NOUNS or attr.lower_ == "man":
+        return False
+    kids = [c.lower_ for c in attr.children]
+    if attr.dep_ == "attr" and (attr.tag_ == "JJS" or kids == ["the"] and attr.lower_.endswith("est")
+                                and attr.lower_ not in _EST_NOUNS) or any(
+            c.dep_ == "amod" and (c.tag_ == "JJS" or c.lower_ in ("best", "worst")) for c in attr.children):
+        return True
+    return attr.pos_ == "NUM" and any(c.dep_ in ("poss", "amod") for c in attr.children)
 
 
 def _extraposed(verb, attrs) -> bool:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from ..results import Triple
 from ..util.text import STOPWORDS, prefix_speaker
+from .words import PERSON_NOUNS
 
 __all__ = ["FIRST", "SECOND", "GROUP", "THIRD", "POSSESSIVE", "NEVER", "Turn", "resolve", "resolve_facts",
            "resolve_fixed", "is_pronoun", "never_a_node", "ASSISTANTS", "DEFAULT_SPEAKER"]
@@ -79,6 +80,23 @@ def never_a_node(name: str) -> bool:
     return w in NEVER or w in STOPWORDS or not _WORD.search(w)
 
 
+#: Nouns of kin and ties that say whether "he" or "she" can stand for whom they name.
+_MALE = frozenset("""dad daddy papa father brother son uncle husband boyfriend grandpa grandfather grandad granddad
+nephew stepdad fiance fiancé father-in-law brother-in-law man boy guy""".split())
+_FEMALE = frozenset("""mum mom mummy mommy mama mother sister daughter aunt auntie wife girlfriend grandma grandmother
+granny gran nan nana nonna niece stepmom stepmum fiancee fiancée mother-in-law sister-in-law woman girl landlady""".split())
+_PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f", "her": "f", "hers": "f",
+                   "herself": "f"}
+#: "my dad", "your sister's", "our kids": a person named by a tie in a turn's words, whatever
+#: the turn's facts (a question names people too: "how's your dad doing?").
+_TIE = re.compile(r"\b(my|your|our)\s+((?:[a-z]+[ -])?)([a-z]+(?:-in-law)?)\b", re.IGNORECASE)
+
+
+def _noun_gender(name: str) -> str | None:
+    last = name.split()[-1].lower().strip(_EDGES) if name.split() else ""
+    return "m" if last in _MALE else "f" if last in _FEMALE else None
+
+
 @dataclass(frozen=True)
 class Turn:
     """What the store knows of one memory's turn: who said it, to whom, the names its source
@@ -100,23 +118,28 @@ def _possessor(word: str, turn: Turn) -> str | None:
     if w == "your":
         return turn.addressee
     if w in ("his", "her"):
-        return _named(turn, person=True)
+        return _named(turn, person=True, gender=_PRONOUN_GENDER[w])
     if w == "their":
         return _named(turn, plural=True)
     return None
 
 
-def _named(turn: Turn, *, person: bool = False, plural: bool = False, names=None) -> str | None:
+def _named(turn: Turn, *, person: bool = False, plural: bool = False, names=None,
+           gender: str | None = None) -> str | None:
     """The most recent earlier name of the source that a pronoun can stand for: a person other
-    than the two parties for *he* or *she*, a plural for *they*, anything else for *it* (among
+    than the two parties for *he* or *she* (not one the source has shown to be of the other
+    sex: "my dad", "Ana, my sister"), a plural for *they*, anything else for *it* (among
     ``names``, default the turn's)."""
     skip = {turn.speaker.lower(), (turn.addressee or "").lower()}
     people = {s.lower() for s in turn.speakers}
-    for name, typ, many in reversed(turn.names if names is None else names):
+    known = {m[0].lower(): m[3] for m in turn.names if len(m) > 3 and m[3]}
+    for name, typ, many, *_ in reversed(turn.names if names is None else names):
         low = name.lower()
         if low in skip:
             continue
         if person and (typ == "person" or low in people) and not many:
+            if gender is not None and known.get(low, gender) != gender:
+                continue  # "does dad know? ... I'm going to tell him": not Jess
             return name
         if plural and many:
             return name
@@ -136,7 +159,7 @@ def _end(name: str, typ: str | None, turn: Turn) -> tuple[str, str | None] | Non
     if low in SECOND:
         return (turn.addressee, "person") if turn.addressee else None
     if low in HE_SHE:
-        got = _named(turn, person=True)
+        got = _named(turn, person=True, gender=_PRONOUN_GENDER[low])
         return (got, "person") if got else None
     if low in IT:
         got = _named(turn, names=turn.it_names)
@@ -287,6 +310,7 @@ def resolve_facts(db, ids: Sequence[int], facts: Sequence[list[Triple]], write=N
             write([mid], [got])
         if source is not None:  # what this memory says, for the next ones of its source
             said_now = _stored_mentions(db, [mid])[mid] if write is not None else _mentions(got)
+            said_now = _said_in(text, speaker, turn.addressee, said_now)
             history.setdefault(source, []).append((mid, _speaker_of(given, text), said_now))
         out.append((mid, got))
     order = {mid: i for i, mid in enumerate(ids)}
@@ -306,14 +330,46 @@ def _titled(name: str) -> bool:
     return len(words) >= 2 and all(w[:1].isupper() for w in words)
 
 
-def _mentions(triples: Sequence[Triple]) -> list[tuple[str, str | None, bool]]:
+def _mentions(triples: Sequence[Triple]) -> list[tuple[str, str | None, bool, str | None]]:
+    """The named ends of facts, in order: ``(name, type, plural, sex)``, the sex ("m", "f") of
+    a person when a tie or a pronoun shows it ("Luis's dad"; "Ana" of (Ana, be, Tom's sister);
+    whom a "he" was read as), else None."""
     out = []
     for t in triples:
-        for name, typ, raw in ((t.subject, t.subject_type, t.subject_raw), (t.object, t.object_type, t.object_raw)):
+        tie = t.relation == "be" and t.subject_type == "person" and t.object_type == "person"
+        role = _noun_gender(t.object) if tie else None
+        ends = [(t.subject, t.subject_type, t.subject_raw, role)]
+        if not tie:  # (Keiko, be, Hiroshi's wife): one person, named by the name
+            ends.append((t.object, t.object_type, t.object_raw, None))
+        for name, typ, raw, sex in ends:
             if (typ in _NAMED or typ == "thing" and _titled(name)) and name[:1].isupper() \
                     and not is_pronoun(raw or name):
-                out.append((name, typ, typ == "group" or name.endswith("s'") or _plural_phrase(name)))
+                said = _PRONOUN_GENDER.get((raw or "").strip().lower())  # "he said cats are ok": a he
+                out.append((name, typ, typ == "group" or name.endswith("s'") or _plural_phrase(name),
+                            sex or said or (_noun_gender(name) if typ == "person" else None)))
     return out
+
+
+def _ties(text: str, speaker: str | None, addressee: str | None) -> list[tuple[str, str | None, bool, str | None]]:
+    """The people a turn names by a tie to its speaker or the one spoken to ("how's your dad
+    doing?" to Luis: Luis's dad), in order, whether or not the turn states a fact of them."""
+    out = []
+    for m in _TIE.finditer(text or ""):
+        owner = speaker if m.group(1).lower() in ("my", "our") else addressee
+        for words in ((m.group(2) + m.group(3)).strip(), m.group(2).strip()):
+            noun = words.split()[-1].lower() if words else ""
+            single = noun[:-1] if noun.endswith("s") and noun[:-1] in PERSON_NOUNS else noun
+            if owner and single in PERSON_NOUNS:
+                out.append((f"{owner}{_genitive(owner)} {words}", "person", single != noun, _noun_gender(single)))
+                break
+    return out
+
+
+def _said_in(text: str, speaker: str | None, addressee: str | None, facts: list) -> list:
+    """What a turn names, for the turns after it: the people its words tie to a party, then
+    the named ends of its facts (the later, the nearer)."""
+    have = {m[0].lower() for m in facts}
+    return [m for m in _ties(text, speaker, addressee) if m[0].lower() not in have] + list(facts)
 
 
 def _plural_phrase(name: str) -> bool:
@@ -337,8 +393,14 @@ def _history(db, sources, before: int) -> dict[str, list[tuple[int, str | None, 
     ``(id, speaker, named ends of its facts in the order they were said)``."""
     out: dict[str, list] = {}
     for src in sources:
-        turns = db.execute("SELECT id, substr(text, 1, 80), speaker FROM memories WHERE source=? AND id<? "
+        turns = db.execute("SELECT id, substr(text, 1, 2000), speaker FROM memories WHERE source=? AND id<? "
                            "ORDER BY id DESC LIMIT ?", (src, before, SOURCE_WINDOW)).fetchall()[::-1]
         names = _stored_mentions(db, [mid for mid, _, _ in turns])
-        out[src] = [(mid, _speaker_of(given, text), names[mid]) for mid, text, given in turns]
+        out[src], said = [], []
+        for mid, text, given in turns:
+            speaker = _speaker_of(given, text)
+            to = _addressee(speaker, said) if speaker else None
+            out[src].append((mid, speaker, _said_in(text, speaker, to, names[mid])))
+            if speaker:
+                said.insert(0, speaker)
     return out

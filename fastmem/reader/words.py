@@ -14,8 +14,21 @@ __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_
            "spoken_g",
            "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
            "LIFE_STAGES", "GOALS", "goal_of", "FELT", "felt", "vocative", "COUNT_WORDS", "entity_cue", "hyphenated",
-           "word_head", "TITLE_WORDS", "quoted_title", "ADVERBIAL", "adverbial", "CHANCES", "chance_of", "MEMBER_NOUNS"]
+           "word_head", "DONE", "past_lemma", "TITLE_WORDS", "quoted_title", "ADVERBIAL", "adverbial", "CHANCES", "chance_of", "MEMBER_NOUNS",
+           "PERSON_NOUNS"]
 
+#: Common nouns that name a person by kin, tie or trade: such a mention is typed a person, is
+#: who a later "he" or "she" can stand for, and is the role a name given beside it holds ("my
+#: cousin Anjali").
+PERSON_NOUNS = frozenset("""
+friend sister brother mother father mom mum mommy mummy mama dad daddy papa parent wife husband son daughter
+cousin uncle aunt auntie grandma grandpa grandmother grandfather granny gran nan nana nonna grandad granddad
+grandson granddaughter niece nephew sibling stepmom stepmum stepdad fiance fiancee fiancé fiancée girlfriend
+boyfriend mother-in-law father-in-law sister-in-law brother-in-law boss colleague coworker co-worker teacher
+doctor man woman boy girl child kid baby neighbor neighbour partner roommate flatmate housemate classmate
+bestie buddy student manager customer client engineer nurse lawyer landlord landlady user mentor coach tutor
+therapist dentist surgeon trainer
+""".split())
 #: Nouns of organisations: a fact's object of this kind is typed as one.
 ORG_NOUNS = frozenset({
     "company", "firm", "corporation", "startup", "bank", "school", "university", "team",
@@ -427,13 +440,30 @@ def no_fact(verb, subs) -> bool:
     return False
 
 
+#: What "do" means by the kind of thing done ("doing the half marathon": running it; "did my
+#: knee": injured it; "I did my bathroom": renovated it; "I'll do a curry": make it).
+DONE = {**dict.fromkeys("marathon half-marathon 5k 10k race triathlon parkrun ultramarathon".split(), "run"),
+        **dict.fromkeys("gym".split(), "go to"),
+        **dict.fromkeys("knee ankle wrist shoulder hamstring elbow neck hip groin calf achilles".split(), "injure"),
+        **dict.fromkeys("kitchen bathroom bedroom hallway basement attic loft lounge".split(), "renovate"),
+        **dict.fromkeys("curry dinner lunch breakfast brunch roast bbq barbecue lasagna cake pasta soup stew "
+                        "risotto chili chilli pie".split(), "make")}
+
+
 def idiom(verb):
-    """``(relation, objects)`` of a light verb with an action noun (:data:`IDIOMS`), or None."""
+    """``(relation, objects)`` of a light verb with an action noun (:data:`IDIOMS`, and
+    :data:`DONE` for "do"), or None."""
     lemma = verb.lemma_.lower()
     for c in verb.children:
         if c.dep_ != "dobj":
             continue
-        got = IDIOMS.get((lemma, measured(c).lemma_.lower()))  # "put a lot of work into": work
+        noun = measured(c).lemma_.lower()
+        done = DONE.get(noun) if lemma == "do" else None
+        if done == "injure" and not any(p.dep_ == "poss" for p in c.children):
+            done = None  # "did my knee" is an injury; "do knee exercises" is not
+        if done is not None:
+            return done, [c]
+        got = IDIOMS.get((lemma, noun))  # "put a lot of work into": work
         if got is None:
             continue
         rel, where = got
@@ -592,3 +622,15 @@ def their_antecedent(owner):
                 and not any(c.dep_ == "poss" for c in tok.children)
             return None if known else tok  # "the kids", "these friends": the write knows whose
     return None
+
+
+def past_lemma(verb, verbs) -> str:
+    """A past form's lemma, with the "e" the small model's rules drop where one consonant after
+    one vowel ends the stem ("hated": hate, not hat; "rated", "hoped", "coded"; a short verb
+    doubles it: "hopped": hop). ``verbs``: the base forms of English verbs."""
+    low, lemma = verb.lower_, verb.lemma_.lower()
+    if verb.tag_ in ("VBD", "VBN") and low.endswith("ed") and lemma == low[:-2] and len(lemma) >= 3 \
+            and lemma[-1] not in "aeiouwxy" and lemma[-2] in "aeiou" and lemma[-3] not in "aeiou" \
+            and lemma + "e" in verbs:
+        return lemma + "e"
+    return lemma

@@ -35,7 +35,13 @@ NONE = ["It's tough starting a biz, but don't let it get you down.", "Been a bus
         "Did you sell the van, or not?", "You sold the van, didn't you?", "I'm gonna make this work!",
         "Enjoy your trip!", "But thank you for your concern, you're so thoughtful!",
         "Glad I have you in my corner!", "Their encouragement made me who I am.",
-        "I'll come cheer.", "We'll come visit in May.", "I'd have sold the van."]  # a bare verb after "come", no thing
+        "I'll come cheer.", "We'll come visit in May.", "I'd have sold the van.",  # a bare verb after "come", no thing
+        # a want held for years is a wish; what befalls one is foreseen, not planned
+        "I've wanted to go to Lisbon for years.", "I've always wanted to see Japan.",
+        "I'm going to lose all my finger strength.",
+        # praise and rankings are verdicts; a number in a time clause is an age in passing
+        "You're an angel.", "Steve is the best name honestly.", "She's the sweetest.",
+        "Galway and Cork are my top two.", "Since I was 17 or so."]
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
@@ -111,7 +117,16 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("I'd already sold the van by then.", ("I", "sell", "van", "asserted")),
          ("In my defense I'd just done a night shift.", ("I", "work", "night shift", "asserted")),
          # a number of something is the thing counted
-         ("We're debuting two of our own songs.", ("We", "debut", "our own songs", "asserted"))]
+         ("We're debuting two of our own songs.", ("We", "debut", "our own songs", "asserted")),
+         # a want now is a plan; a tie that ranks is a tie
+         ("I want to go to Lisbon.", ("I", "go to", "Lisbon", "planned")),
+         ("Tom is my best friend.", ("Tom", "be", "my best friend", "asserted")),
+         # "do" by what is done; a past form's lost "e"; a person's bare number is an age
+         ("I did the half marathon last year.", ("I", "run", "half marathon", "asserted")),
+         ("When I did my knee it took like 4 months.", ("I", "injure", "my knee", "asserted")),
+         ("I only do the gym these days.", ("I", "go to", "gym", "asserted")),
+         ("I hated maths in school.", ("I", "hate", "maths", "asserted")),
+         ("Kenji is 4, he can barely carry his backpack.", ("Kenji", "be", "4 years old", "asserted"))]
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,11 @@ def reader():
     ("Heading up to the cabin with my brothers Karl and Erik.", ("Erik", "be", "my brother")),
     ("I went to the fair with Sol, my boyfriend.", ("Sol", "be", "my boyfriend")),
     ("Tom's uncle Hugo fixed our lights.", ("Hugo", "be", "Tom's uncle")),
+    # the role read as the name's modifier, the name hung apart from its role, a name given in a passive
+    ("I stayed with my aunt Khadija in Rabat.", ("Khadija", "be", "my aunt")),
+    ("I'm going to rent a flat near the station with my cousin Anjali for a few months.", ("Anjali", "be", "my cousin")),
+    ("I can message my aunt, she's called Khadija.", ("Khadija", "be", "my aunt")),
+    ("My starter is called Doughbi-Wan.", ("Doughbi-Wan", "be", "my starter")),
 ])
 def test_a_name_with_a_role_is_a_fact_about_the_name(reader, text, fact):
     assert fact in [(t.subject, t.relation, t.object) for t in reader.extract(text)]
@@ -26,6 +31,16 @@ def test_a_name_with_a_role_is_a_fact_about_the_name(reader, text, fact):
 def test_a_role_without_a_possessor_or_a_name_spoken_to_says_nothing(reader):
     assert not [t for t in reader.extract("The plumber Dave came by.") if t.relation == "be"]
     assert not [t for t in reader.extract("Your support, Gina, means the world to me.") if t.relation == "be"]
+    assert not [t for t in reader.extract("Sorry about your job Jon, but starting a business sounds awesome!")
+                if t.relation == "be"]
+
+
+def test_the_person_is_named_by_the_name_not_the_role(reader):
+    facts = [(t.subject, t.relation, t.object) for t in reader.extract(
+        "I'm going to rent a flat near the station with my cousin Anjali for a few months.")]
+    assert ("I", "rent with", "Anjali") in facts and ("I", "rent with", "my cousin") not in facts
+    facts = [(t.subject, t.relation, t.object) for t in reader.extract("I went to the market with my cousin Meera.")]
+    assert ("I", "go with", "Meera") in facts
 
 
 def test_the_write_says_whose(tmp_path):

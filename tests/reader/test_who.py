@@ -129,3 +129,23 @@ def test_a_store_reads_the_same_however_its_writes_were_batched(tmp_path):
     assert got[0] == got[1] == got[2] == got[3]
     assert not any("assistant" in (s, o) for s, _, o in got[0][0]), got[0][0]
     assert ("Melanie", "paint_for", "Jon") in got[0][4], got[0][4]  # you / him: turns 4 and 3 before it
+
+
+def test_he_and_she_stand_for_whom_they_can_and_a_question_names_people(tmp_path):
+    """A "he" is never one the source showed to be a she ("my sister Ana"), and the people a
+    turn names by a tie count even where the turn states no fact ("does your dad know?")."""
+    turns = [("Luis", "My dad had knee surgery last week."),
+             ("Grace", "Oh no! My sister Ana had the same operation in May."),
+             ("Luis", "He's home now and already complaining about the hospital food."),
+             ("Efua", "Does your mum know about the new flat?"),
+             ("Luis", "Not yet, I'm going to tell her at sunday lunch.")]
+    with fastmem.Memory(str(tmp_path / "g.db")) as m:
+        ids = m.remember_many([t for _, t in turns], speaker=[s for s, _ in turns], source="chat", progress=False)
+        facts = {i: [(f.subject, f.relation, f.object) for f in m.graph.facts(i)] for i in ids}
+        assert ("Ana", "be", "Grace's sister") in facts[ids[1]]
+        assert [s for s, _, _ in facts[ids[2]]] and all(s == "Luis's dad" for s, _, _ in facts[ids[2]])
+        assert any(o == "Luis's mum" for _, _, o in facts[ids[4]])
+        one = fastmem.Memory(str(tmp_path / "one.db"))  # the same, one turn at a time
+        with one:
+            single = [one.remember(t, speaker=s, source="chat") for s, t in turns]
+            assert [(f.subject, f.relation, f.object) for f in one.graph.facts(single[4])] == facts[ids[4]]
