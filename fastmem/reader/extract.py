@@ -36,7 +36,7 @@ from .sense import says_nothing as _says_nothing, spliced as _spliced, state_phr
 from .words import INTERJECTIONS, UNDERSTOOD_I as _UNDERSTOOD_I
 from .words import given_name as _given_name, idiom as _idiom, is_thing as _thing, is_when as _when
 from .words import MEMBER_NOUNS as _MEMBER_NOUNS, ORG_NOUNS as _ORG_NOUNS, WORKPLACE_NOUNS as _WORKPLACE_NOUNS
-from .words import PERSON_NOUNS as _PERSON_NOUNS
+from .words import EVENT_PEOPLE, PERSON_NOUNS as _PERSON_NOUNS
 from .words import bare_time, contracted_be, places_of, spoken_g, sentence_case, their_antecedent, what_is_had
 from .words import past_lemma, chance_of, entity_cue, genitive, hyphenated, quoted_title, no_fact as _no_fact, spoken_to as _spoken_to
 
@@ -513,7 +513,7 @@ class SpacyExtractor:
         if tok.pos_ == "NUM":
             return "@quantity"
         lemma = tok.lemma_.lower()
-        if lemma in _PERSON_NOUNS:
+        if lemma in EVENT_PEOPLE:
             return "@person"
         if lemma in _ORG_NOUNS:
             return "@organisation"

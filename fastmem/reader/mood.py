@@ -77,6 +77,7 @@ def _clause_chain(verb, depth: int = 6):
 _TAGS = frozenset("huh right eh innit yeah no ok okay yes".split())
 _TAG_PRONOUNS = frozenset("it that this they he she we i".split())
 _TAG_VERBS = frozenset("be do have can will would could should".split())
+_HEARD = frozenset("hear heard know knew see seen remember".split())
 
 
 def _tag_start(words) -> int | None:
@@ -95,6 +96,8 @@ def _tag_start(words) -> int | None:
     negated = len(low) > 2 and low[1] in ("n't", "not")
     if len(tail) >= 2 and tail[0].lemma_.lower() in _TAG_VERBS and low[2 if negated else 1] in _TAG_PRONOUNS:
         return sep  # "wasn't it", "isn't that great", "don't they"
+    if len(tail) >= 3 and tail[0].lemma_.lower() in _TAG_VERBS and "you" in low[1:3] and _HEARD & set(low):
+        return sep  # "Emeka moved to Manchester, did you not hear?": news, asked only whether it was heard
     return None
 
 
@@ -110,8 +113,8 @@ def _question(verb) -> bool:
     if sep is None or verb.i >= words[sep].i:
         return True
     main = verb
-    while main.dep_ in ("conj", "xcomp", "ccomp", "advcl") and main.head is not main:
-        main = main.head
+    while main.dep_ in ("conj", "xcomp", "ccomp", "advcl") and main.head is not main and main.head.i < words[sep].i:
+        main = main.head  # (not into the tag: "Emeka moved to Manchester, did you not hear?")
     subj = [c for c in main.children if c.dep_ in ("nsubj", "nsubjpass", "expl")]
     return (not subj or subj[0].i > main.i or subj[0].lower_ == "you"
             or any(t.tag_ in ("WDT", "WP", "WRB") or t.pos_ == "AUX" for t in verb.sent if t.i < subj[0].i))
@@ -215,6 +218,8 @@ def mood(verb) -> str:
         return GENERIC  # "failures lead you closer to success": anyone, not the listener
     shared = _sharing(verb)
     aux = {c.lower_ for v in shared for c in v.children if c.dep_ in ("aux", "auxpass") and not _had(c)}
+    if aux & _HYPOTHETICAL and aux & _HYPOTHETICAL <= {"would", "'d"} and _promised(verb):
+        return PLANNED  # "mum said she'd bring jollof": a future told in the past
     if aux & _HYPOTHETICAL and not (aux & _HYPOTHETICAL == {"could"} and _glad_could(shared[-1])):
         return HYPOTHETICAL
     negated = any(c.dep_ == "neg" for c in verb.children) or any(  # "I'm not gonna forget a second of it"
@@ -226,6 +231,14 @@ def mood(verb) -> str:
     if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
     return NEGATED if negated else _stance(verb, chain, shared, aux)
+
+
+def _promised(verb) -> bool:
+    """A "would" that is a past "will": what someone said, told or promised they would do, with
+    no condition ("mum said she'd bring jollof", "he promised he would call")."""
+    head = verb.head
+    return (verb.dep_ == "ccomp" and head.tag_ == "VBD" and head.lemma_.lower() in ("say", "tell", "promise")
+            and not any(c.dep_ == "advcl" for c in verb.children))
 
 
 def _longed(v, below) -> bool:

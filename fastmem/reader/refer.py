@@ -8,7 +8,8 @@ fits is left to the write, which reads the turns before (:mod:`fastmem.reader.wh
 from __future__ import annotations
 
 from .sense import EVALUATIVE, dummy_it
-from .words import COLLECTIVE, INTERJECTIONS, is_thing as _thing, is_when as _when, measured as _measured, vocative
+from .words import COLLECTIVE, FEMALE_NOUNS, INTERJECTIONS, MALE_NOUNS, vocative
+from .words import is_thing as _thing, is_when as _when, measured as _measured
 
 __all__ = ["referent"]
 
@@ -103,6 +104,8 @@ def referent(tok, person_nouns):
         person = cand.ent_type_ == "PERSON" or cand.lemma_.lower() in person_nouns
         plural = (cand.tag_ in ("NNS", "NNPS") or cand.ent_type_ in ("NORP", "ORG") and low in _PRON_PLUR
                   or low in _PRON_PLUR and cand.lemma_.lower() in COLLECTIVE)  # "my fam's been awesome - they ..."
+        if low in _HE_SHE and _sex(cand) not in (None, "m" if low in ("he", "him", "his") else "f"):
+            continue  # "my wife Lucia booked a carpenter, he's coming": not Lucia
         if ((low in _HE_SHE and person and not plural) or (low in _PRON_SING and not person and not plural)
                 or (low in _PRON_PLUR and plural)):
             fits.append(cand)
@@ -126,6 +129,19 @@ def referent(tok, person_nouns):
                 _core(c) and c.i not in fitting for c in fits[0].sent)):
             return core
     return fits[0]
+
+
+def _sex(tok) -> str | None:
+    """"m" or "f" where a person noun says it ("my sister"), or the role beside a name does
+    ("my wife Lucia", "Sol, my boyfriend"); None when nothing does."""
+    ties = [tok] + [c for c in tok.children if c.dep_ in ("compound", "amod", "appos")]
+    if tok.dep_ == "appos":
+        ties.append(tok.head)
+    for t in ties:
+        word = t.lemma_.lower()
+        if word in MALE_NOUNS or word in FEMALE_NOUNS:
+            return "m" if word in MALE_NOUNS else "f"
+    return None
 
 
 def _core(tok) -> bool:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..results import Triple
 from ..util.text import STOPWORDS, prefix_speaker
-from .words import PERSON_NOUNS
+from .words import BARE_KIN, FEMALE_NOUNS, MALE_NOUNS, PERSON_NOUNS
 
 __all__ = ["FIRST", "SECOND", "GROUP", "THIRD", "POSSESSIVE", "NEVER", "Turn", "resolve", "resolve_facts",
            "resolve_fixed", "is_pronoun", "never_a_node", "ASSISTANTS", "DEFAULT_SPEAKER"]
@@ -80,11 +80,6 @@ def never_a_node(name: str) -> bool:
     return w in NEVER or w in STOPWORDS or not _WORD.search(w)
 
 
-#: Nouns of kin and ties that say whether "he" or "she" can stand for whom they name.
-_MALE = frozenset("""dad daddy papa father brother son uncle husband boyfriend grandpa grandfather grandad granddad
-nephew stepdad fiance fiancé father-in-law brother-in-law man boy guy""".split())
-_FEMALE = frozenset("""mum mom mummy mommy mama mother sister daughter aunt auntie wife girlfriend grandma grandmother
-granny gran nan nana nonna niece stepmom stepmum fiancee fiancée mother-in-law sister-in-law woman girl landlady""".split())
 _PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f", "her": "f", "hers": "f",
                    "herself": "f"}
 #: "my dad", "your sister's", "our kids": a person named by a tie in a turn's words, whatever
@@ -92,9 +87,14 @@ _PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f"
 _TIE = re.compile(r"\b(my|your|our)\s+((?:[a-z]+[ -])?)([a-z]+(?:-in-law)?)\b", re.IGNORECASE)
 
 
+#: Kin named without "my" (:data:`fastmem.reader.words.BARE_KIN`), not after a determiner.
+_BARE = re.compile(r"(?:\b([\w']+)\s+)?\b(" + "|".join(sorted(BARE_KIN)) + r")\b", re.IGNORECASE)
+_DETERMINERS = frozenset("a an the my your our his her their its ur this that".split())
+
+
 def _noun_gender(name: str) -> str | None:
     last = name.split()[-1].lower().strip(_EDGES) if name.split() else ""
-    return "m" if last in _MALE else "f" if last in _FEMALE else None
+    return "m" if last in MALE_NOUNS else "f" if last in FEMALE_NOUNS else None
 
 
 @dataclass(frozen=True)
@@ -156,6 +156,8 @@ def _end(name: str, typ: str | None, turn: Turn) -> tuple[str, str | None] | Non
     low = name.strip().lower()
     if low in FIRST or low in GROUP:
         return turn.speaker, "person"
+    if low in BARE_KIN:  # "mum said she'd bring jollof": the speaker's mum, not everyone's "Mum"
+        return f"{turn.speaker}{_genitive(turn.speaker)} {low}", "person"
     if low in SECOND:
         return (turn.addressee, "person") if turn.addressee else None
     if low in HE_SHE:
@@ -353,7 +355,8 @@ def _mentions(triples: Sequence[Triple]) -> list[tuple[str, str | None, bool, st
 def _ties(text: str, speaker: str | None, addressee: str | None) -> list[tuple[str, str | None, bool, str | None]]:
     """The people a turn names by a tie to its speaker or the one spoken to ("how's your dad
     doing?" to Luis: Luis's dad), in order, whether or not the turn states a fact of them."""
-    out = []
+    out = [(f"{speaker}{_genitive(speaker)} {m.group(2).lower()}", "person", False, _noun_gender(m.group(2)))
+           for m in _BARE.finditer(text or "") if speaker and (m.group(1) or "").lower() not in _DETERMINERS]
     for m in _TIE.finditer(text or ""):
         owner = speaker if m.group(1).lower() in ("my", "our") else addressee
         for words in ((m.group(2) + m.group(3)).strip(), m.group(2).strip()):

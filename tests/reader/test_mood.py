@@ -126,7 +126,13 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("When I did my knee it took like 4 months.", ("I", "injure", "my knee", "asserted")),
          ("I only do the gym these days.", ("I", "go to", "gym", "asserted")),
          ("I hated maths in school.", ("I", "hate", "maths", "asserted")),
-         ("Kenji is 4, he can barely carry his backpack.", ("Kenji", "be", "4 years old", "asserted"))]
+         ("Kenji is 4, he can barely carry his backpack.", ("Kenji", "be", "4 years old", "asserted")),
+         # news with a tag that asks only whether it was heard; a "would" told in the past is a plan
+         ("Emeka moved to Manchester, did you not hear?", ("Emeka", "move to", "Manchester", "asserted")),
+         ("She told me she'd sell the van.", ("she", "sell", "van", "planned")),
+         # "he" is never whom the text shows to be a she
+         ("My wife Lucia booked a carpenter, he's coming Thursday to fix the fence.",
+          ("carpenter", "fix", "fence", "planned"))]
 
 
 @pytest.fixture(scope="module")

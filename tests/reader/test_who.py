@@ -138,13 +138,15 @@ def test_he_and_she_stand_for_whom_they_can_and_a_question_names_people(tmp_path
              ("Grace", "Oh no! My sister Ana had the same operation in May."),
              ("Luis", "He's home now and already complaining about the hospital food."),
              ("Efua", "Does your mum know about the new flat?"),
-             ("Luis", "Not yet, I'm going to tell her at sunday lunch.")]
+             ("Luis", "Not yet, I'm going to tell her at sunday lunch."),
+             ("Luis", "Dad bought me a drill for the move.")]
     with fastmem.Memory(str(tmp_path / "g.db")) as m:
         ids = m.remember_many([t for _, t in turns], speaker=[s for s, _ in turns], source="chat", progress=False)
         facts = {i: [(f.subject, f.relation, f.object) for f in m.graph.facts(i)] for i in ids}
         assert ("Ana", "be", "Grace's sister") in facts[ids[1]]
         assert [s for s, _, _ in facts[ids[2]]] and all(s == "Luis's dad" for s, _, _ in facts[ids[2]])
         assert any(o == "Luis's mum" for _, _, o in facts[ids[4]])
+        assert facts[ids[5]] and all(s == "Luis's dad" for s, _, _ in facts[ids[5]])  # kin without "my": the speaker's
         one = fastmem.Memory(str(tmp_path / "one.db"))  # the same, one turn at a time
         with one:
             single = [one.remember(t, speaker=s, source="chat") for s, t in turns]
