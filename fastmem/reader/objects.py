@@ -110,6 +110,8 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
             continue  # me" alone reads as a fact with nothing in it (a fact has two ends); "gives me joy": none
         elif c.dep_ == "dobj" and verb.lemma_.lower() in ("come", "go") and c.i == verb.i + 1 and not any(c.children):
             continue  # "I'll come cheer", "we'll come visit": a bare verb after "come" or "go", not a thing
+        elif c.dep_ == "dobj" and lemma in ("take", "last", "spend", "wait") and is_when(c):
+            continue  # "it took like 4 months", "she spent the first two days under the sofa": how long, no thing
         elif c.dep_ == "dobj" and c == relative_dative(verb) or _told(verb, c):
             continue  # "the joy that dancing brings me": I get it; "reminds me of the grit": the grit is the fact
         elif c.dep_ == "attr" and lemma == "be" and (fan := fan_of(c)) is not None:

@@ -239,6 +239,10 @@ def chance_of(verb):
     return None
 
 
+#: A day of the month said alone ("on the 3rd", "for my 18th"): a date.
+_DAY_OF_MONTH = re.compile(r"(?:[1-9]|[12][0-9]|3[01])(?:st|nd|rd|th)")
+
+
 def is_when(tok) -> bool:
     """Whether a token is a time (a date or time entity, or a noun of time) or a reason ("failed
     because of the roundabouts"): when or why something happened, not what it was done to."""
@@ -248,7 +252,7 @@ def is_when(tok) -> bool:
         return True  # ("been running longer since our last chat": when)
     if tok.dep_ == "pobj" and tok.head.lower_ == "as" and tok.lemma_.lower() in LIFE_STAGES | _TOGETHER:
         return True  # "I loved reading it as a kid": when; "together as a family": how
-    return tok.ent_type_ in ("DATE", "TIME") or tok.lemma_.lower() in TIME_NOUNS
+    return tok.ent_type_ in ("DATE", "TIME") or tok.lemma_.lower() in TIME_NOUNS or bool(_DAY_OF_MONTH.fullmatch(tok.lower_))
 
 
 def hyphenated(tok) -> tuple[int, int] | None:

@@ -321,3 +321,13 @@ def test_a_clause_on_a_crowd_is_the_crowds_doing(reader):
 def test_in_my_opinion_frames_what_is_said_and_is_no_place(reader):
     got = [(t.subject, t.relation, t.object) for t in reader.extract_many(["In my defense I'd just done a night shift."])[0]]
     assert got and all("defense" not in o for _, _, o in got)
+
+
+def test_a_day_of_the_month_and_a_duration_are_when_not_what(reader):
+    def facts(text):
+        return [(t.subject, t.relation, t.object) for t in reader.extract_many([text])[0]]
+
+    assert all(o not in ("3rd", "the 3rd") for _, _, o in facts("I'll start the new job on the 3rd."))
+    assert all(o != "18th" for _, _, o in facts("Dad bought it for my 18th."))
+    assert facts("When I did my knee it took like 4 months.") == [("I", "injure", "my knee")]
+    assert facts("I spent a week in Rome.") == [("I", "spend in", "Rome")]
