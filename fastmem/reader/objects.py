@@ -87,12 +87,25 @@ def served(way, conj) -> list[tuple[str, object]]:
     return out
 
 
+#: Adjectives whose "to" always takes a noun ("allergic to shellfish"), which the parser can
+#: read as an infinitive ("to" + a verb "shellfish").
+TO_A_NOUN = frozenset("allergic addicted immune married engaged sensitive".split())
+
+
+def _to_a_noun(verb, base: str, conj) -> list[tuple[str, object]]:
+    """``(be allergic to, shellfish)`` where "to shellfish" after an adjective of
+    :data:`TO_A_NOUN` was parsed as an infinitive."""
+    return [(f"{base} {a.lower_} to", o) for a in verb.children if a.dep_ == "acomp" and a.lower_ in TO_A_NOUN
+            for x in list(a.children) + list(verb.children) if x.dep_ == "xcomp" and x.tag_ == "VB" and x.i > a.i
+            and any(t.dep_ == "aux" and t.lower_ == "to" and t.i == a.i + 1 for t in x.children) for o in conj(x)]
+
+
 def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[list[tuple[str, object]], object]:
     """``(relation, object)`` pairs of a verb's objects, prepositions and state complements,
     and the agent of a passive (or None). ``lemma``: the verb's relation word; ``base``: the
     relation so far (negation, particles); ``had``: the relation a preposition extends ("have
     lunch" with); ``direct``: its direct objects; ``conj``: a noun and the nouns joined to it."""
-    objs: list[tuple[str, object]] = []
+    objs: list[tuple[str, object]] = _to_a_noun(verb, base, conj)
     agent = None
     for c in verb.children:
         if c.dep_ in ("xcomp", "ccomp") and c.pos_ in ("VERB", "AUX") and quoted_title(c) is not None:

@@ -132,7 +132,11 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          ("She told me she'd sell the van.", ("she", "sell", "van", "planned")),
          # "he" is never whom the text shows to be a she
          ("My wife Lucia booked a carpenter, he's coming Thursday to fix the fence.",
-          ("carpenter", "fix", "fence", "planned"))]
+          ("carpenter", "fix", "fence", "planned")),
+         # "to" after "allergic" takes a noun, however the parser reads it
+         ("I'm allergic to shellfish now apparently.", ("I", "be allergic to", "shellfish", "asserted")),
+         ("My husband Erik is allergic to shellfish and he loves Thai food.",
+          ("Erik", "be allergic to", "shellfish", "asserted"))]
 
 
 @pytest.fixture(scope="module")
