@@ -8,7 +8,7 @@ fits is left to the write, which reads the turns before (:mod:`fastmem.reader.wh
 from __future__ import annotations
 
 from .sense import EVALUATIVE, dummy_it
-from .words import COLLECTIVE, FEMALE_NOUNS, INTERJECTIONS, MALE_NOUNS, vocative
+from .words import COLLECTIVE, FEMALE_NOUNS, INTERJECTIONS, MALE_NOUNS, PET_NOUNS, vocative
 from .words import is_thing as _thing, is_when as _when, measured as _measured
 
 __all__ = ["referent"]
@@ -101,7 +101,8 @@ def referent(tok, person_nouns):
         if (cand.ent_type_ in _NOT_REFERENTS or not _thing(cand) or _when(cand)
                 or cand.dep_ == "attr" and cand.lemma_ in EVALUATIVE):
             continue  # "it" is never "awesome--" nor "a great way", nor "a bummer" ("... but it pushed me")
-        person = cand.ent_type_ == "PERSON" or cand.lemma_.lower() in person_nouns
+        person = cand.ent_type_ == "PERSON" or cand.lemma_.lower() in person_nouns \
+            or low in _HE_SHE and cand.lemma_.lower() in PET_NOUNS  # "we got a puppy, she chews everything"
         plural = (cand.tag_ in ("NNS", "NNPS") or cand.ent_type_ in ("NORP", "ORG") and low in _PRON_PLUR
                   or low in _PRON_PLUR and cand.lemma_.lower() in COLLECTIVE)  # "my fam's been awesome - they ..."
         if low in _HE_SHE and _sex(cand) not in (None, "m" if low in ("he", "him", "his") else "f"):

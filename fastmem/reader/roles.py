@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..results import Triple
+from .refer import referent
 from .words import ANYONE, PERSON_NOUNS, given_name
 
 __all__ = ["roles", "renamed"]
@@ -128,11 +129,19 @@ def _name(tok, role) -> str:
 
 def _named(tok, person_nouns) -> list[Triple]:
     """"my cousin's name is Lucia", "Tom's dog's name is Rex" -> (Lucia, be, my cousin): the
-    name of someone's someone (a name of the speaker's own, "my name is Tom", is who.py's)."""
+    name of someone's someone (a name of the speaker's own, "my name is Tom", is who.py's); "her
+    name is Pirozhok" after "I adopted a cat": (Pirozhok, be, cat)."""
     if tok.lemma_.lower() != "name" or tok.dep_ != "nsubj" or tok.head.lemma_ != "be":
         return []
     whom = next((c for c in tok.children if c.dep_ == "poss" and c.pos_ == "NOUN"), None)
     owner = whom is not None and next((c for c in whom.children if c.dep_ == "poss"), None)
+    pron = next((c for c in tok.children if c.dep_ == "poss" and c.lower_ in ("her", "his", "its")), None)
+    if pron is not None and whom is None:  # "I adopted a cat, her name is Pirozhok": (Pirozhok, be, cat)
+        whom = referent(pron, person_nouns)
+        mods = [c.text for c in whom.lefts if c.dep_ in ("amod", "compound") and c.pos_ != "PROPN"]
+        return [Triple(_name(n, whom), "be", " ".join([*mods, whom.text]), None, "thing", None, None, "asserted")
+                for n in tok.head.children if n.dep_ == "attr" and (n.pos_ == "PROPN" or n.text[:1].isupper())
+                ] if whom.pos_ == "NOUN" else []
     if not owner or not (owner.lower_ in _OWNERS or owner.pos_ == "PROPN"):
         return []
     whose = owner.lower_ if owner.lower_ in _OWNERS else f"{_name(owner, whom)}'s"

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..results import Triple
 from ..util.text import STOPWORDS, prefix_speaker
-from .words import BARE_KIN, FEMALE_NOUNS, MALE_NOUNS, PERSON_NOUNS
+from .words import BARE_KIN, FEMALE_NOUNS, MALE_NOUNS, PERSON_NOUNS, PET_NOUNS
 
 __all__ = ["FIRST", "SECOND", "GROUP", "THIRD", "POSSESSIVE", "NEVER", "Turn", "resolve", "resolve_facts",
            "resolve_fixed", "is_pronoun", "never_a_node", "ASSISTANTS", "DEFAULT_SPEAKER"]
@@ -137,7 +137,7 @@ def _named(turn: Turn, *, person: bool = False, plural: bool = False, names=None
         low = name.lower()
         if low in skip:
             continue
-        if person and (typ == "person" or low in people) and not many:
+        if person and (typ in ("person", "animal") or low in people) and not many:
             if gender is not None and known.get(low, gender) != gender:
                 continue  # "does dad know? ... I'm going to tell him": not Jess
             return name
@@ -340,11 +340,12 @@ def _mentions(triples: Sequence[Triple]) -> list[tuple[str, str | None, bool, st
     for t in triples:
         tie = t.relation == "be" and t.subject_type == "person" and t.object_type == "person"
         role = _noun_gender(t.object) if tie else None
-        ends = [(t.subject, t.subject_type, t.subject_raw, role)]
+        pet = t.relation == "be" and t.object.split()[-1].lower() in PET_NOUNS  # (Pirozhok, be, cat): a she
+        ends = [(t.subject, "animal" if pet else t.subject_type, t.subject_raw, role)]
         if not tie:  # (Keiko, be, Hiroshi's wife): one person, named by the name
             ends.append((t.object, t.object_type, t.object_raw, None))
         for name, typ, raw, sex in ends:
-            if (typ in _NAMED or typ == "thing" and _titled(name)) and name[:1].isupper() \
+            if (typ in _NAMED or typ == "animal" or typ == "thing" and _titled(name)) and name[:1].isupper() \
                     and not is_pronoun(raw or name):
                 said = _PRONOUN_GENDER.get((raw or "").strip().lower())  # "he said cats are ok": a he
                 out.append((name, typ, typ == "group" or name.endswith("s'") or _plural_phrase(name),

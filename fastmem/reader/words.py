@@ -15,7 +15,7 @@ __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_
            "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
            "LIFE_STAGES", "GOALS", "goal_of", "FELT", "felt", "vocative", "COUNT_WORDS", "entity_cue", "hyphenated",
            "word_head", "DONE", "past_lemma", "TITLE_WORDS", "quoted_title", "ADVERBIAL", "adverbial", "CHANCES", "chance_of", "MEMBER_NOUNS",
-           "PERSON_NOUNS", "EVENT_PEOPLE", "MALE_NOUNS", "FEMALE_NOUNS", "BARE_KIN"]
+           "PERSON_NOUNS", "EVENT_PEOPLE", "PET_NOUNS", "MALE_NOUNS", "FEMALE_NOUNS", "BARE_KIN"]
 
 #: Common nouns that name a person by kin, tie or trade: such a mention is typed a person, is
 #: who a later "he" or "she" can stand for, and is the role a name given beside it holds ("my
@@ -35,6 +35,9 @@ midwife physio physiotherapist receptionist waiter waitress chef
 EVENT_PEOPLE = frozenset("""friend sister brother mother father mom dad wife husband son daughter cousin uncle aunt
 grandma grandpa boss colleague teacher doctor man woman boy girl child kid neighbor neighbour partner student manager
 customer client engineer nurse lawyer landlord user""".split())
+#: Animals a chat calls "he" or "she" (a pet is no "it" to its people).
+PET_NOUNS = frozenset("""cat dog puppy pup kitten kitty horse pony rabbit bunny hamster parrot budgie tortoise ferret
+beagle retriever labrador lab poodle terrier spaniel collie dachshund pug husky""".split())
 #: Person nouns that say whether "he" or "she" can stand for whom they name.
 MALE_NOUNS = frozenset("""dad daddy papa father brother son uncle husband boyfriend grandpa grandfather grandad
 granddad nephew stepdad fiance fiancé father-in-law brother-in-law man boy guy waiter""".split())

@@ -23,6 +23,7 @@ def reader():
     ("I'm going to rent a flat near the station with my cousin Anjali for a few months.", ("Anjali", "be", "my cousin")),
     ("I can message my aunt, she's called Khadija.", ("Khadija", "be", "my aunt")),
     ("My starter is called Doughbi-Wan.", ("Doughbi-Wan", "be", "my starter")),
+    ("I adopted a cat, her name is Pirozhok.", ("Pirozhok", "be", "cat")),
 ])
 def test_a_name_with_a_role_is_a_fact_about_the_name(reader, text, fact):
     assert fact in [(t.subject, t.relation, t.object) for t in reader.extract(text)]
@@ -54,3 +55,17 @@ def test_a_thing_called_by_a_name_is_the_name(reader):
     assert ("Pixel", "be", "grey tabby") in facts
     facts = [(t.subject, t.relation, t.object) for t in reader.extract("I met a guy named Theo at the climbing gym.")]
     assert ("I", "meet", "Theo") in facts and not [f for f in facts if f[1] == "be"]
+
+
+def test_a_pet_is_a_he_or_a_she(tmp_path):
+    """A chat calls its pets "he" and "she": the pronoun stands for the animal, in its own turn
+    and in the turns after."""
+    turns = [("Olga", "I adopted a cat, her name is Pirozhok."),
+             ("Tomasz", "Omg send pics!"),
+             ("Olga", "She sleeps on my keyboard during meetings.")]
+    with fastmem.Memory(str(tmp_path / "p.db")) as m:
+        ids = m.remember_many([t for _, t in turns], speaker=[s for s, _ in turns], source="chat", progress=False)
+        assert ("Olga", "adopt", "Pirozhok") in [(f.subject, f.relation, f.object) for f in m.graph.facts(ids[0])]
+        assert {f.subject for f in m.graph.facts(ids[2])} == {"Pirozhok"}
+    facts = [(t.subject, t.relation, t.object) for t in SpacyExtractor().extract("We got a puppy. She's a beagle.")]
+    assert ("puppy", "be", "beagle") in facts
