@@ -133,10 +133,19 @@ def _inverted(words) -> bool:
     return main.dep_ == "ROOT" and any(c.dep_ in ("nsubj", "nsubjpass", "expl") and c.i > first.i for c in main.children)
 
 
+def _for_me(verb) -> bool:
+    """A present form that is an order, not the speaker's own doing with "I" left out: its
+    object is the speaker ("Mele, thank your mum *for me*", "send *me* the link")."""
+    objs = [c for c in verb.children if c.dep_ in ("dobj", "dative")]
+    objs += [q for p in verb.children if p.dep_ in ("prep", "dative") for q in p.children if q.dep_ == "pobj"]
+    return any(o.lower_ in ("me", "us") for o in objs)
+
+
 def _imperative(verb) -> bool:
     """A request: the clause's verb in its base form, first in its sentence (after interjections,
     vocatives and discourse words), with no subject and no auxiliary but a "don't" before it."""
-    if verb.tag_ != "VB" or verb.dep_ not in ("ROOT", "conj", "advcl") or felt(verb):
+    if verb.tag_ != "VB" and not (verb.tag_ == "VBP" and _for_me(verb)) or verb.dep_ not in ("ROOT", "conj", "advcl") \
+            or felt(verb):
         return False  # ("Love the colors!": the speaker's, see fastmem.reader.words.felt)
     aux = [c for c in verb.children if c.dep_ in ("aux", "auxpass")]
     dont = len(aux) == 1 and aux[0].lower_ == "do" and any(c.dep_ == "neg" for c in verb.children)

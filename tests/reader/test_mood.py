@@ -41,7 +41,9 @@ NONE = ["It's tough starting a biz, but don't let it get you down.", "Been a bus
         "I'm going to lose all my finger strength.",
         # praise and rankings are verdicts; a number in a time clause is an age in passing
         "You're an angel.", "Steve is the best name honestly.", "She's the sweetest.",
-        "Galway and Cork are my top two.", "Since I was 17 or so."]
+        "Galway and Cork are my top two.", "Since I was 17 or so.",
+        # an order whose object is the speaker, however the parser tags its verb
+        "Oh and Mele, thank your mum for me, we really need the help."]
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
