@@ -187,8 +187,9 @@ def mood(verb) -> str:
         goal = goal_of(v) if below.dep_ == "xcomp" else None
         if v.lemma_.lower() in _WISH or goal is not None and goal.lemma_.lower() in _WISH or _longed(v, below):
             return WISHED  # "I hope to ...", "my dream is to ...", "I've always wanted to see Japan"
-        if _by_doing(below) and v.lemma_.lower() in _CONSIDER and below.head.lower_ in ("of", "about"):
-            return HYPOTHETICAL  # "I'm thinking of working with bloggers": weighed, not done nor planned
+        if (_by_doing(below) and v.lemma_.lower() in _CONSIDER and below.head.lower_ in ("of", "about")
+                or v.lemma_.lower() == "consider" and below.tag_ == "VBG" and below.dep_ in ("xcomp", "dobj", "ccomp")):
+            return _weighed(v)  # "I'm thinking of moving in with my brother": a plan weighed
     if any(below.dep_ == "ccomp" and v.lemma_.lower() in _WONDER and v.tag_ != "VBD"
            and any(c.tag_ in ("WRB", "WP", "WDT") and c.i < below.i for c in below.children)
            for below, v in zip(chain, chain[1:])):
@@ -240,6 +241,18 @@ def mood(verb) -> str:
     if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
     return NEGATED if negated else _stance(verb, chain, shared, aux)
+
+
+def _weighed(v) -> str:
+    """The mood of what a verb of :data:`_CONSIDER` weighs: a plan still being made when it is
+    weighed now ("I'm thinking of moving in with my brother", "considering selling the van"),
+    a wish when dreamt of, and what was only weighed once ("I was thinking of painting it blue")
+    or a thought something caused ("it made me think about taking care of our minds") no fact."""
+    if v.lemma_.lower() == "dream":
+        return WISHED
+    past = v.tag_ in ("VBD", "VBN") or any(c.dep_ == "aux" and c.lower_ in ("was", "were", "had") for c in v.children)
+    caused = v.dep_ in ("ccomp", "xcomp") and v.head.lemma_.lower() in ("make", "get", "let", "have", "set")
+    return HYPOTHETICAL if past or caused else PLANNED  # ("the book got me thinking about ...": a thought)
 
 
 def _promised(verb) -> bool:

@@ -278,10 +278,20 @@ def test_a_verb_after_a_preposition_shares_the_subject_of_the_verb_it_hangs_on(r
 
 
 @pytest.mark.parametrize("text, verb", [
-    ("I could help you with painting the fence.", "paint"), ("I'm thinking of selling my car.", "sell"),
+    ("I could help you with painting the fence.", "paint"), ("I was thinking of selling my car.", "sell"),
+    ("The book got me thinking about building a business.", "create"),
 ])
-def test_what_could_be_done_or_is_weighed_is_not_done(reader, text, verb):
+def test_what_could_be_done_or_was_weighed_is_not_done(reader, text, verb):
     assert not [f for f in _facts(reader, text) if f[1] == verb], _facts(reader, text)
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("I'm thinking of selling my car.", ("I", "sell", "my car")),
+    ("I'm considering moving in with my brother in the spring.", ("I", "move in with", "my brother")),
+])
+def test_what_is_weighed_now_is_a_plan_not_a_deed(reader, text, fact):
+    got = [(t.subject, t.relation, t.object, t.mood) for t in reader.extract_many([text])[0]]
+    assert (*fact, "planned") in got, got
 
 
 def test_it_after_a_clause_without_a_subject_stands_for_that_clause(reader):
