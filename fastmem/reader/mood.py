@@ -378,7 +378,7 @@ def _owed(verb) -> bool:
 
 
 #: Verbs of what befalls someone rather than what they do: their future is foreseen, not planned.
-_BEFALLS = frozenset("lose die fail crash drown starve faint collapse regret suffer".split())
+_BEFALLS = frozenset("lose die fail forget crash drown starve faint collapse regret suffer".split())
 
 
 def _predicted(shared) -> bool:

@@ -38,7 +38,7 @@ NONE = ["It's tough starting a biz, but don't let it get you down.", "Been a bus
         "I'll come cheer.", "We'll come visit in May.", "I'd have sold the van.",  # a bare verb after "come", no thing
         # a want held for years is a wish; what befalls one is foreseen, not planned
         "I've wanted to go to Lisbon for years.", "I've always wanted to see Japan.",
-        "I'm going to lose all my finger strength.",
+        "I'm going to lose all my finger strength.", "I'm not gonna forget a second of it.",
         # praise and rankings are verdicts; a number in a time clause is an age in passing
         "You're an angel.", "Steve is the best name honestly.", "She's the sweetest.",
         "Galway and Cork are my top two.", "Since I was 17 or so.",
