@@ -217,6 +217,8 @@ def mood(verb) -> str:
         return GENERIC  # "the grit it takes to stand out and face challenges": anyone's, no one's deed
     if _purpose(chain):
         return HYPOTHETICAL  # "to have our own platform to be ourselves and support rights": what it is for
+    if _helped_to(chain):
+        return HYPOTHETICAL  # "offering mentoring to help dancers reach their potential": what it is for
     subj = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
     if (subj and subj[0].lower_ in _GENERIC_SUBJ and verb.dep_ == "advcl"
             and any(c.dep_ in ("mark", "advmod") and c.lower_ in _GENERIC_MARKS for c in verb.children)):
@@ -241,6 +243,18 @@ def mood(verb) -> str:
     if (aux & _FUTURE or any(map(_going_to, shared))) and _predicted(shared):
         return HYPOTHETICAL  # "you'll smash it", "she'll know the good spots", "I'll end up adopting him"
     return NEGATED if negated else _stance(verb, chain, shared, aux)
+
+
+def _helped_to(chain) -> bool:
+    """What someone is helped or pushed to do where the helping is itself a purpose ("offering
+    mentoring *to help* dancers reach their potential") or a forecast ("your mentoring *will push*
+    dancers to reach their goals"): not done."""
+    for below, v in zip(chain, chain[1:]):
+        if v.lemma_.lower() in _CAUSING and below.dep_ in ("ccomp", "xcomp", "advcl") and (
+                v.dep_ == "advcl" and any(a.dep_ == "aux" and a.lower_ == "to" for a in v.children)
+                or {c.lower_ for c in v.children if c.dep_ == "aux"} & _FUTURE and _predicted([v])):
+            return True
+    return False
 
 
 def _weighed(v) -> str:
@@ -378,6 +392,8 @@ def _owed(verb) -> bool:
 
 
 #: Verbs of what befalls someone rather than what they do: their future is foreseen, not planned.
+#: Verbs that have someone do what their complement says ("help dancers reach", "push me to").
+_CAUSING = frozenset("help push make let enable allow encourage inspire motivate force teach".split())
 _BEFALLS = frozenset("lose die fail forget crash drown starve faint collapse regret suffer".split())
 
 

@@ -43,7 +43,10 @@ NONE = ["It's tough starting a biz, but don't let it get you down.", "Been a bus
         "You're an angel.", "Steve is the best name honestly.", "She's the sweetest.",
         "Galway and Cork are my top two.", "Since I was 17 or so.",
         # an order whose object is the speaker, however the parser tags its verb
-        "Oh and Mele, thank your mum for me, we really need the help."]
+        "Oh and Mele, thank your mum for me, we really need the help.",
+        # what others are helped or pushed to do, as a purpose or a forecast, is not done
+        "I'm offering mentoring to help dancers reach their full potential.",
+        "Your mentoring will really push dancers to reach their goals."]
 FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted")),
          ("I'll book the tapas place on Elm Street.", ("I", "book", "tapas place", "planned")),
          ("I'm going to try pottery next month.", ("I", "try", "pottery", "planned")),
