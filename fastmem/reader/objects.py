@@ -142,6 +142,8 @@ def objects(verb, lemma: str, base: str, had: str, direct: list, conj) -> tuple[
             # a vague object, what it names ("I've got other stuff with sentimental value, like my bowl")
             if not any(is_thing(d) and d.lemma_.lower() not in ("stuff", "thing", "one") for d in direct):
                 objs.extend((base, o) for p in c.children if p.dep_ == "pobj" for o in conj(p))
+        elif c.dep_ == "prep" and c.lower_ == "besides" and direct:  # "Besides the classes, I'm offering
+            objs.extend((base, o) for p in c.children if p.dep_ == "pobj" for o in conj(p))  # mentoring": both offered
         elif c.dep_ == "prep" and c.i < verb.i and _framing(c):
             continue  # "In my defense I'd just done a shift", "in my opinion": how it is said, no place
         elif c.dep_ == "prep" and state_phrase(c) is None:

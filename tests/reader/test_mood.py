@@ -141,7 +141,9 @@ FACTS = [("We adopted a puppy last weekend.", ("We", "adopt", "puppy", "asserted
          # "to" after "allergic" takes a noun, however the parser reads it
          ("I'm allergic to shellfish now apparently.", ("I", "be allergic to", "shellfish", "asserted")),
          ("My husband Erik is allergic to shellfish and he loves Thai food.",
-          ("Erik", "be allergic to", "shellfish", "asserted"))]
+          ("Erik", "be allergic to", "shellfish", "asserted")),
+         # "besides" adds to what is done, it names no place
+         ("Besides the dance classes, I'm offering mentoring.", ("I", "offer", "dance classes", "asserted"))]
 
 
 @pytest.fixture(scope="module")
