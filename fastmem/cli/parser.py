@@ -199,7 +199,7 @@ def _tool_commands(add) -> None:
     p.add_argument("dataset", choices=["locomo", "proparalogy", "chats", "stories", "reading"])
     p.add_argument("path", help="a LoCoMo JSON file or folder / the ProPara-Logy silver CSV or its folder / the "
                                 "chats JSON (tests/data/chats.json) / the story sets (tests/data/stories.json, "
-                                "tests/data/analogy_mc.json) / the reading set (tests/data/reading.json)")
+                                "tests/data/analogy_mc.json) / a reading set (tests/data/reading.json, reading_dev2.json, reading_dev3.json)")
     p.add_argument("--fusion", default=None, choices=["auto", "score", "learned", "rrf"],
                    help="locomo, chats: how the channels are fused (default: the library's)")
     p.add_argument("--no-baselines", action="store_true")

@@ -13,6 +13,13 @@ word or half their content words, and the relations share their verb or are alik
 (cosine >= :data:`RELATION_COSINE`). Precision: the share of stored facts that match one of
 the person's; recall: the share of the person's facts matched. Reported per split (``dev``,
 ``heldout``).
+
+Three such files, each written by someone who had not seen the reader's rules:
+``tests/data/reading.json`` (220 turns dev, 120 held out: the held-out part is the figure of
+record, read only at the end of a piece of work), ``tests/data/reading_dev2.json`` (300 turns,
+dev) and ``tests/data/reading_dev3.json`` (263 turns, dev). The first set's dev part has been
+read turn by turn for many rounds of rules; the others show how those rules carry to text
+they were not made on.
 """
 
 from __future__ import annotations
