@@ -397,14 +397,17 @@ def _history(db, sources, before: int) -> dict[str, list[tuple[int, str | None, 
     ``(id, speaker, named ends of its facts in the order they were said)``."""
     out: dict[str, list] = {}
     for src in sources:
-        turns = db.execute("SELECT id, substr(text, 1, 2000), speaker FROM memories WHERE source=? AND id<? "
-                           "ORDER BY id DESC LIMIT ?", (src, before, SOURCE_WINDOW)).fetchall()[::-1]
-        names = _stored_mentions(db, [mid for mid, _, _ in turns])
-        out[src], said = [], []
-        for mid, text, given in turns:
-            speaker = _speaker_of(given, text)
-            to = _addressee(speaker, said) if speaker else None
-            out[src].append((mid, speaker, _said_in(text, speaker, to, names[mid])))
-            if speaker:
-                said.insert(0, speaker)
+        # twice the window: each kept turn's party is read from the same turns before it as
+        # when it was written (a store reads the same however its writes were batched)
+        turns = db.execute("SELECT id, text, speaker FROM memories WHERE source=? AND id<? "
+                           "ORDER BY id DESC LIMIT ?", (src, before, 2 * SOURCE_WINDOW)).fetchall()[::-1]
+        names = _stored_mentions(db, [mid for mid, _, _ in turns[-SOURCE_WINDOW:]])
+        said = [_speaker_of(given, text) for _, text, given in turns]
+        out[src] = []
+        for j, (mid, text, given) in enumerate(turns):
+            if j < len(turns) - SOURCE_WINDOW:
+                continue
+            speaker = said[j] or DEFAULT_SPEAKER
+            to = _addressee(speaker, [sp for sp in reversed(said[max(0, j - SOURCE_WINDOW):j]) if sp])
+            out[src].append((mid, said[j], _said_in(text, speaker, to, names[mid])))
     return out

@@ -151,3 +151,24 @@ def test_he_and_she_stand_for_whom_they_can_and_a_question_names_people(tmp_path
         with one:
             single = [one.remember(t, speaker=s, source="chat") for s, t in turns]
             assert [(f.subject, f.relation, f.object) for f in one.graph.facts(single[4])] == facts[ids[4]]
+
+
+def test_who_a_tie_names_reads_the_same_however_the_writes_were_batched(tmp_path):
+    """A person named by a tie ("your dad") at the far end of the turns a pronoun looks back
+    over is whom the pronoun stands for whether the turns came in one write, one at a time or
+    cut anywhere: the tie's owner is read from the same turns before it each time."""
+    turns = [("Kwame", "Hey Efua!"), ("Efua", "Does your dad know about the new flat?")]
+    turns += [("Kwame" if i % 2 else "Efua", w) for i, w in enumerate(["lol", "ok", "haha", "yep", "so", "hmm", "right"])]
+    turns += [("Kwame", "Not yet, I'm going to tell him on Sunday.")]
+    got = []
+    for name, cuts in (("one", [1] * len(turns)), ("all", [len(turns)]), ("split", [len(turns) - 1, 1])):
+        with fastmem.Memory(str(tmp_path / f"{name}.db")) as m:
+            ids, at = [], 0
+            for n in cuts:
+                part = turns[at:at + n]
+                ids += m.remember_many([t for _, t in part], speaker=[s for s, _ in part], source="chat",
+                                       progress=False)
+                at += n
+            got.append(sorted((f.subject, f.relation, f.object) for f in m.graph.facts(ids[-1])))
+    assert got[0] == got[1] == got[2]
+    assert ("Kwame", "tell", "Kwame's dad") in got[0], got[0]
