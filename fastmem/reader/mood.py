@@ -126,8 +126,7 @@ def _inverted(words) -> bool:
     flat tiny", "did you end up going lol"); "Can't wait!" has no subject."""
     first = next((t for t in words if not t.is_punct and t.pos_ != "INTJ" and t.dep_ not in ("intj", "cc")
                   and t.lower_ not in ("so", "and", "but", "wait", "ok", "okay")), None)
-    if first is None or first.pos_ != "AUX" or first.dep_ not in ("aux", "ROOT") or first.i != words[0].i and \
-            not any(t.is_punct or t.pos_ == "INTJ" or t.dep_ in ("intj", "cc") for t in words[: first.i - words[0].i]):
+    if first is None or first.pos_ != "AUX" or first.dep_ not in ("aux", "ROOT"):
         return False
     main = first if first.dep_ == "ROOT" else first.head
     return main.dep_ == "ROOT" and any(c.dep_ in ("nsubj", "nsubjpass", "expl") and c.i > first.i for c in main.children)
@@ -391,9 +390,9 @@ def _owed(verb) -> bool:
                     for c in verb.children))
 
 
-#: Verbs of what befalls someone rather than what they do: their future is foreseen, not planned.
 #: Verbs that have someone do what their complement says ("help dancers reach", "push me to").
 _CAUSING = frozenset("help push make let enable allow encourage inspire motivate force teach".split())
+#: Verbs of what befalls someone rather than what they do: their future is foreseen, not planned.
 _BEFALLS = frozenset("lose die fail forget crash drown starve faint collapse regret suffer".split())
 
 

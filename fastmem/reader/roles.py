@@ -67,9 +67,9 @@ def _stray_name(tok, person_nouns) -> bool:
 def renamed(triples: list[Triple], named: list[Triple]) -> list[Triple]:
     """``triples`` with a person's role replaced by the person's name where the text gives both
     ("with my cousin Anjali": Anjali, not "my cousin"; "my cousin Meera" parsed as one name:
-    Meera), then ``named`` and the names given in a passive (:func:`_is_called`): the graph's node for the person is the name, and who the name is to
-    the speaker is the role fact. A role given two names keeps its words. A person's bare
-    number is an age (:func:`_aged`)."""
+    Meera), then ``named`` and the names given in a passive (:func:`_is_called`): the graph's
+    node for the person is the name, and who the name is to the speaker is the role fact. A
+    role given two names keeps its words. A person's bare number is an age (:func:`_aged`)."""
     named = list(named) + [Triple(t.object, "be", t.subject, t.object_type or t.subject_type, t.subject_type,
                                   t.object_raw, t.subject_raw, "asserted") for t in triples if _is_called(t)]
     triples = [t for t in triples if not _is_called(t)]
@@ -91,9 +91,13 @@ def renamed(triples: list[Triple], named: list[Triple]) -> list[Triple]:
     return out + named
 
 
+_NOT_AGED = frozenset("it this that these those there what which".split())
+
+
 def _aged(t: Triple) -> Triple:
     """A person said to be a bare number is that many years old ("Kenji is 4", "she's 62")."""
-    named = t.subject_type == "person" or len(t.subject.split()) == 1 and t.subject[:1].isupper()  # ("Kenji": a place?)
+    named = t.subject_type == "person" or len(t.subject.split()) == 1 and t.subject[:1].isupper() \
+        and t.subject.lower() not in _NOT_AGED  # ("Kenji" typed a place by the recogniser; not "It's 5")
     if t.relation == "be" and named and t.object.isdigit() and 0 < int(t.object) <= 120:
         return replace(t, object=f"{t.object} years old", object_raw=t.object_raw or t.object)
     return t

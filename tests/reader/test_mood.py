@@ -44,6 +44,7 @@ NONE = ["It's tough starting a biz, but don't let it get you down.", "Been a bus
         "Galway and Cork are my top two.", "Since I was 17 or so.",
         # an order whose object is the speaker, however the parser tags its verb
         "Oh and Mele, thank your mum for me, we really need the help.",
+        "So did you end up going to Porto lol",  # a question without its "?"
         # what others are helped or pushed to do, as a purpose or a forecast, is not done
         "I'm offering mentoring to help dancers reach their full potential.",
         "Your mentoring will really push dancers to reach their goals."]
