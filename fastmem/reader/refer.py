@@ -8,7 +8,7 @@ fits is left to the write, which reads the turns before (:mod:`fastmem.reader.wh
 from __future__ import annotations
 
 from .sense import EVALUATIVE, dummy_it
-from .words import COLLECTIVE, FEMALE_NOUNS, INTERJECTIONS, MALE_NOUNS, PET_NOUNS, vocative
+from .words import COLLECTIVE, INTERJECTIONS, PET_NOUNS, PRONOUN_SEX, noun_sex, vocative
 from .words import is_thing as _thing, is_when as _when, measured as _measured
 
 __all__ = ["referent"]
@@ -105,7 +105,7 @@ def referent(tok, person_nouns):
             or low in _HE_SHE and cand.lemma_.lower() in PET_NOUNS  # "we got a puppy, she chews everything"
         plural = (cand.tag_ in ("NNS", "NNPS") or cand.ent_type_ in ("NORP", "ORG") and low in _PRON_PLUR
                   or low in _PRON_PLUR and cand.lemma_.lower() in COLLECTIVE)  # "my fam's been awesome - they ..."
-        if low in _HE_SHE and _sex(cand) not in (None, "m" if low in ("he", "him", "his") else "f"):
+        if low in _HE_SHE and _sex(cand) not in (None, PRONOUN_SEX[low]):
             continue  # "my wife Lucia booked a carpenter, he's coming": not Lucia
         if ((low in _HE_SHE and person and not plural) or (low in _PRON_SING and not person and not plural)
                 or (low in _PRON_PLUR and plural)):
@@ -138,11 +138,7 @@ def _sex(tok) -> str | None:
     ties = [tok] + [c for c in tok.children if c.dep_ in ("compound", "amod", "appos")]
     if tok.dep_ == "appos":
         ties.append(tok.head)
-    for t in ties:
-        word = t.lemma_.lower()
-        if word in MALE_NOUNS or word in FEMALE_NOUNS:
-            return "m" if word in MALE_NOUNS else "f"
-    return None
+    return next((sex for t in ties if (sex := noun_sex(t.lemma_)) is not None), None)
 
 
 def _core(tok) -> bool:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..results import Triple
 from ..util.text import STOPWORDS, prefix_speaker
-from .words import BARE_KIN, FEMALE_NOUNS, MALE_NOUNS, PERSON_NOUNS, PET_NOUNS
+from .words import BARE_KIN, PERSON_NOUNS, PET_NOUNS, PRONOUN_SEX, noun_sex
 
 __all__ = ["FIRST", "SECOND", "GROUP", "THIRD", "POSSESSIVE", "NEVER", "Turn", "resolve", "resolve_facts",
            "resolve_fixed", "is_pronoun", "never_a_node", "ASSISTANTS", "DEFAULT_SPEAKER"]
@@ -80,8 +80,6 @@ def never_a_node(name: str) -> bool:
     return w in NEVER or w in STOPWORDS or not _WORD.search(w)
 
 
-_PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f", "her": "f", "hers": "f",
-                   "herself": "f"}
 #: "my dad", "your sister's", "our kids": a person named by a tie in a turn's words, whatever
 #: the turn's facts (a question names people too: "how's your dad doing?").
 _TIE = re.compile(r"\b(my|your|our)\s+((?:[a-z]+[ -])?)([a-z]+(?:-in-law)?)\b", re.IGNORECASE)
@@ -93,8 +91,7 @@ _DETERMINERS = frozenset("a an the my your our his her their its ur this that".s
 
 
 def _noun_gender(name: str) -> str | None:
-    last = name.split()[-1].lower().strip(_EDGES) if name.split() else ""
-    return "m" if last in MALE_NOUNS else "f" if last in FEMALE_NOUNS else None
+    return noun_sex(name.split()[-1].strip(_EDGES)) if name.split() else None
 
 
 @dataclass(frozen=True)
@@ -118,7 +115,7 @@ def _possessor(word: str, turn: Turn) -> str | None:
     if w == "your":
         return turn.addressee
     if w in ("his", "her"):
-        return _named(turn, person=True, gender=_PRONOUN_GENDER[w])
+        return _named(turn, person=True, gender=PRONOUN_SEX[w])
     if w == "their":
         return _named(turn, plural=True)
     return None
@@ -161,7 +158,7 @@ def _end(name: str, typ: str | None, turn: Turn) -> tuple[str, str | None] | Non
     if low in SECOND:
         return (turn.addressee, "person") if turn.addressee else None
     if low in HE_SHE:
-        got = _named(turn, person=True, gender=_PRONOUN_GENDER[low])
+        got = _named(turn, person=True, gender=PRONOUN_SEX[low])
         return (got, "person") if got else None
     if low in IT:
         got = _named(turn, names=turn.it_names)
@@ -347,7 +344,7 @@ def _mentions(triples: Sequence[Triple]) -> list[tuple[str, str | None, bool, st
         for name, typ, raw, sex in ends:
             if (typ in _NAMED or typ == "animal" or typ == "thing" and _titled(name)) and name[:1].isupper() \
                     and not is_pronoun(raw or name):
-                said = _PRONOUN_GENDER.get((raw or "").strip().lower())  # "he said cats are ok": a he
+                said = PRONOUN_SEX.get((raw or "").strip().lower())  # "he said cats are ok": a he
                 out.append((name, typ, typ == "group" or name.endswith("s'") or _plural_phrase(name),
                             sex or said or (_noun_gender(name) if typ == "person" else None)))
     return out

@@ -15,7 +15,8 @@ __all__ = ["FIGURES", "figurative", "COLLECTIVE", "their_antecedent", "sentence_
            "what_is_had", "places_of", "ORG_NOUNS", "WORKPLACE_NOUNS", "spoken_to", "genitive", "after_preposition",
            "LIFE_STAGES", "GOALS", "goal_of", "FELT", "felt", "vocative", "COUNT_WORDS", "entity_cue", "hyphenated",
            "word_head", "DONE", "past_lemma", "TITLE_WORDS", "quoted_title", "ADVERBIAL", "adverbial", "CHANCES", "chance_of", "MEMBER_NOUNS",
-           "PERSON_NOUNS", "EVENT_PEOPLE", "PET_NOUNS", "MALE_NOUNS", "FEMALE_NOUNS", "BARE_KIN"]
+           "PERSON_NOUNS", "EVENT_PEOPLE", "PET_NOUNS", "MALE_NOUNS", "FEMALE_NOUNS", "BARE_KIN",
+           "PRONOUN_SEX", "noun_sex"]
 
 #: Common nouns that name a person by kin, tie or trade: such a mention is typed a person, is
 #: who a later "he" or "she" can stand for, and is the role a name given beside it holds ("my
@@ -44,6 +45,16 @@ granddad nephew stepdad fiance fiancé father-in-law brother-in-law man boy guy 
 FEMALE_NOUNS = frozenset("""mum mom mam mummy mommy mama mother sister daughter aunt auntie wife girlfriend grandma
 grandmother granny gran nan nana nonna niece stepmom stepmum fiancee fiancée mother-in-law sister-in-law woman girl
 landlady waitress""".split())
+#: The sex a third-person pronoun says ("he": "m").
+PRONOUN_SEX = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f", "her": "f", "hers": "f", "herself": "f"}
+
+
+def noun_sex(word: str) -> str | None:
+    """"m" or "f" where a person noun says it ("dad", "my sister"'s last word), else None."""
+    w = word.lower()
+    return "m" if w in MALE_NOUNS else "f" if w in FEMALE_NOUNS else None
+
+
 #: Kin a chat names without "my" ("mum said she'd bring jollof", "Dad bought it for me"): the
 #: speaker's.
 BARE_KIN = frozenset("mum mom mam mummy mommy mama dad daddy papa nan nana granny grandma grandpa grandad".split())
